@@ -1,0 +1,64 @@
+import crypto from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Caller } from './core/auth/caller.ts';
+import type { CallerResolver } from './core/auth/resolve.ts';
+import { errorBody, errors } from './core/errors.ts';
+import { installErrorHandler } from './core/http/error-handler.ts';
+import type { Deps } from './deps.ts';
+import { functionApiRoutes } from './platform/routes.ts';
+import { wellKnownRoutes } from './platform/well-known.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
+export type AppOptions = { logger?: boolean; callerResolvers?: CallerResolver[] };
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** Builds the HTTP app; no listening, no timers, no workers, so tests can build as many as they like. */
+export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: opts.logger === false ? undefined : deps.log,
+    trustProxy: false,
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
+    },
+    return503OnClosing: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.decorateRequest('caller', null);
+  installErrorHandler(app, deps.config.publicUrl);
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+
+  app.get('/healthz', async () => ({ ok: true }));
+  app.get('/readyz', async (_req, reply) => {
+    try {
+      await deps.db.query('select 1');
+      return { ok: true };
+    } catch {
+      return reply
+        .status(503)
+        .send(errorBody(errors.unavailable('NOT_READY', 'The database is not reachable.')));
+    }
+  });
+
+  await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
+  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [] });
+
+  app.setNotFoundHandler(async (req, reply) => {
+    return reply
+      .status(404)
+      .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
+  });
+  return app;
+}

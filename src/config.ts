@@ -1,0 +1,121 @@
+import path from 'node:path';
+import { z } from 'zod';
+
+// Every environment variable Pier reads, parsed once at start-up. Nothing else reads process.env.
+const bool = z
+  .enum(['true', 'false', '1', '0', 'on', 'off'])
+  .transform((v) => ['true', '1', 'on'].includes(v));
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === '' ? undefined : v));
+
+const envSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./.pier'),
+  PUBLIC_URL: z.url().optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  PIER_SECRET_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43,}={0,2}$/, 'must be at least 32 bytes, base64url')
+    .optional(),
+  PIER_OPERATOR_KEY: z
+    .string()
+    .regex(/^op\.[A-Za-z0-9]+\.[A-Za-z0-9_-]+$/, 'must look like op.<keyId>.<secret>')
+    .optional(),
+  REGIONS: z
+    .string()
+    .default('local')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().regex(/^[a-z0-9-]{1,32}$/)).min(1)),
+  APPS_DOMAIN: optionalString,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  ROLES: z
+    .string()
+    .default('api,worker,router')
+    .transform((v) => v.split(',').map((s) => s.trim()))
+    .pipe(z.array(z.enum(['api', 'worker', 'router', 'proxy'])).min(1)),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  S3_ENDPOINT: optionalString,
+  S3_REGION: z.string().default('us-east-1'),
+  S3_BUCKET: optionalString,
+  S3_ACCESS_KEY_ID: optionalString,
+  S3_SECRET_ACCESS_KEY: optionalString,
+  S3_FORCE_PATH_STYLE: bool.default(true),
+});
+
+export type Config = {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string;
+  databaseUrl?: string;
+  secretKey?: string;
+  operatorKey?: string;
+  regions: string[];
+  appsDomain: string;
+  logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
+  roles: z.infer<typeof envSchema>['ROLES'];
+  shutdownGraceMs: number;
+  s3?: {
+    endpoint?: string;
+    region: string;
+    bucket: string;
+    accessKeyId?: string;
+    secretAccessKey?: string;
+    forcePathStyle: boolean;
+  };
+};
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.problems = problems;
+  }
+}
+
+/** Parses the environment; throws a ConfigError listing every bad variable at once. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const publicUrl = (
+    e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`
+  ).replace(/\/+$/, '');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dataDir: path.resolve(e.DATA_DIR),
+    publicUrl,
+    databaseUrl: e.DATABASE_URL,
+    secretKey: e.PIER_SECRET_KEY,
+    operatorKey: e.PIER_OPERATOR_KEY,
+    regions: e.REGIONS,
+    appsDomain: e.APPS_DOMAIN ?? `localhost:${e.PORT}`,
+    logLevel: e.LOG_LEVEL,
+    roles: e.ROLES,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    s3: e.S3_BUCKET
+      ? {
+          endpoint: e.S3_ENDPOINT,
+          region: e.S3_REGION,
+          bucket: e.S3_BUCKET,
+          accessKeyId: e.S3_ACCESS_KEY_ID,
+          secretAccessKey: e.S3_SECRET_ACCESS_KEY,
+          forcePathStyle: e.S3_FORCE_PATH_STYLE,
+        }
+      : undefined,
+  };
+}

@@ -1,0 +1,18 @@
+export type Environment = 'production' | 'sandbox';
+
+/** Who is calling, resolved from a credential (or a dashboard session). */
+export type Caller =
+  | {
+      kind: 'user';
+      userId: string;
+      credentialId: string;
+      via: 'token' | 'session';
+      label: string;
+      createdAt: Date;
+    }
+  | { kind: 'platform'; credentialId: string; keyId: string; scopes: string[] }
+  | { kind: 'operator'; credentialId: string; keyId: string }
+  | { kind: 'apikey'; credentialId: string; keyId: string; orgId: string; environment: Environment };
+
+export const PLATFORM_SCOPES = ['org.create', 'project.create', 'deploy', 'model.resolve'] as const;
+export type PlatformScope = (typeof PLATFORM_SCOPES)[number];

@@ -1,0 +1,16 @@
+// Each area owns a folder of drizzle-kit migrations and its own journal table, so areas evolve
+// independently and an area needing an optional extension (memory → vector) can be skipped alone.
+// See docs/decisions/001-migrations-per-area.md.
+
+export type MigrationSet = {
+  area: string;
+  /** Globs of the drizzle table files that drizzle-kit reads for this set. */
+  schema: string[];
+  /** A Postgres extension the set cannot run without; missing → the set is skipped and recorded. */
+  requires?: string;
+};
+
+export const migrationSets: MigrationSet[] = [
+  { area: 'core', schema: ['src/core/**/tables.ts'] },
+  { area: 'platform', schema: ['src/platform/tables.ts'] },
+];

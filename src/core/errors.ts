@@ -1,0 +1,85 @@
+// The one catalogue of error codes. Services throw these; one Fastify handler renders the envelope.
+
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  constructor(code: string, status: number, message: string, headers: Record<string, string> = {}) {
+    super(message);
+    this.code = code;
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+export type ErrorBody = { error: { code: string; message: string } };
+
+export const errors = {
+  // shared
+  validation: (message: string) => new ApiError('VALIDATION_ERROR', 400, message),
+  authRequired: (message = 'A valid bearer credential is required.') =>
+    new ApiError('AUTH_REQUIRED', 401, message),
+  forbidden: (message = 'Your role does not allow this.') => new ApiError('FORBIDDEN', 403, message),
+  scopeDenied: (scope: string) =>
+    new ApiError('PLATFORM_SCOPE_DENIED', 403, `This platform credential lacks the '${scope}' scope.`),
+  notFound: (code: string, what: string) => new ApiError(code, 404, `${what} was not found.`),
+  methodNotAllowed: () => new ApiError('METHOD_NOT_ALLOWED', 405, 'Use POST for function calls.'),
+  conflict: (code: string, message: string) => new ApiError(code, 409, message),
+  tooLarge: (message = 'The request body is too large.') => new ApiError('PAYLOAD_TOO_LARGE', 413, message),
+  unsupportedMediaType: () =>
+    new ApiError('UNSUPPORTED_MEDIA_TYPE', 415, 'Send the body as application/json.'),
+  rateLimited: (retryAfterSec: number) =>
+    new ApiError('RATE_LIMITED', 429, `Too many requests; retry in ${retryAfterSec} s.`, {
+      'retry-after': String(retryAfterSec),
+    }),
+  internal: () => new ApiError('INTERNAL', 500, 'An internal error occurred.'),
+  unavailable: (code: string, message: string) => new ApiError(code, 503, message),
+
+  // function API
+  functionNotFound: (name: string) =>
+    new ApiError('FUNCTION_NOT_FOUND', 404, `No function is named '${name}'.`),
+  codeInvalid: () => new ApiError('CODE_INVALID', 400, 'That login code is not valid.'),
+  codeUsed: () => new ApiError('CODE_USED', 400, 'That login code has already been used.'),
+  codeExpired: () => new ApiError('CODE_EXPIRED', 400, 'That login code has expired; mint a new one.'),
+  codeVerifierMismatch: () =>
+    new ApiError(
+      'CODE_INVALID',
+      400,
+      'That login code needs the code verifier of the login that asked for it.',
+    ),
+  orgNotFound: (slug?: string) =>
+    new ApiError(
+      'ORG_NOT_FOUND',
+      404,
+      slug ? `Organization '${slug}' was not found.` : 'Organization not found.',
+    ),
+  projectNotFound: (slug?: string) =>
+    new ApiError('PROJECT_NOT_FOUND', 404, slug ? `Project '${slug}' was not found.` : 'Project not found.'),
+  userNotFound: (email?: string) =>
+    new ApiError('USER_NOT_FOUND', 404, email ? `No user has the e-mail ${email}.` : 'User not found.'),
+  credentialNotFound: () => new ApiError('CREDENTIAL_NOT_FOUND', 404, 'Credential not found.'),
+  slugTaken: (slug: string) => new ApiError('SLUG_TAKEN', 409, `The slug '${slug}' is already taken.`),
+  invalidSlug: (slug: string) =>
+    new ApiError(
+      'INVALID_SLUG',
+      400,
+      `'${slug}' is not a valid slug: use 3–40 characters of a-z, 0-9 and -.`,
+    ),
+  invalidRegion: (region: string, regions: string[]) =>
+    new ApiError(
+      'INVALID_REGION',
+      400,
+      `Region '${region}' is not offered; choose one of ${regions.join(', ')}.`,
+    ),
+  invalidKey: () => new ApiError('INVALID_KEY', 400, 'Secret keys must match ^[A-Z][A-Z0-9_]*$.'),
+  protectedKey: (key: string) =>
+    new ApiError('PROTECTED_KEY', 400, `The key '${key}' is reserved by the platform.`),
+  invalidValue: () => new ApiError('INVALID_VALUE', 400, 'Secret values must be 1 to 65536 bytes.'),
+  quotaExceeded: (message: string) => new ApiError('QUOTA_EXCEEDED', 400, message),
+  lastOwner: () =>
+    new ApiError('LAST_OWNER', 409, 'An organization needs at least one owner; promote someone else first.'),
+} as const;
+
+export function errorBody(err: ApiError): ErrorBody {
+  return { error: { code: err.code, message: err.message } };
+}

@@ -1,0 +1,75 @@
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import type { Config } from './config.ts';
+import { CredentialService } from './core/auth/credentials.ts';
+import { type Clock, systemClock } from './core/clock.ts';
+import { Keyring, loadMasterKey } from './core/crypto.ts';
+import { type Db, openDb } from './core/db/client.ts';
+import { migrate } from './core/db/migrate.ts';
+import { JobQueue } from './core/jobs.ts';
+import { WindowLimiter, type WindowRule } from './core/rate-limit/limiter.ts';
+import { type JobRegistry, jobDefs } from './jobs.ts';
+
+/** Everything a service needs, created once per process (or per test) and passed in. */
+export type Deps = {
+  config: Config;
+  db: Db;
+  keyring: Keyring;
+  clock: Clock;
+  log: FastifyBaseLogger;
+  credentials: CredentialService;
+  limiter: WindowLimiter;
+  jobs: JobQueue<JobRegistry>;
+  limits: { loginCodeFailures: WindowRule };
+};
+
+export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits'>> & {
+  db?: Db;
+  /** PGlite in memory instead of under DATA_DIR (tests). */
+  inMemory?: boolean;
+};
+
+export function createLogger(config: Config): FastifyBaseLogger {
+  return pino({
+    level: config.logLevel,
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        '*.token',
+        '*.secret',
+        '*.apiKey',
+        '*.value',
+      ],
+      censor: '[redacted]',
+    },
+  }) as unknown as FastifyBaseLogger;
+}
+
+/** Opens the database, applies migrations and wires the shared services; no listening, no workers. */
+export async function createDeps(config: Config, o: DepsOverrides = {}): Promise<Deps> {
+  const log = o.log ?? createLogger(config);
+  const db =
+    o.db ??
+    (await openDb({
+      databaseUrl: config.databaseUrl,
+      dataDir: o.inMemory ? undefined : `${config.dataDir}/db`,
+    }));
+  const result = await migrate(db);
+  for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
+  const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
+  const clock = o.clock ?? systemClock;
+  const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
+  jobs.register(jobDefs);
+  return {
+    config,
+    db,
+    keyring,
+    clock,
+    log,
+    credentials: new CredentialService(db, keyring, clock),
+    limiter: new WindowLimiter(db, clock),
+    jobs,
+    limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
+  };
+}

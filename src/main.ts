@@ -1,0 +1,59 @@
+import { buildApp } from './app.ts';
+import { startBackground } from './background.ts';
+import { ConfigError, loadConfig } from './config.ts';
+import { createDeps } from './deps.ts';
+import { ensureOperatorKey } from './platform/operator-key.ts';
+
+async function serve(): Promise<void> {
+  const started = Date.now();
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const deps = await createDeps(config);
+  const operator = await ensureOperatorKey(deps);
+  const roles = new Set(config.roles);
+  const stopBackground = await startBackground(deps, { worker: roles.has('worker') });
+  const app = await buildApp(deps);
+  await app.listen({ port: config.port, host: config.host });
+
+  const where = operator.source === 'env' ? 'PIER_OPERATOR_KEY' : operator.file;
+  deps.log.info({ url: config.publicUrl, roles: [...roles], ms: Date.now() - started }, 'pier is up');
+  process.stdout.write(
+    `\nPier is running at ${config.publicUrl}\n` +
+      `  database: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}/db`}\n` +
+      `  operator key: ${where}\n\n`,
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    deps.log.info({ signal }, 'draining');
+    const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 5_000);
+    force.unref();
+    await app.close(); // stops accepting, waits for in-flight requests
+    await stopBackground(); // waits for running jobs
+    await deps.db.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+const [command = 'serve'] = process.argv.slice(2);
+if (command === 'serve') {
+  serve().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+} else {
+  console.error(`Unknown command '${command}'. Use: serve`);
+  process.exit(2);
+}

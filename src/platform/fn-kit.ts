@@ -1,0 +1,46 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { z } from 'zod';
+import type { Caller, PlatformScope } from '../core/auth/caller.ts';
+import type { Deps } from '../deps.ts';
+
+export type FnAuth =
+  | { kind: 'none' }
+  | { kind: 'user' }
+  | { kind: 'platform'; scope: PlatformScope }
+  | { kind: 'operator' };
+
+export type FnContext<C extends Caller | null = Caller> = {
+  deps: Deps;
+  caller: C;
+  ip: string;
+  log: FastifyBaseLogger;
+};
+
+type CallerFor<A extends FnAuth> = A extends { kind: 'user' }
+  ? Extract<Caller, { kind: 'user' }>
+  : A extends { kind: 'platform' }
+    ? Extract<Caller, { kind: 'platform' }>
+    : A extends { kind: 'operator' }
+      ? Extract<Caller, { kind: 'operator' }>
+      : null;
+
+export type FnDef<
+  I extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+  A extends FnAuth = FnAuth,
+> = {
+  name: string;
+  summary: string;
+  auth: A;
+  input: I;
+  output: O;
+  /** Error codes this function answers beyond the shared ones (for the OpenAPI document). */
+  errors: string[];
+  handler: (ctx: FnContext<CallerFor<A>>, input: z.infer<I>) => Promise<z.infer<O>>;
+};
+
+export function defineFn<I extends z.ZodType, O extends z.ZodType, A extends FnAuth>(
+  def: FnDef<I, O, A>,
+): FnDef<I, O, A> {
+  return def;
+}

@@ -1,0 +1,45 @@
+import {
+  adminAddMember,
+  adminCreateLoginCode,
+  adminCreateOrg,
+  adminCreatePlatformCredential,
+  adminCreateUser,
+  adminRevokePlatformCredential,
+  adminSetPlan,
+} from './admin.ts';
+import { exchangeCliAuthCode } from './login-codes.ts';
+import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import {
+  createProjectForCli,
+  createProjectInOrg,
+  getProjectForCli,
+  listMyProjectsForCli,
+} from './projects.ts';
+import { listSecretsForCli, removeSecretForCli, setSecretForCli } from './secrets.ts';
+import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
+
+// The registry of every function served at POST /api/fn/<name>.
+export const functions = [
+  exchangeCliAuthCode,
+  listMyOrgsForCli,
+  listMyProjectsForCli,
+  getProjectForCli,
+  createProjectForCli,
+  setSecretForCli,
+  removeSecretForCli,
+  listSecretsForCli,
+  whoamiForCli,
+  revokeTokenForCli,
+  createOrganization,
+  createProjectInOrg,
+  adminCreateUser,
+  adminCreateOrg,
+  adminAddMember,
+  adminSetPlan,
+  adminCreateLoginCode,
+  adminCreatePlatformCredential,
+  adminRevokePlatformCredential,
+] as const;
+
+export type Functions = typeof functions;
+export type FunctionName = Functions[number]['name'];

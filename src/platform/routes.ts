@@ -1,0 +1,99 @@
+import swagger from '@fastify/swagger';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Caller } from '../core/auth/caller.ts';
+import { type CallerResolver, resolveCaller } from '../core/auth/resolve.ts';
+import { errors } from '../core/errors.ts';
+import type { Deps } from '../deps.ts';
+import { functions } from './fn.ts';
+import type { FnAuth, FnDef } from './fn-kit.ts';
+
+export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+
+function authorize(auth: FnAuth, caller: Caller | null): void {
+  if (auth.kind === 'none') return;
+  if (!caller) throw errors.authRequired();
+  if (auth.kind === 'user' && caller.kind !== 'user')
+    throw errors.forbidden('This function needs a personal token.');
+  if (auth.kind === 'operator' && caller.kind !== 'operator')
+    throw errors.forbidden('This function needs the operator key.');
+  if (auth.kind === 'platform') {
+    if (caller.kind !== 'platform') throw errors.forbidden('This function needs a platform credential.');
+    if (!caller.scopes.includes(auth.scope)) throw errors.scopeDenied(auth.scope);
+  }
+}
+
+function clientIp(req: FastifyRequest): string {
+  return req.ip || req.socket.remoteAddress || 'unknown';
+}
+
+/** Serves every function at POST /api/fn/<name> and the OpenAPI document generated from their schemas. */
+export async function functionApiRoutes(
+  app: FastifyInstance,
+  opts: { deps: Deps; resolvers: CallerResolver[] },
+): Promise<void> {
+  const { deps } = opts;
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Pier function API',
+        version: '1.0.0',
+        description: 'POST {base_url}/api/fn/<functionName> with a flat JSON body.',
+      },
+      servers: [{ url: deps.config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'pk.…, plat.… or op.… credential' },
+        },
+      },
+    },
+    transform: createJsonSchemaTransform({
+      skipList: ['/api/fn/openapi.json', '/api/fn/*', '/api/fn/:name'],
+    }),
+  });
+
+  const errorResponses = Object.fromEntries(
+    [400, 401, 403, 404, 409, 429].map((s) => [s, errorSchema.describe('Error envelope')]),
+  );
+
+  for (const def of functions as readonly FnDef[]) {
+    app.post(
+      `/api/fn/${def.name}`,
+      {
+        schema: {
+          operationId: def.name,
+          summary: def.summary,
+          description: def.errors.length ? `Error codes: ${def.errors.join(', ')}.` : undefined,
+          tags: [def.auth.kind === 'none' ? 'public' : def.auth.kind],
+          security: def.auth.kind === 'none' ? [] : [{ bearer: [] }],
+          body: def.input,
+          response: { 200: def.output, ...errorResponses },
+        },
+        onRequest: async (req) => {
+          req.caller = await resolveCaller(req, deps.credentials, opts.resolvers);
+          authorize(def.auth, req.caller);
+        },
+      },
+      async (req) =>
+        def.handler(
+          { deps, caller: req.caller as never, ip: clientIp(req), log: req.log },
+          req.body as never,
+        ),
+    );
+  }
+
+  app.post('/api/fn/:name', async (req) => {
+    throw errors.functionNotFound((req.params as { name: string }).name.slice(0, 100));
+  });
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url: '/api/fn/*',
+    handler: async (_req, reply) => {
+      reply.header('allow', 'POST');
+      throw errors.methodNotAllowed();
+    },
+  });
+  app.get('/api/fn/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

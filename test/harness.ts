@@ -1,0 +1,126 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { startBackground } from '../src/background.ts';
+import { loadConfig } from '../src/config.ts';
+import { type Clock, ManualClock } from '../src/core/clock.ts';
+import { Keyring } from '../src/core/crypto.ts';
+import { type Db, openDb } from '../src/core/db/client.ts';
+import { createDeps, type Deps, type DepsOverrides } from '../src/deps.ts';
+
+// Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
+// suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).
+
+export const onPostgres = process.env.PIER_TEST_DB === 'postgres';
+
+export type TestApp = {
+  app: FastifyInstance;
+  deps: Deps;
+  clock: Clock;
+  dataDir: string;
+  call(
+    name: string,
+    body: unknown,
+    token?: string,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+};
+
+export type TestAppOptions = {
+  env?: Record<string, string>;
+  clock?: Clock;
+  limits?: DepsOverrides['limits'];
+  /** Start the job queue and workers (slower; only for tests that run jobs). */
+  background?: boolean;
+  /** Reuse a database (restart tests); it is not dropped on close. */
+  db?: Db;
+  dataDir?: string;
+  keyring?: Keyring;
+};
+
+async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
+  const admin = process.env.TEST_DATABASE_URL!;
+  const name = `pier_t_${crypto.randomBytes(6).toString('hex')}`;
+  const c = new pg.Client({ connectionString: admin });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  const db = await openDb({ databaseUrl: url.toString(), poolSize: 5 });
+  (db as Db & { url?: string }).url = url.toString();
+  return {
+    db,
+    drop: async () => {
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => {});
+      await d.end();
+    },
+  };
+}
+
+export async function openTestDb(): Promise<{ db: Db; url?: string; drop: () => Promise<void> }> {
+  if (onPostgres) {
+    const { db, drop } = await freshPostgres();
+    return { db, url: (db as Db & { url?: string }).url, drop };
+  }
+  return { db: await openDb({}), drop: async () => {} };
+}
+
+export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
+  const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pier-test-'));
+  const owned = opts.db ? null : await openTestDb();
+  const db = opts.db ?? owned!.db;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    PUBLIC_URL: 'http://pier.test',
+    ...(owned?.url ? { DATABASE_URL: owned.url } : {}),
+    ...opts.env,
+  });
+  const clock = opts.clock ?? new ManualClock(Date.now());
+  const deps = await createDeps(config, {
+    db,
+    clock,
+    keyring: opts.keyring ?? Keyring.random(),
+    limits: opts.limits,
+  });
+  const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
+  const app = await buildApp(deps, { logger: false });
+  await app.ready();
+  return {
+    app,
+    deps,
+    clock,
+    dataDir,
+    call: (name, body, token, headers = {}) =>
+      app.inject({
+        method: 'POST',
+        url: `/api/fn/${name}`,
+        headers: {
+          'content-type': 'application/json',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...headers,
+        },
+        payload: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    close: async () => {
+      await app.close();
+      await stopBackground();
+      if (owned) {
+        await db.close();
+        await owned.drop();
+      }
+    },
+  };
+}
+
+export function uniq(prefix = 't'): string {
+  return `${prefix}-${crypto.randomBytes(4).toString('hex')}`;
+}
