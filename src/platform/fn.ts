@@ -7,7 +7,7 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin.ts';
-import { exchangeCliAuthCode } from './login-codes.ts';
+import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import {
   createProjectForCli,
@@ -21,6 +21,7 @@ import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
 // The registry of every function served at POST /api/fn/<name>.
 export const functions = [
   exchangeCliAuthCode,
+  createLoginCodeForCli,
   listMyOrgsForCli,
   listMyProjectsForCli,
   getProjectForCli,

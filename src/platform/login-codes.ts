@@ -102,3 +102,43 @@ export const exchangeCliAuthCode = defineFn({
     return { token, label: row.label, user: { id: user.id, email: user.email } };
   },
 });
+
+const LOOPBACK_CALLBACK_RE = /^http:\/\/(127\.0\.0\.1|localhost|\[::1\]):\d{1,5}\//;
+
+export function isLoopbackCallback(url: string): boolean {
+  return LOOPBACK_CALLBACK_RE.test(url);
+}
+
+export const createLoginCodeForCli = defineFn({
+  name: 'createLoginCodeForCli',
+  summary:
+    'Mints a single-use login code for the caller: the hand-off card (no challenge) or the approval of a `pier login` browser flow (PKCE S256 challenge).',
+  auth: { kind: 'user' },
+  input: z.strictObject({
+    label: z.string().trim().min(1).max(100).optional(),
+    codeChallenge: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{43}$/, 'must be a base64url SHA-256 (S256) challenge')
+      .optional(),
+    device: z
+      .strictObject({ label: z.string().max(200).optional(), ip: z.string().max(64).optional() })
+      .optional(),
+  }),
+  output: z.object({ code: z.string(), expiresAt: z.string(), label: z.string() }),
+  errors: [],
+  handler: async ({ deps, caller, ip }, input) => {
+    const stamp = deps.clock.now().toISOString().slice(0, 16).replace('T', ' ');
+    const label = input.label ?? (input.device?.label ? `cli ${input.device.label}` : `cli ${stamp}`);
+    const { code, expiresAt } = await mintLoginCode(deps, {
+      userId: caller.userId,
+      label,
+      codeChallenge: input.codeChallenge,
+      meta: {
+        source: input.codeChallenge ? 'browser-flow' : 'hand-off',
+        device: input.device ?? null,
+        approvedFrom: ip,
+      },
+    });
+    return { code, expiresAt: expiresAt.toISOString(), label };
+  },
+});
