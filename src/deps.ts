@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config.ts';
+import { createModels, type Models } from './core/ai/models.ts';
 import { CredentialService } from './core/auth/credentials.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
@@ -21,6 +22,7 @@ export type Deps = {
   limiter: WindowLimiter;
   jobs: JobQueue<JobRegistry>;
   limits: { loginCodeFailures: WindowRule };
+  models: Models;
 };
 
 export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits'>> & {
@@ -71,5 +73,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     limiter: new WindowLimiter(db, clock),
     jobs,
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
+    models: createModels(config.models),
   };
 }
