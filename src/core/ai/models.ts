@@ -2,8 +2,8 @@ import {
   embedMany,
   jsonSchema,
   type ModelMessage,
+  Output,
   generateImage as sdkGenerateImage,
-  generateObject as sdkGenerateObject,
   generateSpeech as sdkGenerateSpeech,
   generateText as sdkGenerateText,
   streamText as sdkStreamText,
@@ -18,7 +18,7 @@ import {
   localEmbedderModelId,
   parseLocalEmbedderId,
 } from './local-embedder.ts';
-import { isRetryable, retryDelayMs, toApiError, withRetry } from './provider-errors.ts';
+import { isProviderFailure, isRetryable, retryDelayMs, toApiError, withRetry } from './provider-errors.ts';
 import {
   embeddingModel,
   imageModel,
@@ -31,6 +31,9 @@ import {
 // The one door to models for every area: text, streaming, structured output, embeddings, images, speech,
 // and the deterministic fallbacks. Pass `resolved` (an organization's answer from resolveModel) to use its
 // key; otherwise the platform's keys from config are used. Every result names the model that produced it.
+
+// The SDK's own warnings go to the console; Pier logs through pino, and a model choice is the caller's.
+globalThis.AI_SDK_LOG_WARNINGS = false;
 
 export type Usage = { promptTokens: number; completionTokens: number; totalTokens: number };
 
@@ -122,6 +125,7 @@ export function createModels(config: ModelsConfig) {
           }
           return;
         } catch (err) {
+          if (!isProviderFailure(err)) throw err;
           if (emitted || attempt > config.maxRetries || !isRetryable(err)) throw toApiError(err, r.provider);
           await new Promise((ok) => setTimeout(ok, retryDelayMs(err, attempt, config.retryBaseMs)));
         }
@@ -133,15 +137,13 @@ export function createModels(config: ModelsConfig) {
   async function generateObject(req: TextRequest & { schema: JsonSchema; schemaName?: string }) {
     const r = target(req);
     const res = await retry(r, () =>
-      sdkGenerateObject({
+      sdkGenerateText({
         model: languageModel(r),
         ...common(req),
-        schema: jsonSchema(req.schema as never),
-        schemaName: req.schemaName,
-      } as never),
+        output: Output.object({ schema: jsonSchema(req.schema as never), name: req.schemaName }),
+      }),
     );
-    const out = res as unknown as { object: unknown; usage: Parameters<typeof usageOf>[0] };
-    return { object: out.object, usage: usageOf(out.usage), model: modelName(r) };
+    return { object: res.output as unknown, usage: usageOf(res.usage), model: modelName(r) };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { APICallError, RetryError } from 'ai';
+import { AISDKError, APICallError, RetryError } from 'ai';
 import { ApiError, errors } from '../errors.ts';
 
 // Turns whatever a provider call threw into our envelope: a provider's 429 stays a 429 (with its
@@ -21,6 +21,17 @@ function providerMessage(body: string | undefined): string {
   return body.slice(0, 300);
 }
 
+/** Whether an error came from talking to a provider (as opposed to a bug of ours, which must stay a 500). */
+export function isProviderFailure(err: unknown): boolean {
+  const inner = RetryError.isInstance(err) ? err.lastError : err;
+  if (APICallError.isInstance(inner) || AISDKError.isInstance(inner)) return true;
+  return (
+    inner instanceof Error &&
+    /fetch failed|ECONNREFUSED|ECONNRESET|ENOTFOUND|socket|timeout|aborted/i.test(inner.message)
+  );
+}
+
+/** A provider failure as our envelope; anything else (a bug) is rethrown unchanged by the callers. */
 export function toApiError(err: unknown, provider: string): ApiError {
   if (err instanceof ApiError) return err;
   const inner = RetryError.isInstance(err) ? err.lastError : err;
@@ -69,6 +80,7 @@ export async function withRetry<T>(
     try {
       return await fn();
     } catch (err) {
+      if (!(err instanceof ApiError) && !isProviderFailure(err)) throw err;
       if (attempt > opts.retries || !isRetryable(err)) throw toApiError(err, opts.provider);
       await new Promise((r) => setTimeout(r, retryDelayMs(err, attempt, opts.baseMs)));
     }

@@ -116,6 +116,8 @@ function sdkProvider(r: ResolvedModel) {
           baseURL: r.baseUrl,
           apiKey: r.apiKey || undefined,
           includeUsage: true,
+          // Ollama, vLLM and llama.cpp server accept response_format json_schema.
+          supportsStructuredOutputs: true,
         }),
       };
   }
