@@ -31,21 +31,25 @@ export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'li
   inMemory?: boolean;
 };
 
-export function createLogger(config: Config): FastifyBaseLogger {
-  return pino({
-    level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        '*.token',
-        '*.secret',
-        '*.apiKey',
-        '*.value',
-      ],
-      censor: '[redacted]',
+/** The process logger; `destination` lets tests read what would be logged. */
+export function createLogger(config: Config, destination?: pino.DestinationStream): FastifyBaseLogger {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          '*.token',
+          '*.secret',
+          '*.apiKey',
+          '*.value',
+        ],
+        censor: '[redacted]',
+      },
     },
-  }) as unknown as FastifyBaseLogger;
+    destination,
+  ) as unknown as FastifyBaseLogger;
 }
 
 /** Opens the database, applies migrations and wires the shared services; no listening, no workers. */

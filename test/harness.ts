@@ -41,6 +41,8 @@ export type TestAppOptions = {
   db?: Db;
   dataDir?: string;
   keyring?: Keyring;
+  /** A logger of the test's own (to assert what is, and is not, logged). */
+  log?: DepsOverrides['log'];
 };
 
 async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
@@ -90,9 +92,10 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     clock,
     keyring: opts.keyring ?? Keyring.random(),
     limits: opts.limits,
+    log: opts.log,
   });
   const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logger: Boolean(opts.log) });
   await app.ready();
   return {
     app,

@@ -8,6 +8,13 @@ import {
   adminSetPlan,
 } from './admin.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import { getModelUsageForCli } from './model-usage.ts';
+import {
+  listModelProvidersForCli,
+  removeModelProviderKeyForCli,
+  resolveModel,
+  setModelProviderKeyForCli,
+} from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import {
   createProjectForCli,
@@ -40,6 +47,11 @@ export const functions = [
   adminCreateLoginCode,
   adminCreatePlatformCredential,
   adminRevokePlatformCredential,
+  setModelProviderKeyForCli,
+  removeModelProviderKeyForCli,
+  listModelProvidersForCli,
+  resolveModel,
+  getModelUsageForCli,
 ] as const;
 
 export type Functions = typeof functions;
