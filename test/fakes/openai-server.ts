@@ -89,6 +89,19 @@ export function openaiHandler(vendor: string, prefix = '/v1') {
       });
       return;
     }
+    if (req.method === 'POST' && req.path === `${prefix}/images/generations`) {
+      // A 1×1 PNG per requested image.
+      const png =
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+      const n = Number(body.n ?? 1);
+      json(res, 200, { created: 1_700_000_000, data: Array.from({ length: n }, () => ({ b64_json: png })) });
+      return;
+    }
+    if (req.method === 'POST' && req.path === `${prefix}/audio/speech`) {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.end(Buffer.from(`ID3fake-mp3:${String(body.input)}`));
+      return;
+    }
     json(res, 404, {
       error: { message: `no route ${req.method} ${req.path}`, type: 'invalid_request_error' },
     });
