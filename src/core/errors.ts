@@ -78,6 +78,24 @@ export const errors = {
   quotaExceeded: (message: string) => new ApiError('QUOTA_EXCEEDED', 400, message),
   lastOwner: () =>
     new ApiError('LAST_OWNER', 409, 'An organization needs at least one owner; promote someone else first.'),
+
+  // infra: blobs (presigned URLs served by Pier) and outbound fetch (SSRF guard)
+  invalidBlobKey: () =>
+    new ApiError(
+      'INVALID_BLOB_KEY',
+      400,
+      'Blob keys are 1–512 characters of A-Z, a-z, 0-9, ., _, - and / with no empty, . or .. segment.',
+    ),
+  blobNotFound: () => new ApiError('BLOB_NOT_FOUND', 404, 'Blob was not found.'),
+  blobKeyConflict: () =>
+    new ApiError('BLOB_KEY_CONFLICT', 409, 'That key collides with an existing key used as a folder.'),
+  signatureInvalid: (message = 'The URL signature is missing or invalid.') =>
+    new ApiError('SIGNATURE_INVALID', 403, message),
+  urlExpired: () => new ApiError('URL_EXPIRED', 403, 'This signed URL has expired; ask for a new one.'),
+  rangeNotSatisfiable: (size: number) =>
+    new ApiError('RANGE_NOT_SATISFIABLE', 416, 'The requested range is outside the object.', {
+      'content-range': `bytes */${size}`,
+    }),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {
