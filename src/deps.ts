@@ -63,8 +63,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
   const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
-  jobs.register(jobDefs);
-  return {
+  const deps: Deps = {
     config,
     db,
     keyring,
@@ -76,4 +75,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
   };
+  jobs.register(jobDefs(deps));
+  return deps;
 }

@@ -96,6 +96,35 @@ export const errors = {
     new ApiError('RANGE_NOT_SATISFIABLE', 416, 'The requested range is outside the object.', {
       'content-range': `bytes */${size}`,
     }),
+  // v1 common ground (API keys, idempotency, pagination)
+  apiKeyNotFound: (keyId?: string) =>
+    new ApiError(
+      'API_KEY_NOT_FOUND',
+      404,
+      keyId ? `API key '${keyId}' was not found.` : 'API key not found.',
+    ),
+  apiKeyRequired: () =>
+    new ApiError(
+      'FORBIDDEN',
+      403,
+      'The v1 API takes an API key (sk_live.… or sk_test.…), not this credential.',
+    ),
+  idempotencyConflict: () =>
+    new ApiError(
+      'IDEMPOTENCY_CONFLICT',
+      409,
+      'This Idempotency-Key was already used with a different request body; use a new key.',
+    ),
+  idempotencyInProgress: () =>
+    new ApiError(
+      'IDEMPOTENCY_IN_PROGRESS',
+      409,
+      'A request with this Idempotency-Key is still being processed; retry shortly.',
+    ),
+  invalidIdempotencyKey: () =>
+    new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
+  invalidCursor: () =>
+    new ApiError('INVALID_CURSOR', 400, 'The cursor is not valid; start again without one.'),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {
