@@ -8,7 +8,7 @@ import { type Clock, systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
 import { type Db, openDb } from './core/db/client.ts';
 import { migrate } from './core/db/migrate.ts';
-import { JobQueue } from './core/jobs.ts';
+import { JobQueue, type JobQueueOptions } from './core/jobs.ts';
 import { WindowLimiter, type WindowRule } from './core/rate-limit/limiter.ts';
 import { type JobRegistry, jobDefs } from './jobs.ts';
 
@@ -21,7 +21,7 @@ export type Deps = {
   log: FastifyBaseLogger;
   credentials: CredentialService;
   limiter: WindowLimiter;
-  jobs: JobQueue<JobRegistry>;
+  jobs: JobQueue<JobRegistry, Deps>;
   blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
 };
@@ -30,6 +30,8 @@ export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'li
   db?: Db;
   /** PGlite in memory instead of under DATA_DIR (tests). */
   inMemory?: boolean;
+  /** Queue polling and cron intervals (tests make them fast). */
+  jobOptions?: JobQueueOptions;
 };
 
 export function createLogger(config: Config): FastifyBaseLogger {
@@ -62,7 +64,8 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
-  const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
+  const jobs = new JobQueue<JobRegistry, Deps>(db, o.jobOptions);
+  jobs.register(jobDefs);
   const deps: Deps = {
     config,
     db,
@@ -75,6 +78,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
   };
-  jobs.register(jobDefs(deps));
+  jobs.bind(deps);
   return deps;
 }

@@ -125,6 +125,21 @@ export const errors = {
     new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
   invalidCursor: () =>
     new ApiError('INVALID_CURSOR', 400, 'The cursor is not valid; start again without one.'),
+  // The target is the caller's input (400); failures of a reachable upstream are gateway errors (502/504).
+  urlNotAllowed: (host: string, why: string) =>
+    new ApiError('URL_NOT_ALLOWED', 400, `Pier does not fetch '${host}': ${why}.`),
+  fetchFailed: (host: string, why: string) =>
+    new ApiError('FETCH_FAILED', 502, `Fetching from '${host}' failed: ${why}.`),
+  fetchTimeout: (ms: number) =>
+    new ApiError('FETCH_TIMEOUT', 504, `The remote server did not answer within ${ms} ms.`),
+  responseTooLarge: (maxBytes: number) =>
+    new ApiError(
+      'RESPONSE_TOO_LARGE',
+      502,
+      `The remote response is larger than the ${maxBytes} bytes allowed.`,
+    ),
+  tooManyRedirects: (max: number) =>
+    new ApiError('TOO_MANY_REDIRECTS', 502, `The remote server redirected more than ${max} times.`),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {
