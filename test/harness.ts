@@ -51,6 +51,8 @@ export type TestAppOptions = {
   jobOptions?: DepsOverrides['jobOptions'];
   dataDir?: string;
   keyring?: Keyring;
+  /** A logger of the test's own (to assert what is, and is not, logged). */
+  log?: DepsOverrides['log'];
 };
 
 async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
@@ -128,9 +130,10 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     keyring: opts.keyring ?? Keyring.random(),
     limits: opts.limits,
     jobOptions: opts.jobOptions,
+    log: opts.log,
   });
   const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logger: Boolean(opts.log) });
   await app.ready();
   return {
     app,
@@ -160,6 +163,8 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
         ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
     close: async () => {
+      // A test may leave a response unread on a keep-alive connection; close would wait for it forever.
+      if (app.server.listening) app.server.closeAllConnections();
       await app.close();
       await stopBackground();
       if (owned) {

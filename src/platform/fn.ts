@@ -9,6 +9,13 @@ import {
 } from './admin.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import { getModelUsageForCli } from './model-usage.ts';
+import {
+  listModelProvidersForCli,
+  removeModelProviderKeyForCli,
+  resolveModel,
+  setModelProviderKeyForCli,
+} from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import {
   createProjectForCli,
@@ -45,6 +52,11 @@ export const functions = [
   listApiKeysForCli,
   revokeApiKeyForCli,
   adminCreateApiKey,
+  setModelProviderKeyForCli,
+  removeModelProviderKeyForCli,
+  listModelProvidersForCli,
+  resolveModel,
+  getModelUsageForCli,
 ] as const;
 
 export type Functions = typeof functions;
