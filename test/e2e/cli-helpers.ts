@@ -36,15 +36,26 @@ export function removeScratchHomes(): void {
 export function runProcess(
   command: string,
   args: string[],
-  opts: { env: Record<string, string>; stdin?: string; timeoutMs?: number },
+  opts: {
+    env: Record<string, string>;
+    stdin?: string;
+    timeoutMs?: number;
+    /** Type `text` once stdout shows `after` (a prompt), like a person would; stdin stays open until then. */
+    answer?: { after: string; text: string };
+  },
 ): Promise<Run> {
   return new Promise((resolve, reject) => {
     // Asynchronous on purpose: the server answering the CLI runs in this very process.
     const child = spawn(command, args, { env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
+    let answered = false;
     child.stdout.on('data', (d) => {
       stdout += d;
+      if (opts.answer && !answered && stdout.includes(opts.answer.after)) {
+        answered = true;
+        child.stdin.write(opts.answer.text);
+      }
     });
     child.stderr.on('data', (d) => {
       stderr += d;
@@ -55,7 +66,8 @@ export function runProcess(
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
-    child.stdin.end(opts.stdin ?? '');
+    if (opts.answer) child.stdin.on('error', () => {});
+    else child.stdin.end(opts.stdin ?? '');
   });
 }
 
@@ -74,6 +86,26 @@ export function pier(
       ...o.env,
     },
     stdin: o.stdin,
+  });
+}
+
+/** The same in a pseudo-terminal (util-linux `script`), for prompts that behave differently on a TTY. */
+export function pierOnTty(
+  args: string[],
+  o: { url: string; home: ReturnType<typeof scratchHome>; env?: Record<string, string> },
+  answer: { after: string; text: string },
+): Promise<Run> {
+  const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+  const command = [NODE24, CLI_MAIN, ...args].map(quote).join(' ');
+  return runProcess('script', ['-qec', command, '/dev/null'], {
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: o.home.home,
+      XDG_CONFIG_HOME: o.home.configHome,
+      PIER_URL: o.url,
+      ...o.env,
+    },
+    answer,
   });
 }
 

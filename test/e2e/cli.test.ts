@@ -6,13 +6,14 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projectSecretEnv } from '../../src/platform/secrets.ts';
 import { type TestApp, testApp, uniq } from '../harness.ts';
-import { seedOperator, seedOrg, seedUser } from '../seed.ts';
+import { seedOperator, seedOrg, seedProject, seedUser } from '../seed.ts';
 import {
   BIN,
   FAKE_BROWSER,
   json,
   NODE24,
   pier,
+  pierOnTty,
   removeScratchHomes,
   runProcess,
   scratchHome,
@@ -240,6 +241,30 @@ describe('pier CLI against a running server', () => {
     fs.writeFileSync(path.join(home.dataDir, 'operator.key'), `${operatorKey}\n`, { mode: 0o600 });
     const made = await pier(['admin', 'user', 'create', '--email', email, '--json'], { url, home });
     expect(json(made)).toMatchObject({ email, created: true });
+  });
+
+  const hasScript = (() => {
+    try {
+      execFileSync('script', ['--version'], { stdio: 'ignore' });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  it.skipIf(!hasScript)('asks for a secret on a terminal with echo off', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const project = await seedProject(t.deps, org);
+    const home = scratchHome();
+    const value = 'typed-s3cret';
+    const res = await pierOnTty(
+      ['secrets', 'set', 'TYPED_KEY', '--project', project.slug],
+      { url, home, env: { PIER_TOKEN: owner.token } },
+      { after: 'Value for TYPED_KEY (not shown): ', text: `${value}\r` },
+    );
+    expect(res.code, res.stdout).toBe(0);
+    expect(res.stdout).toContain(`Set TYPED_KEY on ${project.slug}.`);
+    expect(res.stdout).not.toContain(value);
+    expect(await projectSecretEnv(t.deps, project.id)).toEqual({ TYPED_KEY: value });
   });
 
   // bin/pier.js on the machine's older Node re-runs itself with the package's Node 24.
