@@ -28,9 +28,10 @@ export async function readSecret(stdin: Input, stderr: Output, prompt: string): 
       .toString('utf8')
       .replace(/\r?\n$/, '');
   }
-  stderr.write(prompt);
   const setRawMode = stdin.setRawMode.bind(stdin);
+  // Echo goes off before the prompt shows, so nothing typed after seeing the prompt can be echoed.
   setRawMode(true);
+  stderr.write(prompt);
   stdin.resume();
   try {
     return await new Promise<string>((resolve, reject) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { isPierApiError, PierClient } from '../../sdk/client.ts';
+import { isPierApiError, type PierClient } from '../../sdk/client.ts';
 import { browserLogin, type Exchange } from '../browser-login.ts';
 import type { CliContext } from '../context.ts';
 import { CliError, usageError } from '../errors.ts';
@@ -24,7 +24,7 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--url <url>', 'the Pier server (default: PIER_URL, the saved URL, or http://127.0.0.1:8787)')
     .action(async (opts: { code?: string | true; url?: string }, cmd: Command) => {
       const url = (opts.url ?? ctx.url()).replace(/\/+$/, '');
-      const client = new PierClient({ baseUrl: url, userAgent: 'pier-cli/0.1.0' });
+      const client = ctx.anonClient(url);
       const useCode = opts.code !== undefined || !ctx.env.canOpenBrowser;
       const result = useCode
         ? await codeLogin(ctx, client, typeof opts.code === 'string' ? opts.code : undefined)
