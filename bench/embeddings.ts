@@ -55,7 +55,7 @@ async function proxyLatency() {
   const { org } = await seedOrg(t.deps);
   const key = await seedApiKey(t.deps, org.id);
   const direct = new OpenAI({ apiKey: 'sk-bench', baseURL: `${stub.url}/v1`, maxRetries: 0 });
-  const proxied = new OpenAI({ apiKey: key.token, baseURL: `${base}/v1/ai`, maxRetries: 0 });
+  const proxied = new OpenAI({ apiKey: key.key, baseURL: `${base}/v1/ai`, maxRetries: 0 });
   const chat = (c: OpenAI) =>
     c.chat.completions.create({
       model: 'gpt-4o-mini',

@@ -7,6 +7,7 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin.ts';
+import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
@@ -47,6 +48,10 @@ export const functions = [
   adminCreateLoginCode,
   adminCreatePlatformCredential,
   adminRevokePlatformCredential,
+  createApiKeyForCli,
+  listApiKeysForCli,
+  revokeApiKeyForCli,
+  adminCreateApiKey,
   setModelProviderKeyForCli,
   removeModelProviderKeyForCli,
   listModelProvidersForCli,

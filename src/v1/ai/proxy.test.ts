@@ -56,10 +56,10 @@ afterAll(async () => {
   await Promise.all(Object.values(fakes ?? {}).map((f) => f.close()));
 });
 
-async function tenant(kind: 'sk_live' | 'sk_test' = 'sk_live') {
+async function tenant(kind: 'live' | 'test' = 'live') {
   const { org, owner } = await seedOrg(t.deps);
   const key = await seedApiKey(t.deps, org.id, kind);
-  const client = new OpenAI({ apiKey: key.token, baseURL: `${base}/v1/ai`, maxRetries: 0 });
+  const client = new OpenAI({ apiKey: key.key, baseURL: `${base}/v1/ai`, maxRetries: 0 });
   return { org, owner, key, client };
 }
 
@@ -118,7 +118,7 @@ describe('chat completions through the official openai client', () => {
     ['mistral-small-latest', 'mistral'],
     ['gpt-4o', 'openai'],
   ])('streams %s as OpenAI SSE chunks with usage', async (model, vendor) => {
-    const { org, client } = await tenant('sk_test');
+    const { org, client } = await tenant('test');
     const stream = await client.chat.completions.create({
       model,
       messages: [{ role: 'user', content: 'stream this please' }],
@@ -182,7 +182,7 @@ describe('chat completions through the official openai client', () => {
       const res = await t.app.inject({
         method: 'POST',
         url: '/v1/ai/chat/completions',
-        headers: { authorization: `Bearer ${key.token}` },
+        headers: { authorization: `Bearer ${key.key}` },
         payload,
       });
       expect(res.statusCode).toBe(400);
@@ -215,7 +215,7 @@ describe('provider failures through the proxy', () => {
     const failed = await t.app.inject({
       method: 'POST',
       url: '/v1/ai/chat/completions',
-      headers: { authorization: `Bearer ${key.token}` },
+      headers: { authorization: `Bearer ${key.key}` },
       payload: { model: 'gemini-2.5-pro', stream: true, messages: [{ role: 'user', content: 'x' }] },
     });
     expect(failed.statusCode).toBe(502);
@@ -237,7 +237,7 @@ describe('embeddings', () => {
     const floats = await t.app.inject({
       method: 'POST',
       url: '/v1/ai/embeddings',
-      headers: { authorization: `Bearer ${key.token}` },
+      headers: { authorization: `Bearer ${key.key}` },
       payload: { model: 'mistral/mistral-embed', input: 'gamma', encoding_format: 'float' },
     });
     expect(floats.json()).toMatchObject({
