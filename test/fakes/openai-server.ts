@@ -59,6 +59,19 @@ export function openaiHandler(vendor: string, prefix = '/v1') {
           ...extra,
         });
       const parts = text.split(/(?<= )/);
+      if (String(body.model).includes('broken-stream')) {
+        // A failure after the first tokens, as OpenAI reports it inside an open stream.
+        sse(res, [
+          chunk({ role: 'assistant', content: parts[0] }, null),
+          JSON.stringify({
+            error: {
+              message: 'The server had an error while processing your request.',
+              type: 'server_error',
+            },
+          }),
+        ]);
+        return;
+      }
       sse(res, [
         chunk({ role: 'assistant', content: '' }, null),
         ...parts.map((p) => chunk({ content: p }, null)),

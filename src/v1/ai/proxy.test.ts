@@ -223,6 +223,31 @@ describe('provider failures through the proxy', () => {
   });
 });
 
+describe('a failure inside a started stream', () => {
+  it('ends the SSE stream with an error event in our envelope and no [DONE]', async () => {
+    const { key } = await tenant();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/chat/completions',
+      headers: { authorization: `Bearer ${key.key}` },
+      payload: {
+        model: 'openai/gpt-broken-stream',
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    const events = res.body
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => e.replace(/^data: /, ''));
+    expect(JSON.parse(events[1]!).choices[0].delta.content).toBe('openai ');
+    expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: 'MODEL_PROVIDER_ERROR' } });
+    expect(res.body).not.toContain('[DONE]');
+  });
+});
+
 describe('embeddings', () => {
   it('serves embeddings to the openai client (base64 by default) and as floats', async () => {
     const { org, client, key } = await tenant();
