@@ -27,7 +27,11 @@ async function diskDriver(): Promise<Driver & { t: TestApp }> {
     t,
     store: t.deps.blobs,
     reach: (url) => url.replace('http://pier.test', base),
-    close: () => t.close(),
+    close: async () => {
+      // fetch keeps connections alive; drop them so closing the app never waits on a client.
+      t.app.server.closeAllConnections();
+      await t.close();
+    },
   };
 }
 
@@ -123,6 +127,7 @@ describe.each([
     expect(put.headers).toEqual({ 'content-type': 'image/png' });
     const up = await fetch(d.reach(put.url), { method: 'PUT', headers: put.headers, body: 'PNGDATA' });
     expect(up.status).toBe(200);
+    await up.arrayBuffer();
     expect(await d.store.head('uploads/photo.png')).toMatchObject({ size: 7, contentType: 'image/png' });
 
     const url = await d.store.presignGet('uploads/photo.png', { expiresInSec: 300 });
