@@ -184,6 +184,17 @@ describe('disk driver: URLs Pier serves itself', () => {
     );
   });
 
+  it('refuses a key that needs a file to be a folder, until the other key is deleted', async () => {
+    await store.put('clash/x', Buffer.from('file'));
+    expect(await codeOf(store.put('clash/x/y', Buffer.from('nested')))).toBe('BLOB_KEY_CONFLICT');
+    await store.put('clash2/x/y', Buffer.from('nested'));
+    expect(await codeOf(store.put('clash2/x', Buffer.from('file')))).toBe('BLOB_KEY_CONFLICT');
+    await store.delete('clash2/x/y');
+    await store.put('clash2/x', Buffer.from('file'));
+    expect(await text((await store.get('clash2/x'))!.body)).toBe('file');
+    expect(fs.readdirSync(path.join(d.t.dataDir, 'blobs', 'tmp'))).toEqual([]);
+  });
+
   it('refuses expired URLs with URL_EXPIRED', async () => {
     const p = await store.presignPut('exp/a.txt', { expiresInSec: 60 });
     await store.put('exp/b.txt', Buffer.from('b'));
