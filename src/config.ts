@@ -51,6 +51,7 @@ const envSchema = z.object({
   S3_ACCESS_KEY_ID: optionalString,
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_FORCE_PATH_STYLE: bool.default(true),
+  SIGNUP: z.enum(['on', 'off']).default('on'),
 });
 
 export type Config = {
@@ -66,6 +67,8 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
   shutdownGraceMs: number;
+  /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
+  signup: boolean;
   s3?: {
     endpoint?: string;
     region: string;
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    signup: e.SIGNUP === 'on',
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

@@ -7,8 +7,22 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin.ts';
+import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import {
+  createOrgForCli,
+  inviteMemberForCli,
+  listMembersForCli,
+  removeMemberForCli,
+  setMemberRoleForCli,
+} from './members.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import {
+  createTokenForCli,
+  listTokensForCli,
+  revokeTokenByIdForCli,
+  updateTokenLabelForCli,
+} from './personal-tokens.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
@@ -40,6 +54,17 @@ export const functions = [
   adminCreateLoginCode,
   adminCreatePlatformCredential,
   adminRevokePlatformCredential,
+  // dashboard: personal tokens, members, organizations, invite links
+  createTokenForCli,
+  listTokensForCli,
+  updateTokenLabelForCli,
+  revokeTokenByIdForCli,
+  listMembersForCli,
+  inviteMemberForCli,
+  setMemberRoleForCli,
+  removeMemberForCli,
+  createOrgForCli,
+  adminCreateInviteLink,
 ] as const;
 
 export type Functions = typeof functions;

@@ -1,0 +1,249 @@
+import { spawn } from 'node:child_process';
+import readline from 'node:readline';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../../harness.ts';
+import { uniq } from '../../harness.ts';
+import { callFn, launchBrowser, shot, startPier } from './browser-kit.ts';
+
+// The dashboard end to end in headless Chromium against a real Pier on a real port. The tests share one
+// owner account (created by the first test through the sign-up page) and run in order.
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+const PASSWORD = 'a long enough password';
+const owner = { email: `${uniq('owner')}@example.com`, org: uniq('org') };
+let ownerCtx: BrowserContext;
+let page: Page;
+
+beforeAll(async () => {
+  ({ t, base } = await startPier());
+  browser = await launchBrowser();
+  ownerCtx = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  page = await ownerCtx.newPage();
+  page.setDefaultTimeout(10_000);
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+async function signIn(p: Page, email: string, password: string) {
+  await p.getByLabel('E-mail').fill(email);
+  await p.getByLabel('Password').fill(password);
+  await p.getByRole('button', { name: 'Sign in' }).click();
+}
+
+describe('dashboard in a browser', () => {
+  it('signs up, creates an organization, and lands on its projects', async () => {
+    await page.goto(`${base}/`);
+    await page.waitForURL(/\/sign-in/);
+    await page.getByRole('link', { name: 'Create an account' }).click();
+    await page.getByLabel('E-mail').fill(owner.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await shot(page, '01-sign-up');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
+    await shot(page, '02-welcome-no-org');
+    await page.getByRole('link', { name: 'Create an organization' }).click();
+    await page.getByLabel('Name').fill('Acme Bakery');
+    await page.getByLabel('Slug').fill(owner.org);
+    await shot(page, '03-new-org');
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByText('No projects yet.').waitFor();
+    expect(await page.getByTestId('signed-in-as').textContent()).toBe(owner.email);
+  });
+
+  it('signs out, refuses a wrong password with a generic message, and signs in', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+    // The old session is gone: a dashboard page sends us back to sign-in.
+    await page.goto(`${base}/tokens`);
+    await page.waitForURL(/\/sign-in\?next=%2Ftokens/);
+    await signIn(page, owner.email, 'not the password');
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe('The e-mail or password is not right.');
+    await shot(page, '04-sign-in-wrong-password');
+    await signIn(page, owner.email, PASSWORD);
+    await page.getByRole('heading', { name: 'Personal tokens' }).waitFor();
+  });
+
+  it('creates a token that works against listMyOrgsForCli, then revokes it (401)', async () => {
+    await page.goto(`${base}/tokens`);
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const token = (await page.getByTestId('shown-once').textContent())!;
+    expect(token).toMatch(/^pk\./);
+    await shot(page, '05-tokens-created');
+    const orgs = await callFn(base, 'listMyOrgsForCli', {}, token);
+    expect(orgs.status).toBe(200);
+    expect(orgs.body).toEqual([expect.objectContaining({ slug: owner.org, role: 'owner' })]);
+    await page.getByRole('button', { name: 'Done' }).click();
+
+    await page.getByRole('button', { name: /^Rename dashboard / }).click();
+    await page.getByLabel('New label').fill('laptop script');
+    await page.getByRole('button', { name: 'Save' }).click();
+    const renamed = page.locator('tbody tr', { hasText: 'laptop script' });
+    await renamed.waitFor();
+    await renamed.getByRole('button', { name: 'Revoke' }).click();
+    await shot(page, '06-tokens-revoke-confirm');
+    await renamed.getByRole('button', { name: 'Yes, revoke' }).click();
+    await renamed.waitFor({ state: 'detached' });
+    const after = await callFn(base, 'listMyOrgsForCli', {}, token);
+    expect(after.status).toBe(401);
+  });
+
+  it('mints a code on the hand-off card that exchangeCliAuthCode redeems', async () => {
+    await page.goto(`${base}/cli`);
+    const codeEl = page.getByTestId('login-code');
+    await codeEl.waitFor();
+    const code = (await codeEl.textContent())!;
+    expect(code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/);
+    expect(await page.getByTestId('handoff-email').textContent()).toBe(owner.email);
+    expect(await page.getByTestId('countdown').textContent()).toMatch(/^Expires in [45]:\d\d$/);
+    await shot(page, '07-cli-hand-off');
+    const redeemed = await callFn(base, 'exchangeCliAuthCode', { code: code.toLowerCase() });
+    expect(redeemed.status).toBe(200);
+    expect(redeemed.body.user).toMatchObject({ email: owner.email });
+    expect((await callFn(base, 'whoamiForCli', {}, redeemed.body.token as string)).status).toBe(200);
+    await page.getByRole('button', { name: 'Mint another code' }).click();
+    await page.waitForFunction(
+      (old) => document.querySelector('[data-testid="login-code"]')?.textContent !== old,
+      code,
+    );
+  });
+
+  it('approves a `pier login` browser flow from a real CLI process, signing in first', async () => {
+    const cli = spawn(process.execPath, ['test/e2e/browser/fake-cli.ts', base, 'build-box'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const lines = readline.createInterface({ input: cli.stdout! })[Symbol.asyncIterator]();
+    const { url } = JSON.parse(String((await lines.next()).value)) as { url: string };
+
+    // A browser that is not signed in yet: sign in first, come back to the approval page.
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(10_000);
+    await p.goto(url);
+    await p.waitForURL(/\/sign-in\?next=/);
+    await p.getByText('Sign in to approve the command-line login').waitFor();
+    await signIn(p, owner.email, PASSWORD);
+    await p.getByRole('heading', { name: 'Approve command-line sign-in' }).waitFor();
+    expect(await p.getByTestId('device').textContent()).toBe('build-box');
+    expect(await p.getByTestId('device-ip').textContent()).toBe('127.0.0.1');
+    expect(await p.getByRole('note').textContent()).toMatch(/Only approve a request you started yourself/);
+    await shot(p, '08-cli-approve');
+    await p.getByRole('button', { name: 'Approve sign-in' }).click();
+    await p.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
+    const result = JSON.parse(String((await lines.next()).value)) as {
+      status: number;
+      body: { token: string };
+    };
+    expect(result.status).toBe(200);
+    const who = await callFn(base, 'whoamiForCli', {}, result.body.token);
+    expect(who.body).toMatchObject({ user: { email: owner.email }, token: { label: 'cli build-box' } });
+    await ctx.close();
+
+    // A callback that is not on this computer is refused outright.
+    const bad = new URL(url);
+    bad.searchParams.set('callback', 'https://evil.example/callback');
+    await page.goto(bad.toString());
+    await page.getByText('The callback is not on this computer').waitFor();
+    expect(await page.getByRole('button', { name: 'Approve sign-in' }).count()).toBe(0);
+  });
+
+  it('creates a project, sets and removes a write-only secret', async () => {
+    const slug = uniq('shop');
+    await page.goto(`${base}/projects`);
+    await page.getByLabel('Name').fill('Shop');
+    await page.getByLabel('Slug').fill(slug);
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.getByTestId('project-status').waitFor();
+    expect(await page.getByTestId('project-status').textContent()).toBe('ready');
+    await page.getByText('No deployments yet.').waitFor();
+
+    const secretValue = `sk_${uniq('v')}`;
+    await page.getByLabel('Key').fill('STRIPE_KEY');
+    await page.getByLabel('Value').fill(secretValue);
+    await page.getByRole('button', { name: 'Save secret' }).click();
+    await page.getByTestId('secret-STRIPE_KEY').waitFor();
+    expect(await page.content()).not.toContain(secretValue);
+    await shot(page, '09-project-secrets');
+    const listed = await t.call('listSecretsForCli', { projectSlug: slug }, undefined, {});
+    expect(listed.statusCode).toBe(401);
+
+    await page.getByTestId('secret-STRIPE_KEY').getByRole('button', { name: 'Remove' }).click();
+    await page.getByRole('button', { name: 'Yes, remove' }).click();
+    await page.getByTestId('secret-STRIPE_KEY').waitFor({ state: 'detached' });
+    await page.getByText('No secrets yet.').waitFor();
+  });
+
+  it('invites a member who sets a password and sees the restricted view', async () => {
+    const email = `${uniq('member')}@example.com`;
+    await page.goto(`${base}/members`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const inviteUrl = (await page.getByTestId('invite-url').textContent())!;
+    expect(inviteUrl).toMatch(/\/set-password#token=/);
+    const row = page.getByTestId(`member-${email}`);
+    await row.waitFor();
+    expect(await row.getByLabel(`Role of ${email}`).inputValue()).toBe('member');
+    await shot(page, '10-members-owner');
+
+    const ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(10_000);
+    await p.goto(inviteUrl);
+    await p.getByTestId('link-email').waitFor();
+    expect(await p.getByTestId('link-email').textContent()).toBe(email);
+    await shot(p, '11-set-password-mobile');
+    await p.getByLabel('New password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Set password and sign in' }).click();
+    await p.getByRole('heading', { name: 'Projects' }).waitFor();
+    await p.goto(`${base}/members`);
+    await p.getByText('Only owners and admins can invite or change members.').waitFor();
+    expect(await p.getByRole('button', { name: 'Invite' }).count()).toBe(0);
+    expect(await p.getByRole('button', { name: 'Remove' }).count()).toBe(0);
+    await shot(p, '12-members-member-mobile');
+    await p.getByRole('link', { name: 'Projects' }).click();
+    await p.getByRole('link', { name: 'Shop' }).click();
+    await p.getByText('Only owners and admins can change secrets.').waitFor();
+    expect(await p.getByRole('button', { name: 'Save secret' }).count()).toBe(0);
+    await ctx.close();
+  });
+
+  it('shows the API keys page empty state until the v1 API lands', async () => {
+    await page.goto(`${base}/api-keys`);
+    await page.getByRole('heading', { name: 'API keys' }).waitFor();
+    await page
+      .getByTestId('api-keys-unavailable')
+      .or(page.getByRole('button', { name: 'Create API key' }))
+      .waitFor();
+    await shot(page, '13-api-keys');
+  });
+
+  it('rejects a state-changing call made with the cookie but without the CSRF token', async () => {
+    const res = await page.evaluate(async () => {
+      const r = await fetch('/api/fn/createTokenForCli', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      return { status: r.status, body: await r.json() };
+    });
+    expect(res).toEqual({
+      status: 403,
+      body: { error: { code: 'CSRF_INVALID', message: expect.any(String) } },
+    });
+  });
+
+  it('signs out', async () => {
+    await page.goto(`${base}/projects`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+    await shot(page, '14-signed-out');
+    const probe = await page.evaluate(async () => (await fetch('/api/dashboard/session')).json());
+    expect(probe.user).toBeNull();
+  });
+});
