@@ -2,6 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config.ts';
 import { CredentialService } from './core/auth/credentials.ts';
+import type { BlobStore } from './core/blobs/blob-store.ts';
+import { createBlobStore } from './core/blobs/create-blob-store.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
 import { type Db, openDb } from './core/db/client.ts';
@@ -20,10 +22,11 @@ export type Deps = {
   credentials: CredentialService;
   limiter: WindowLimiter;
   jobs: JobQueue<JobRegistry>;
+  blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
 };
 
-export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits'>> & {
+export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits' | 'blobs'>> & {
   db?: Db;
   /** PGlite in memory instead of under DATA_DIR (tests). */
   inMemory?: boolean;
@@ -60,8 +63,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
   const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
-  jobs.register(jobDefs);
-  return {
+  const deps: Deps = {
     config,
     db,
     keyring,
@@ -70,6 +72,9 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     credentials: new CredentialService(db, keyring, clock),
     limiter: new WindowLimiter(db, clock),
     jobs,
+    blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
   };
+  jobs.register(jobDefs(deps));
+  return deps;
 }

@@ -28,6 +28,14 @@ export type TestApp = {
     token?: string,
     headers?: Record<string, string>,
   ): Promise<LightMyRequestResponse>;
+  /** A v1 REST request (`url` relative to /v1) with an optional API key and JSON body. */
+  v1(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    url: string,
+    key?: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 };
 
@@ -109,6 +117,17 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
           ...headers,
         },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    v1: (method, url, key, body, headers = {}) =>
+      app.inject({
+        method,
+        url: `/v1${url}`,
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...headers,
+        },
+        ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
     close: async () => {
       await app.close();

@@ -7,6 +7,7 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin.ts';
+import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import {
@@ -54,6 +55,10 @@ export const functions = [
   adminCreateLoginCode,
   adminCreatePlatformCredential,
   adminRevokePlatformCredential,
+  createApiKeyForCli,
+  listApiKeysForCli,
+  revokeApiKeyForCli,
+  adminCreateApiKey,
   // dashboard: personal tokens, members, organizations, invite links
   createTokenForCli,
   listTokensForCli,

@@ -213,14 +213,24 @@ describe('dashboard in a browser', () => {
     await ctx.close();
   });
 
-  it('shows the API keys page empty state until the v1 API lands', async () => {
+  it('creates a test API key shown once, lists it and revokes it', async () => {
     await page.goto(`${base}/api-keys`);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
-    await page
-      .getByTestId('api-keys-unavailable')
-      .or(page.getByRole('button', { name: 'Create API key' }))
-      .waitFor();
-    await shot(page, '13-api-keys');
+    // Before the v1 API existed this page showed an empty state (FUNCTION_NOT_FOUND); now it is live.
+    await page.getByLabel('Kind').selectOption('test');
+    await page.getByLabel('Label (optional)').fill('staging site');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const key = (await page.getByTestId('shown-once').textContent())!;
+    expect(key).toMatch(/^sk_test\./);
+    await shot(page, '13-api-keys-created');
+    expect(await t.deps.credentials.verify(key)).not.toBeNull();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const row = page.locator('tbody tr', { hasText: 'staging site' });
+    await row.waitFor();
+    await row.getByRole('button', { name: 'Revoke' }).click();
+    await row.getByRole('button', { name: 'Yes, revoke' }).click();
+    await row.waitFor({ state: 'detached' });
+    expect(await t.deps.credentials.verify(key)).toBeNull();
   });
 
   it('rejects a state-changing call made with the cookie but without the CSRF token', async () => {
