@@ -115,6 +115,9 @@ function App() {
             </select>
           </label>
         ) : null}
+        <Link href="/orgs/new" class="new-org">
+          New organization
+        </Link>
         <nav aria-label="Main">
           {nav.map(([href, label]) => (
             <Link key={href} href={href} current={path === href || (href === '/projects' && !!projectMatch)}>

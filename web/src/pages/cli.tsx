@@ -39,7 +39,14 @@ export function HandOffPage(props: { user: User }) {
   const expired = minted !== null && left === 0;
   const mmss = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}`;
   return (
-    <Page title="Sign in the CLI" intro="Run pier login --code on your machine and paste this one-time code.">
+    <Page
+      title="Sign in the CLI"
+      intro={
+        <>
+          Run <code>pier login --code</code> on your machine and paste this one-time code.
+        </>
+      }
+    >
       <div class="card handoff">
         <p>
           Signed in as <strong data-testid="handoff-email">{props.user.email}</strong>
