@@ -66,7 +66,14 @@ describe('dashboard in a browser', () => {
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toBe('The e-mail or password is not right.');
     await shot(page, '04-sign-in-wrong-password');
-    await signIn(page, owner.email, PASSWORD);
+    // Keyboard only: Tab moves from e-mail to password, Enter submits.
+    await page.getByLabel('E-mail').fill('');
+    await page.getByLabel('E-mail').focus();
+    await page.keyboard.type(owner.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('ControlOrMeta+a');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Personal tokens' }).waitFor();
   });
 

@@ -98,14 +98,14 @@ export function ApiKeysPage(props: { org: Org }) {
           <tbody>
             {data.map((k) => (
               <tr key={k.keyId}>
-                <td>{k.label}</td>
-                <td>
+                <td data-label="Label">{k.label}</td>
+                <td data-label="Kind">
                   <span class={`badge kind-${k.kind}`}>{k.kind}</span>
                 </td>
-                <td>{fmtDate(k.createdAt)}</td>
-                <td>{k.lastUsedAt ? fmtDate(k.lastUsedAt) : 'never'}</td>
+                <td data-label="Created">{fmtDate(k.createdAt)}</td>
+                <td data-label="Last used">{k.lastUsedAt ? fmtDate(k.lastUsedAt) : 'never'}</td>
                 {manager ? (
-                  <td>
+                  <td data-label="Actions">
                     <ConfirmButton
                       label="Revoke"
                       confirm={`Revoke “${k.label}”?`}

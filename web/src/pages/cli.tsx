@@ -6,6 +6,7 @@ import { CopyButton, ErrorNote, Page } from '../ui.tsx';
 // `pier login`'s browser flow (PKCE: the code only works with the verifier the CLI kept).
 
 type Minted = { code: string; expiresAt: string; label: string };
+const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;
 
 function useNow(): number {
   const [now, setNow] = useState(Date.now());
@@ -25,7 +26,10 @@ export function HandOffPage(props: { user: User }) {
     setBusy(true);
     setError(null);
     try {
-      setMinted(await fn<Minted>('createLoginCodeForCli', {}));
+      const r = await fn<Minted>('createLoginCodeForCli', {});
+      // Count down from when the code arrived, not from the server's clock, so a skewed clock here cannot
+      // show a live code as expired (or the reverse); the server stays the judge.
+      setMinted({ ...r, expiresAt: new Date(Date.now() + LOGIN_CODE_TTL_MS).toISOString() });
     } catch (e) {
       setError(e);
     } finally {

@@ -47,12 +47,12 @@ export function MembersPage(props: { org: Org; user: User }) {
               const mayTouch = manager && (props.org.role === 'owner' || m.role !== 'owner');
               return (
                 <tr key={m.userId} data-testid={`member-${m.email}`}>
-                  <td>
+                  <td data-label="E-mail">
                     {m.email}
                     {m.userId === props.user.id ? <span class="badge">you</span> : null}
                     {m.pending ? <span class="badge">invited</span> : null}
                   </td>
-                  <td>
+                  <td data-label="Role">
                     {mayTouch ? (
                       <label>
                         <span class="sr-only">Role of {m.email}</span>
@@ -79,9 +79,9 @@ export function MembersPage(props: { org: Org; user: User }) {
                       m.role
                     )}
                   </td>
-                  <td>{fmtDate(m.joinedAt)}</td>
+                  <td data-label="Joined">{fmtDate(m.joinedAt)}</td>
                   {manager ? (
-                    <td>
+                    <td data-label="Actions">
                       {mayTouch ? (
                         <ConfirmButton
                           label="Remove"

@@ -86,12 +86,14 @@ function Deployments(props: { slug: string }) {
           <tbody>
             {data.map((d) => (
               <tr key={d.deploymentId}>
-                <td>{d.url ? <a href={d.url}>{d.deploymentId}</a> : d.deploymentId}</td>
-                <td>
+                <td data-label="Deployment">
+                  {d.url ? <a href={d.url}>{d.deploymentId}</a> : d.deploymentId}
+                </td>
+                <td data-label="Status">
                   <span class={`status status-${d.status}`}>{d.status}</span>
                   {d.errorMessage ? <div class="error">{d.errorMessage}</div> : null}
                 </td>
-                <td>{fmtDate(d.createdAt)}</td>
+                <td data-label="Created">{fmtDate(d.createdAt)}</td>
               </tr>
             ))}
           </tbody>
@@ -129,12 +131,12 @@ function Secrets(props: { slug: string; canWrite: boolean }) {
           <tbody>
             {data.map((s) => (
               <tr key={s.key} data-testid={`secret-${s.key}`}>
-                <td>
+                <td data-label="Key">
                   <code>{s.key}</code>
                 </td>
-                <td>{fmtDate(s.updatedAt)}</td>
+                <td data-label="Updated">{fmtDate(s.updatedAt)}</td>
                 {props.canWrite ? (
-                  <td>
+                  <td data-label="Actions">
                     <ConfirmButton
                       label="Remove"
                       confirm={`Remove ${s.key}?`}

@@ -68,7 +68,7 @@ export function TokensPage() {
           <tbody>
             {data.map((t) => (
               <tr key={t.keyId} data-testid={`token-${t.keyId}`}>
-                <td>
+                <td data-label="Label">
                   {editing === t.keyId ? (
                     <form
                       class="rename"
@@ -109,10 +109,10 @@ export function TokensPage() {
                     </>
                   )}
                 </td>
-                <td>{fmtDate(t.createdAt)}</td>
-                <td>{t.lastUsedAt ? fmtDate(t.lastUsedAt) : 'never'}</td>
-                <td>{t.expiresAt ? fmtDate(t.expiresAt) : 'never'}</td>
-                <td>
+                <td data-label="Created">{fmtDate(t.createdAt)}</td>
+                <td data-label="Last used">{t.lastUsedAt ? fmtDate(t.lastUsedAt) : 'never'}</td>
+                <td data-label="Expires">{t.expiresAt ? fmtDate(t.expiresAt) : 'never'}</td>
+                <td data-label="Actions">
                   <ConfirmButton
                     label="Revoke"
                     confirm={`Revoke “${t.label}”? Anything using it stops working.`}
