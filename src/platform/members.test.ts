@@ -72,6 +72,29 @@ describe('members', () => {
     expect(gone.json().error.code).toBe('MEMBER_NOT_FOUND');
   });
 
+  it("never hands out a password link for someone else's pending account", async () => {
+    const a = await seedOrg(t.deps);
+    const b = await seedOrg(t.deps);
+    // b's owner was created like a createOrganization customer: no password yet.
+    const victim = b.owner.user.email;
+    const inv = await t.call(
+      'inviteMemberForCli',
+      { orgSlug: a.org.slug, email: victim, role: 'member' },
+      a.owner.token,
+    );
+    expect(inv.statusCode).toBe(200);
+    expect(inv.json().inviteUrl).toBeNull();
+    // Someone new only to this organization gets one, also when invited again.
+    const email = `${uniq('fresh')}@example.com`;
+    await t.call('inviteMemberForCli', { orgSlug: a.org.slug, email, role: 'member' }, a.owner.token);
+    const again = await t.call(
+      'inviteMemberForCli',
+      { orgSlug: a.org.slug, email, role: 'member' },
+      a.owner.token,
+    );
+    expect(again.json().inviteUrl).toMatch(/set-password/);
+  });
+
   it('keeps the last owner', async () => {
     const { org, owner } = await seedOrg(t.deps);
     const demote = await t.call(

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Db } from '../core/db/client.ts';
 import { errors } from '../core/errors.ts';
 import { createPasswordLink } from '../dashboard/password-links.ts';
+import type { Deps } from '../deps.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
 import { audit } from './audit.ts';
 import { defineFn } from './fn-kit.ts';
@@ -40,6 +41,14 @@ async function lockedMembership(tx: Tx, orgId: string, userId: string) {
     .from(memberships)
     .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
   return { member: m, ownerCount: owners.length };
+}
+
+async function onlyMemberOf(deps: Deps, userId: string, orgId: string): Promise<boolean> {
+  const rows = await deps.db.orm
+    .select({ orgId: memberships.orgId })
+    .from(memberships)
+    .where(eq(memberships.userId, userId));
+  return rows.every((r) => r.orgId === orgId);
 }
 
 function assertMayTouch(actorRole: Role, targetRole: Role, newRole?: Role): void {
@@ -82,7 +91,7 @@ export const listMembersForCli = defineFn({
 export const inviteMemberForCli = defineFn({
   name: 'inviteMemberForCli',
   summary:
-    'Adds a person to an organization by e-mail (owner or admin). A person without a password yet gets a one-time link to set one, returned as inviteUrl until mail delivery lands.',
+    'Adds a person to an organization by e-mail (owner or admin). A new person (no password, no other organization) gets a one-time link to set a password, returned as inviteUrl until mail delivery lands.',
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, email: emailInput, role: roleSchema }),
   output: z.object({
@@ -104,7 +113,13 @@ export const inviteMemberForCli = defineFn({
       .onConflictDoNothing()
       .returning({ role: memberships.role });
     const alreadyMember = inserted.length === 0;
-    const link = user.passwordHash ? null : await createPasswordLink(deps, user.id, 'invite');
+    // A password link is handed to the inviter only for a person whose every membership is in this
+    // organization: otherwise an admin here could take over a pending account that belongs to another one
+    // (a customer created by createOrganization who has not set a password yet).
+    const link =
+      !user.passwordHash && (await onlyMemberOf(deps, user.id, org.id))
+        ? await createPasswordLink(deps, user.id, 'invite')
+        : null;
     if (!alreadyMember)
       await audit(deps, { kind: 'user', id: caller.userId }, 'member.invite', org.id, {
         userId: user.id,
