@@ -125,6 +125,58 @@ export const errors = {
     new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
   invalidCursor: () =>
     new ApiError('INVALID_CURSOR', 400, 'The cursor is not valid; start again without one.'),
+  // The target is the caller's input (400); failures of a reachable upstream are gateway errors (502/504).
+  urlNotAllowed: (host: string, why: string) =>
+    new ApiError('URL_NOT_ALLOWED', 400, `Pier does not fetch '${host}': ${why}.`),
+  fetchFailed: (host: string, why: string) =>
+    new ApiError('FETCH_FAILED', 502, `Fetching from '${host}' failed: ${why}.`),
+  fetchTimeout: (ms: number) =>
+    new ApiError('FETCH_TIMEOUT', 504, `The remote server did not answer within ${ms} ms.`),
+  responseTooLarge: (maxBytes: number) =>
+    new ApiError(
+      'RESPONSE_TOO_LARGE',
+      502,
+      `The remote response is larger than the ${maxBytes} bytes allowed.`,
+    ),
+  tooManyRedirects: (max: number) =>
+    new ApiError('TOO_MANY_REDIRECTS', 502, `The remote server redirected more than ${max} times.`),
+  // models (src/core/ai, the model proxy)
+  modelNotAvailable: (model: string) =>
+    new ApiError(
+      'MODEL_NOT_AVAILABLE',
+      404,
+      `No provider with a key serves the model '${model}' for this organization.`,
+    ),
+  invalidModel: (message: string) => new ApiError('INVALID_MODEL', 400, message),
+  modelCapabilityUnsupported: (provider: string, what: string) =>
+    new ApiError('MODEL_CAPABILITY_UNSUPPORTED', 400, `The provider '${provider}' does not offer ${what}.`),
+  modelProviderRateLimited: (provider: string, retryAfterSec: number) =>
+    new ApiError(
+      'MODEL_PROVIDER_RATE_LIMITED',
+      429,
+      `The model provider '${provider}' is rate limiting requests; retry in ${retryAfterSec} s.`,
+      { 'retry-after': String(retryAfterSec) },
+    ),
+  modelProviderError: (provider: string, status: number | undefined) =>
+    new ApiError(
+      'MODEL_PROVIDER_ERROR',
+      502,
+      `The model provider '${provider}' failed${status ? ` with HTTP ${status}` : ''} after retries.`,
+    ),
+  modelProviderRejected: (provider: string, status: number, detail: string) =>
+    new ApiError(
+      'MODEL_PROVIDER_REJECTED',
+      status === 401 || status === 403 ? 502 : 400,
+      `The model provider '${provider}' refused the request (HTTP ${status}): ${detail}`,
+    ),
+  modelProviderUnavailable: (provider: string) =>
+    new ApiError('MODEL_PROVIDER_UNAVAILABLE', 503, `The model provider '${provider}' could not be reached.`),
+  embedderDimensionMismatch: (recorded: number, given: number, model: string) =>
+    new ApiError(
+      'EMBEDDER_DIMENSION_MISMATCH',
+      409,
+      `This installation stores ${recorded}-dimension vectors; '${model}' makes ${given}. Re-embed to switch.`,
+    ),
   // dashboard: sessions, passwords, members, tokens
   signInFailed: () => new ApiError('SIGNIN_FAILED', 401, 'The e-mail or password is not right.'),
   signUpDisabled: () => new ApiError('SIGNUP_DISABLED', 403, 'Sign-up is turned off on this Pier.'),

@@ -17,6 +17,13 @@ import {
   removeMemberForCli,
   setMemberRoleForCli,
 } from './members.ts';
+import { getModelUsageForCli } from './model-usage.ts';
+import {
+  listModelProvidersForCli,
+  removeModelProviderKeyForCli,
+  resolveModel,
+  setModelProviderKeyForCli,
+} from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import {
   createTokenForCli,
@@ -59,6 +66,11 @@ export const functions = [
   listApiKeysForCli,
   revokeApiKeyForCli,
   adminCreateApiKey,
+  setModelProviderKeyForCli,
+  removeModelProviderKeyForCli,
+  listModelProvidersForCli,
+  resolveModel,
+  getModelUsageForCli,
   // dashboard: personal tokens, members, organizations, invite links
   createTokenForCli,
   listTokensForCli,

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
-import readline from 'node:readline';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
+import { seedOperator } from '../../seed.ts';
+import { CLI_MAIN, json, NODE24, pier, removeScratchHomes, scratchHome } from '../cli-helpers.ts';
 import { callFn, launchBrowser, shot, startPier } from './browser-kit.ts';
 
 // The dashboard end to end in headless Chromium against a real Pier on a real port. The tests share one
@@ -25,6 +26,7 @@ beforeAll(async () => {
   page.setDefaultTimeout(10_000);
 });
 afterAll(async () => {
+  removeScratchHomes();
   await browser?.close();
   await t?.close();
 });
@@ -121,12 +123,33 @@ describe('dashboard in a browser', () => {
     );
   });
 
-  it('approves a `pier login` browser flow from a real CLI process, signing in first', async () => {
-    const cli = spawn(process.execPath, ['test/e2e/browser/fake-cli.ts', base, 'build-box'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
+  it('approves a real `pier login` browser flow, signing in first', async () => {
+    // The real CLI as a child process; PIER_BROWSER=true opens nothing, so we read the URL it prints.
+    const home = scratchHome();
+    const env = {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home.home,
+      XDG_CONFIG_HOME: home.configHome,
+      DATA_DIR: home.dataDir,
+      PIER_URL: base,
+      PIER_BROWSER: 'true',
+    };
+    const cli = spawn(NODE24, [CLI_MAIN, 'login', '--json'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    cli.stdout.on('data', (d) => {
+      stdout += d;
     });
-    const lines = readline.createInterface({ input: cli.stdout! })[Symbol.asyncIterator]();
-    const { url } = JSON.parse(String((await lines.next()).value)) as { url: string };
+    const exited = new Promise<number | null>((resolve) => cli.on('close', resolve));
+    const url = await new Promise<string>((resolve, reject) => {
+      cli.stderr.on('data', (d) => {
+        stderr += d;
+        const m = /(http:\/\/\S+\/cli\/login\?\S+)/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      cli.on('close', () => reject(new Error(`pier login exited: ${stderr}`)));
+    });
+    expect(new URL(url).searchParams.get('callback')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/callback$/);
 
     // A browser that is not signed in yet: sign in first, come back to the approval page.
     const ctx = await browser.newContext();
@@ -137,19 +160,23 @@ describe('dashboard in a browser', () => {
     await p.getByText('Sign in to approve the command-line login').waitFor();
     await signIn(p, owner.email, PASSWORD);
     await p.getByRole('heading', { name: 'Approve command-line sign-in' }).waitFor();
-    expect(await p.getByTestId('device').textContent()).toBe('build-box');
+    const device = new URL(url).searchParams.get('device')!;
+    expect(await p.getByTestId('device').textContent()).toBe(device);
     expect(await p.getByTestId('device-ip').textContent()).toBe('127.0.0.1');
     expect(await p.getByRole('note').textContent()).toMatch(/Only approve a request you started yourself/);
     await shot(p, '08-cli-approve');
     await p.getByRole('button', { name: 'Approve sign-in' }).click();
     await p.waitForURL(/127\.0\.0\.1:\d+\/callback\?/);
-    const result = JSON.parse(String((await lines.next()).value)) as {
-      status: number;
-      body: { token: string };
-    };
-    expect(result.status).toBe(200);
-    const who = await callFn(base, 'whoamiForCli', {}, result.body.token);
-    expect(who.body).toMatchObject({ user: { email: owner.email }, token: { label: 'cli build-box' } });
+    await p.getByText('Pier CLI logged in').waitFor();
+    expect(await exited).toBe(0);
+    expect(JSON.parse(stdout)).toMatchObject({
+      url: base,
+      user: { email: owner.email },
+      label: `cli ${device}`,
+    });
+    // The CLI now holds a working token.
+    const who = json<{ user: { email: string } }>(await pier(['whoami', '--json'], { url: base, home }));
+    expect(who.user.email).toBe(owner.email);
     await ctx.close();
 
     // A callback that is not on this computer is refused outright.
@@ -217,6 +244,31 @@ describe('dashboard in a browser', () => {
     await p.getByRole('link', { name: 'Shop' }).click();
     await p.getByText('Only owners and admins can change secrets.').waitFor();
     expect(await p.getByRole('button', { name: 'Save secret' }).count()).toBe(0);
+    await ctx.close();
+  });
+
+  it('lets a person with an operator link (`pier admin user invite-link`) set a password', async () => {
+    const email = `${uniq('op-invited')}@example.com`;
+    const home = scratchHome();
+    const operatorKey = (await seedOperator(t.deps)).token;
+    const link = json<{ url: string; email: string }>(
+      await pier(['admin', 'user', 'invite-link', '--email', email, '--json'], {
+        url: base,
+        home,
+        env: { PIER_OPERATOR_KEY: operatorKey },
+      }),
+    );
+    expect(link.email).toBe(email);
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(10_000);
+    await p.goto(link.url);
+    await p.getByLabel('New password').fill(PASSWORD);
+    await p.getByRole('button', { name: 'Set password and sign in' }).click();
+    await p.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
+    // The link works once.
+    await p.goto(link.url);
+    await p.getByText('That link is not valid any more').waitFor();
     await ctx.close();
   });
 
