@@ -8,7 +8,15 @@ import {
   adminSetPlan,
 } from './admin.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
+import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import {
+  createOrgForCli,
+  inviteMemberForCli,
+  listMembersForCli,
+  removeMemberForCli,
+  setMemberRoleForCli,
+} from './members.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
   listModelProvidersForCli,
@@ -17,6 +25,12 @@ import {
   setModelProviderKeyForCli,
 } from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import {
+  createTokenForCli,
+  listTokensForCli,
+  revokeTokenByIdForCli,
+  updateTokenLabelForCli,
+} from './personal-tokens.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
@@ -57,6 +71,17 @@ export const functions = [
   listModelProvidersForCli,
   resolveModel,
   getModelUsageForCli,
+  // dashboard: personal tokens, members, organizations, invite links
+  createTokenForCli,
+  listTokensForCli,
+  updateTokenLabelForCli,
+  revokeTokenByIdForCli,
+  listMembersForCli,
+  inviteMemberForCli,
+  setMemberRoleForCli,
+  removeMemberForCli,
+  createOrgForCli,
+  adminCreateInviteLink,
 ] as const;
 
 export type Functions = typeof functions;
