@@ -31,6 +31,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // One access line per request (below) instead of Fastify's two: half the logging cost per call.
+    disableRequestLogging: true,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -38,6 +40,18 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   installErrorHandler(app, deps.config.publicUrl);
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
+  });
+  // No headers, no body, no query string (where a careless client might put a credential).
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info(
+      {
+        method: req.method,
+        path: req.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
   });
 
   app.get('/healthz', async () => ({ ok: true }));

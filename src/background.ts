@@ -1,5 +1,6 @@
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
+import { startAccessCache } from './platform/access-cache.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
 
@@ -12,10 +13,12 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
     deps.credentials.forget(keyId),
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
+  const stopAccessCache = await startAccessCache(deps);
   await deps.jobs.start();
   if (opts.worker) await deps.jobs.work();
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
+    await stopAccessCache();
     await unlisten();
   };
 }

@@ -29,8 +29,9 @@ export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'li
   inMemory?: boolean;
 };
 
-export function createLogger(config: Config): FastifyBaseLogger {
-  return pino({
+/** The process logger: JSON lines, credentials and secret values redacted. `stream` defaults to stdout. */
+export function createLogger(config: Config, stream?: pino.DestinationStream): FastifyBaseLogger {
+  const options: pino.LoggerOptions = {
     level: config.logLevel,
     redact: {
       paths: [
@@ -43,7 +44,8 @@ export function createLogger(config: Config): FastifyBaseLogger {
       ],
       censor: '[redacted]',
     },
-  }) as unknown as FastifyBaseLogger;
+  };
+  return (stream ? pino(options, stream) : pino(options)) as unknown as FastifyBaseLogger;
 }
 
 /** Opens the database, applies migrations and wires the shared services; no listening, no workers. */
