@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -10,7 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { type Clock, ManualClock } from '../src/core/clock.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
-import { createDeps, type Deps, type DepsOverrides } from '../src/deps.ts';
+import { createDeps, createLogger, type Deps, type DepsOverrides } from '../src/deps.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
 // suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).
@@ -27,9 +28,17 @@ export type TestApp = {
     body: unknown,
     token?: string,
     headers?: Record<string, string>,
+    opts?: CallOptions,
   ): Promise<LightMyRequestResponse>;
+  /**
+   * Closes this app and opens a new one on the same storage (PGlite dataDir or PostgreSQL database) with
+   * the same keyring and clock: what a process restart keeps. Needs `persist: true`.
+   */
+  restart(): Promise<TestApp>;
   close(): Promise<void>;
 };
+
+export type CallOptions = { remoteAddress?: string };
 
 export type TestAppOptions = {
   env?: Record<string, string>;
@@ -41,6 +50,10 @@ export type TestAppOptions = {
   db?: Db;
   dataDir?: string;
   keyring?: Keyring;
+  /** Keep the data on disk (PGlite under dataDir/db) or in a named PostgreSQL database, for restart(). */
+  persist?: boolean;
+  /** Capture the JSON logs (level info) into this stream. */
+  logStream?: Writable;
 };
 
 async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
@@ -73,33 +86,65 @@ export async function openTestDb(): Promise<{ db: Db; url?: string; drop: () => 
   return { db: await openDb({}), drop: async () => {} };
 }
 
+type Storage = { db: Db; url?: string; drop: () => Promise<void>; reopen: () => Promise<Db> };
+
+async function openStorage(opts: TestAppOptions, dataDir: string): Promise<Storage> {
+  if (onPostgres) {
+    const { db, drop } = await freshPostgres();
+    const url = (db as Db & { url?: string }).url!;
+    return { db, url, drop, reopen: () => openDb({ databaseUrl: url, poolSize: 5 }) };
+  }
+  const dir = opts.persist ? path.join(dataDir, 'db') : undefined;
+  return { db: await openDb({ dataDir: dir }), drop: async () => {}, reopen: () => openDb({ dataDir: dir }) };
+}
+
 export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pier-test-'));
-  const owned = opts.db ? null : await openTestDb();
-  const db = opts.db ?? owned!.db;
+  const storage = opts.db ? null : await openStorage(opts, dataDir);
+  return build(
+    {
+      ...opts,
+      dataDir,
+      clock: opts.clock ?? new ManualClock(Date.now()),
+      keyring: opts.keyring ?? Keyring.random(),
+    },
+    opts.db ?? storage!.db,
+    storage,
+  );
+}
+
+async function build(
+  opts: TestAppOptions & { dataDir: string; clock: Clock; keyring: Keyring },
+  db: Db,
+  storage: Storage | null,
+): Promise<TestApp> {
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    DATA_DIR: opts.dataDir,
+    LOG_LEVEL: opts.logStream ? 'info' : 'silent',
     PUBLIC_URL: 'http://pier.test',
-    ...(owned?.url ? { DATABASE_URL: owned.url } : {}),
+    ...(storage?.url ? { DATABASE_URL: storage.url } : {}),
     ...opts.env,
   });
-  const clock = opts.clock ?? new ManualClock(Date.now());
   const deps = await createDeps(config, {
     db,
-    clock,
-    keyring: opts.keyring ?? Keyring.random(),
+    clock: opts.clock,
+    keyring: opts.keyring,
     limits: opts.limits,
+    log: opts.logStream ? createLogger(config, opts.logStream) : undefined,
   });
   const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logger: Boolean(opts.logStream) });
   await app.ready();
+  const shutdown = async () => {
+    await app.close();
+    await stopBackground();
+  };
   return {
     app,
     deps,
-    clock,
-    dataDir,
-    call: (name, body, token, headers = {}) =>
+    clock: opts.clock,
+    dataDir: opts.dataDir,
+    call: (name, body, token, headers = {}, callOpts = {}) =>
       app.inject({
         method: 'POST',
         url: `/api/fn/${name}`,
@@ -109,13 +154,19 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
           ...headers,
         },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
+        ...(callOpts.remoteAddress ? { remoteAddress: callOpts.remoteAddress } : {}),
       }),
+    restart: async () => {
+      if (!storage || !opts.persist) throw new Error('restart() needs testApp({ persist: true })');
+      await shutdown();
+      await db.close();
+      return build(opts, await storage.reopen(), storage);
+    },
     close: async () => {
-      await app.close();
-      await stopBackground();
-      if (owned) {
+      await shutdown();
+      if (storage) {
         await db.close();
-        await owned.drop();
+        await storage.drop();
       }
     },
   };

@@ -84,12 +84,13 @@ export async function functionApiRoutes(
     );
   }
 
-  app.post('/api/fn/:name', async (req) => {
+  app.post('/api/fn/:name', { schema: { hide: true } }, async (req) => {
     throw errors.functionNotFound((req.params as { name: string }).name.slice(0, 100));
   });
   app.route({
     method: ['GET', 'PUT', 'PATCH', 'DELETE'],
     url: '/api/fn/*',
+    schema: { hide: true },
     handler: async (_req, reply) => {
       reply.header('allow', 'POST');
       throw errors.methodNotAllowed();
