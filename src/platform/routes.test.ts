@@ -41,6 +41,9 @@ describe('calling convention', () => {
     expectError(await t.call('whoamiForCli', '', token), 400, 'VALIDATION_ERROR');
     expectError(await t.call('exchangeCliAuthCode', '{"__proto__":{"x":1}}'), 400, 'VALIDATION_ERROR');
     expectError(await t.call('exchangeCliAuthCode', { code: 42 }), 400, 'VALIDATION_ERROR');
+    // PostgreSQL text cannot hold NUL: refused as input, never a 500 from the database.
+    expectError(await t.call('adminCreateUser', { email: 'a\u0000@b.co' }, token), 403, 'FORBIDDEN');
+    expectError(await t.call('getProjectForCli', { slug: 'a\u0000b' }, token), 400, 'VALIDATION_ERROR');
     expect((await t.call('whoamiForCli', {}, token)).statusCode).toBe(200);
   });
 

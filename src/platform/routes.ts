@@ -24,6 +24,14 @@ function authorize(auth: FnAuth, caller: Caller | null): void {
   }
 }
 
+/** PostgreSQL text cannot hold NUL; refuse it up front instead of failing in the database. */
+function hasNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 32 || value === null || typeof value !== 'object') return false;
+  for (const [k, v] of Object.entries(value)) if (k.includes('\u0000') || hasNul(v, depth + 1)) return true;
+  return false;
+}
+
 function clientIp(req: FastifyRequest): string {
   return req.ip || req.socket.remoteAddress || 'unknown';
 }
@@ -74,6 +82,9 @@ export async function functionApiRoutes(
         onRequest: async (req) => {
           req.caller = await resolveCaller(req, deps.credentials, opts.resolvers);
           authorize(def.auth, req.caller);
+        },
+        preValidation: async (req) => {
+          if (hasNul(req.body)) throw errors.validation('Strings must not contain NUL characters.');
         },
       },
       async (req) =>
