@@ -51,8 +51,9 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
     LOG_LEVEL: (process.env.BENCH_LOG_LEVEL ?? 'info') as 'info',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
-  // Production logging (info: a line per request) into /dev/null, so its cost is measured, not its output.
-  const log = createLogger(config, pino.destination({ dest: '/dev/null', sync: false }));
+  // Production logging (info: a line per request; synchronous writes like pino's stdout default) into
+  // /dev/null, so its cost is measured, not its output.
+  const log = createLogger(config, pino.destination({ dest: '/dev/null', sync: true }));
   const deps = await createDeps(config, { log });
   const stop = await startBackground(deps, { worker: false });
   const { user } = await ensureUser(deps, 'bench@example.com');

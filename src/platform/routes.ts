@@ -83,15 +83,15 @@ export async function functionApiRoutes(
           req.caller = await resolveCaller(req, deps.credentials, opts.resolvers);
           authorize(def.auth, req.caller);
         },
-        preValidation: async (req) => {
-          if (hasNul(req.body)) throw errors.validation('Strings must not contain NUL characters.');
-        },
       },
-      async (req) =>
-        def.handler(
+      async (req) => {
+        // Here rather than in a hook (one less async step per call); the schema has already run.
+        if (hasNul(req.body)) throw errors.validation('Strings must not contain NUL characters.');
+        return def.handler(
           { deps, caller: req.caller as never, ip: clientIp(req), log: req.log },
           req.body as never,
-        ),
+        );
+      },
     );
   }
 
