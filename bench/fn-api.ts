@@ -35,6 +35,12 @@ type Target = { url: string; body: string; headers: Record<string, string> };
 // ---------------------------------------------------------------------------------------------------
 // Server side (child process)
 
+/** The server's own CPU time (user + system, µs): cost per request, robust to a busy shared machine. */
+function cpuMicros(): { cpu: number } {
+  const u = process.cpuUsage();
+  return { cpu: u.user + u.system };
+}
+
 async function servePier(databaseUrl: string | undefined): Promise<void> {
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps, createLogger } = await import('../src/deps.ts');
@@ -67,6 +73,7 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
   await createProject(deps, org, { slug: 'bench-app', name: 'Bench app' });
   const { token } = await issuePersonalToken(deps, user.id, 'bench');
   const app = await buildApp(deps);
+  app.get('/__bench/cpu', async () => cpuMicros());
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const target: Target = {
@@ -89,6 +96,7 @@ async function serveBare(sampleJson: string): Promise<void> {
   const sample = JSON.parse(sampleJson);
   const app = Fastify({ logger: false });
   app.post('/api/fn/getProjectForCli', async () => sample);
+  app.get('/__bench/cpu', async () => cpuMicros());
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const target: Target = {
@@ -148,11 +156,24 @@ async function load(t: Target, seconds = duration): Promise<AutocannonResult> {
   });
 }
 
-type Row = { name: string; rps: number; p99: number; non2xx: number };
+type Row = { name: string; rps: number; p99: number; non2xx: number; cpuPerReq: number };
+
+async function serverCpu(t: Target): Promise<number> {
+  const res = await fetch(t.url.replace('/api/fn/getProjectForCli', '/__bench/cpu'));
+  return ((await res.json()) as { cpu: number }).cpu;
+}
 
 async function measure(name: string, t: Target): Promise<Row> {
+  const before = await serverCpu(t);
   const r = await load(t);
-  return { name, rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
+  const cpu = (await serverCpu(t)) - before;
+  return {
+    name,
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    non2xx: r.non2xx + r.errors,
+    cpuPerReq: cpu / Math.max(1, r.requests.total),
+  };
 }
 
 async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> } | null> {
@@ -189,6 +210,7 @@ function combine(name: string, rows: Row[]): Row {
     rps: rows.reduce((a, r) => a + r.rps, 0) / rows.length,
     p99: Math.max(...rows.map((r) => r.p99)),
     non2xx: rows.reduce((a, r) => a + r.non2xx, 0),
+    cpuPerReq: rows.reduce((a, r) => a + r.cpuPerReq, 0) / rows.length,
   };
 }
 
@@ -237,18 +259,22 @@ async function main(): Promise<void> {
   } else {
     console.log('PostgreSQL not reachable; skipped (set BENCH_DATABASE_URL).');
   }
-  console.log('\n| database | target | req/s | p99 ms | non-2xx | ratio |');
-  console.log('|---|---|---:|---:|---:|---:|');
+  console.log(
+    '\n| database | target | req/s | p99 ms | non-2xx | server CPU µs/req | ratio (req/s) | ratio (CPU) |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
   let ok = true;
   for (const r of results) {
     const ratio = r.pier.rps / r.bare.rps;
+    const cpuRatio = r.bare.cpuPerReq / r.pier.cpuPerReq;
     if (ratio < 0.5) ok = false;
-    console.log(
-      `| ${r.label} | ${r.bare.name} | ${r.bare.rps.toFixed(0)} | ${r.bare.p99} | ${r.bare.non2xx} | 1.00 |`,
-    );
-    console.log(
-      `| ${r.label} | ${r.pier.name} | ${r.pier.rps.toFixed(0)} | ${r.pier.p99} | ${r.pier.non2xx} | ${ratio.toFixed(2)} |`,
-    );
+    const line = (row: Row, rr: string, cr: string) =>
+      console.log(
+        `| ${r.label} | ${row.name} | ${row.rps.toFixed(0)} | ${row.p99} | ${row.non2xx} | ` +
+          `${row.cpuPerReq.toFixed(0)} | ${rr} | ${cr} |`,
+      );
+    line(r.bare, '1.00', '1.00');
+    line(r.pier, ratio.toFixed(2), cpuRatio.toFixed(2));
   }
   console.log(ok ? '\nratio ≥ 0.5 on every database' : '\nratio below 0.5 on some database');
   process.exitCode = ok ? 0 : 1;
