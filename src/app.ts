@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
 import type { CallerResolver } from './core/auth/resolve.ts';
@@ -44,13 +44,30 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // One access line per request (below) instead of Fastify's two: half the logging cost per call.
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, deps.config.publicUrl);
-  app.addHook('onSend', async (req, reply) => {
+  // Callback-style hooks: on the hot path each async hook costs a promise and a microtask turn.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
+  });
+  // No headers, no body, no query string (where a careless client might put a credential).
+  app.addHook('onResponse', (req, reply, done) => {
+    req.log.info(
+      {
+        method: req.method,
+        path: req.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+    done();
   });
 
   app.get('/healthz', async () => ({ ok: true }));

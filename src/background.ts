@@ -1,6 +1,7 @@
 import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
+import { startAccessCache } from './platform/access-cache.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
 
@@ -13,6 +14,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
     deps.credentials.forget(keyId),
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
+  const stopAccessCache = await startAccessCache(deps);
   await deps.jobs.start();
   if (opts.worker) {
     // Schedules live in the database (one row per name), so every worker may (re)state them at start.
@@ -21,6 +23,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   }
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
+    await stopAccessCache();
     await unlisten();
   };
 }
