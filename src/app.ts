@@ -8,6 +8,7 @@ import { installErrorHandler } from './core/http/error-handler.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
+import { memoryRoutes } from './v1/memory/routes.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,6 +55,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
   await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [] });
+  await app.register(memoryRoutes, { deps, prefix: '/v1/memory' });
 
   app.setNotFoundHandler(async (req, reply) => {
     return reply

@@ -1,5 +1,6 @@
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
+import { scheduleMemoryJobs } from './v1/memory/worker.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
 
@@ -13,6 +14,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
   await deps.jobs.start();
+  await scheduleMemoryJobs(deps);
   if (opts.worker) await deps.jobs.work();
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);

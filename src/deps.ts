@@ -60,8 +60,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
   const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
-  jobs.register(jobDefs);
-  return {
+  const deps: Deps = {
     config,
     db,
     keyring,
@@ -72,4 +71,6 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     jobs,
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
   };
+  jobs.register(jobDefs(deps));
+  return deps;
 }

@@ -40,3 +40,8 @@ export async function seedPlatform(deps: Deps, scopes: string[]) {
 export async function seedOperator(deps: Deps) {
   return deps.credentials.issue({ kind: 'op', label: 'test operator' });
 }
+
+/** A v1 API key of an organization: sk_live sees production data, sk_test the sandbox. */
+export async function seedApiKey(deps: Deps, orgId: string, kind: 'sk_live' | 'sk_test' = 'sk_live') {
+  return deps.credentials.issue({ kind, orgId, label: `test ${kind}` });
+}

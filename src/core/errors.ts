@@ -78,6 +78,24 @@ export const errors = {
   quotaExceeded: (message: string) => new ApiError('QUOTA_EXCEEDED', 400, message),
   lastOwner: () =>
     new ApiError('LAST_OWNER', 409, 'An organization needs at least one owner; promote someone else first.'),
+
+  // v1 memory
+  vectorExtensionMissing: () =>
+    new ApiError(
+      'VECTOR_EXTENSION_MISSING',
+      503,
+      "Memory needs the PostgreSQL 'vector' extension (pgvector): install it on the database server and restart Pier, or run Pier on its embedded database (no DATABASE_URL).",
+    ),
+  agentNotFound: () => new ApiError('AGENT_NOT_FOUND', 404, 'Agent not found.'),
+  memoryNotFound: () => new ApiError('MEMORY_NOT_FOUND', 404, 'Memory not found.'),
+  collectionNotFound: () => new ApiError('COLLECTION_NOT_FOUND', 404, 'Collection not found.'),
+  compactionJobNotFound: () => new ApiError('COMPACTION_JOB_NOT_FOUND', 404, 'Compaction job not found.'),
+  memoryDuplicate: () =>
+    new ApiError(
+      'MEMORY_DUPLICATE',
+      409,
+      'Another active memory of the same agent and collection already has this content.',
+    ),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

@@ -13,4 +13,5 @@ export type MigrationSet = {
 export const migrationSets: MigrationSet[] = [
   { area: 'core', schema: ['src/core/**/tables.ts'] },
   { area: 'platform', schema: ['src/platform/tables.ts'] },
+  { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
 ];

@@ -1,0 +1,26 @@
+import { expect } from 'vitest';
+import type { TestApp } from './harness.ts';
+import { seedApiKey, seedOrg } from './seed.ts';
+import { type V1Client, v1Client } from './v1-client.ts';
+
+// Memory tests: a fresh organization with a live (production) and a test (sandbox) key per test.
+
+export async function memoryTenant(
+  t: TestApp,
+): Promise<{ orgId: string; live: V1Client; sandbox: V1Client }> {
+  const { org } = await seedOrg(t.deps);
+  const live = await seedApiKey(t.deps, org.id, 'sk_live');
+  const test = await seedApiKey(t.deps, org.id, 'sk_test');
+  return { orgId: org.id, live: v1Client(t, live.token), sandbox: v1Client(t, test.token) };
+}
+
+export const hasVector = (t: TestApp) => t.deps.db.features.has('vector');
+
+/** Without pgvector (PostgreSQL without the extension) memory answers 503 with the fix. */
+export async function expectVectorMissing(t: TestApp): Promise<void> {
+  const { live } = await memoryTenant(t);
+  const res = await live.post('/memory/memories', { content: 'x' });
+  expect(res.statusCode).toBe(503);
+  expect(res.json().error.code).toBe('VECTOR_EXTENSION_MISSING');
+  expect(res.json().error.message).toMatch(/pgvector/);
+}
