@@ -1,3 +1,4 @@
+import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
 import { scheduleMemoryJobs } from './v1/memory/worker.ts';
@@ -14,8 +15,12 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
   await deps.jobs.start();
-  await scheduleMemoryJobs(deps);
-  if (opts.worker) await deps.jobs.work();
+  if (opts.worker) {
+    // Schedules live in the database (one row per name), so every worker may (re)state them at start.
+    await deps.jobs.schedule('blobs.sweep-temp', SWEEP_TEMP_CRON, {});
+    await scheduleMemoryJobs(deps);
+    await deps.jobs.work();
+  }
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
     await unlisten();

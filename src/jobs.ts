@@ -1,11 +1,15 @@
-import type { JobDef } from './core/jobs.ts';
-import type { Deps } from './deps.ts';
-import { type MemoryJobPayloads, memoryJobs } from './v1/memory/worker.ts';
+import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
+import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
+import { webhookDeliverJob } from './core/webhooks.ts';
+import { memoryCompactJob, memoryTiersJob } from './v1/memory/worker.ts';
 
-// The typed registry of every background job; areas add their defineJob()s here. Handlers get the
-// process's Deps through the factory.
-export function jobDefs(deps: Deps): JobDef[] {
-  return [...memoryJobs(deps)];
-}
+// The typed registry of every background job: areas add their defineJob()s to this list, and
+// `deps.jobs.enqueue(name, payload)` only compiles for a listed name with a payload its schema accepts.
+export const jobDefs = [
+  sweepBlobTempJob,
+  webhookDeliverJob,
+  memoryCompactJob,
+  memoryTiersJob,
+] as const satisfies readonly JobDef[];
 
-export type JobRegistry = MemoryJobPayloads;
+export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

@@ -1,17 +1,15 @@
 import { expect } from 'vitest';
 import type { TestApp } from './harness.ts';
-import { seedApiKey, seedOrg } from './seed.ts';
+import { seedV1Tenant } from './seed.ts';
 import { type V1Client, v1Client } from './v1-client.ts';
 
 // Memory tests: a fresh organization with a live (production) and a test (sandbox) key per test.
 
-export async function memoryTenant(
-  t: TestApp,
-): Promise<{ orgId: string; live: V1Client; sandbox: V1Client }> {
-  const { org } = await seedOrg(t.deps);
-  const live = await seedApiKey(t.deps, org.id, 'sk_live');
-  const test = await seedApiKey(t.deps, org.id, 'sk_test');
-  return { orgId: org.id, live: v1Client(t, live.token), sandbox: v1Client(t, test.token) };
+export async function memoryTenant(t: TestApp) {
+  const tenant = await seedV1Tenant(t.deps);
+  const live: V1Client = v1Client(t, tenant.live);
+  const sandbox: V1Client = v1Client(t, tenant.test);
+  return { tenant, orgId: tenant.org.id, live, sandbox };
 }
 
 export const hasVector = (t: TestApp) => t.deps.db.features.has('vector');

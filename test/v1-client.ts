@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import type { TestApp } from './harness.ts';
 
-// A tiny v1 client for tests: api.post('/memory/agents', body) with the key as bearer.
+// A tiny v1 client over TestApp.v1 for tests: api.post('/memory/agents', body) with the key as bearer.
 export type V1Client = {
   get(path: string, query?: Record<string, string | number>): Promise<LightMyRequestResponse>;
   post(path: string, body?: unknown): Promise<LightMyRequestResponse>;
@@ -9,39 +9,16 @@ export type V1Client = {
   del(path: string, body?: unknown): Promise<LightMyRequestResponse>;
 };
 
-export function v1Client(t: TestApp, token?: string): V1Client {
-  const headers = (hasBody: boolean) => ({
-    ...(hasBody ? { 'content-type': 'application/json' } : {}),
-    ...(token ? { authorization: `Bearer ${token}` } : {}),
-  });
+export function v1Client(t: TestApp, key?: string): V1Client {
   return {
-    get: (path, query) =>
-      t.app.inject({
-        method: 'GET',
-        url: `/v1${path}`,
-        query: query ? Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])) : undefined,
-        headers: headers(false),
-      }),
-    post: (path, body) =>
-      t.app.inject({
-        method: 'POST',
-        url: `/v1${path}`,
-        headers: headers(true),
-        payload: JSON.stringify(body ?? {}),
-      }),
-    patch: (path, body) =>
-      t.app.inject({
-        method: 'PATCH',
-        url: `/v1${path}`,
-        headers: headers(true),
-        payload: JSON.stringify(body),
-      }),
-    del: (path, body) =>
-      t.app.inject({
-        method: 'DELETE',
-        url: `/v1${path}`,
-        headers: headers(body !== undefined),
-        payload: body === undefined ? undefined : JSON.stringify(body),
-      }),
+    get: (path, query) => {
+      const qs = query
+        ? `?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`
+        : '';
+      return t.v1('GET', `${path}${qs}`, key);
+    },
+    post: (path, body) => t.v1('POST', path, key, body ?? {}),
+    patch: (path, body) => t.v1('PATCH', path, key, body),
+    del: (path, body) => t.v1('DELETE', path, key, body),
   };
 }

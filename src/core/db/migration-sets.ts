@@ -13,5 +13,7 @@ export type MigrationSet = {
 export const migrationSets: MigrationSet[] = [
   { area: 'core', schema: ['src/core/**/tables.ts'] },
   { area: 'platform', schema: ['src/platform/tables.ts'] },
+  { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
+  { area: 'v1', schema: ['src/v1/tables.ts'] },
   { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
 ];

@@ -1,5 +1,6 @@
 import { and, count, desc, eq } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
+import { offsetPage } from '../../core/pagination.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import type { CreateAgentInput, UpdateAgentInput } from './schema.ts';
 import { memoryAgents } from './tables.ts';
@@ -64,7 +65,7 @@ export async function listAgents(ctx: MemoryContext, s: Scope, q: { limit: numbe
     .limit(q.limit)
     .offset(q.offset);
   const [{ n }] = (await db.select({ n: count() }).from(memoryAgents).where(inScope(s))) as [{ n: number }];
-  return { items: rows.map(agentView), total: n, hasMore: q.offset + rows.length < n };
+  return offsetPage(rows.map(agentView), Number(n), q);
 }
 
 export async function updateAgent(ctx: MemoryContext, s: Scope, agentId: string, input: UpdateAgentInput) {

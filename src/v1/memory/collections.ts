@@ -1,5 +1,6 @@
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
+import { offsetPage } from '../../core/pagination.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import type { CreateCollectionInput, DeleteCollectionOptions, UpdateCollectionInput } from './schema.ts';
 import { MEMORY_TIERS, MEMORY_TYPES } from './schema.ts';
@@ -92,11 +93,11 @@ export async function listCollections(ctx: MemoryContext, s: Scope, q: { limit: 
     ctx,
     rows.map((r) => r.id),
   );
-  return {
-    items: rows.map((r) => collectionView(r, counts.get(r.id) ?? 0)),
-    total: n,
-    hasMore: q.offset + rows.length < n,
-  };
+  return offsetPage(
+    rows.map((r) => collectionView(r, counts.get(r.id) ?? 0)),
+    Number(n),
+    q,
+  );
 }
 
 export async function updateCollection(

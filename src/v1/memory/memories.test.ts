@@ -158,8 +158,9 @@ describe('memory API', () => {
     const { live } = await memoryTenant(t);
     const first = await live.post('/memory/memories', { content: 'Ships on Mondays', confidence: 0.6 });
     const dup = await live.post('/memory/memories', { content: 'Ships  on Mondays', confidence: 0.9 });
-    expect(dup.statusCode).toBe(200);
+    expect(dup.statusCode).toBe(201);
     expect(dup.json().id).toBe(first.json().id);
+    expect(dup.json().createdAt).toBe(first.json().createdAt);
     expect(dup.json().confidence).toBe(0.9);
     const lower = await live.post('/memory/memories', { content: 'Ships on Mondays', confidence: 0.2 });
     expect(lower.json().confidence).toBe(0.9);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { offsetPageSchema, offsetQuery } from '../../core/pagination.ts';
 
 // One zod schema per operation: the routes validate with them and /v1/openapi.json is generated from them.
 
@@ -32,10 +33,8 @@ const memoryType = z.enum(MEMORY_TYPES);
 const memoryTier = z.enum(MEMORY_TIERS);
 const iso = z.string().describe('ISO 8601');
 const limitQ = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
-const offsetQ = z.coerce.number().int().min(0).max(1_000_000).default(0);
 
-export const pageOf = <T extends z.ZodType>(item: T) =>
-  z.object({ items: z.array(item), total: z.number().int(), hasMore: z.boolean() });
+export const pageOf = offsetPageSchema;
 
 // Agents
 export const agent = z.object({
@@ -54,7 +53,7 @@ export const createAgentBody = z.object({
   metadata: metadata.optional(),
 });
 export const updateAgentBody = createAgentBody.partial();
-export const listQuery = z.object({ limit: limitQ(20, LIMITS.pageMax), offset: offsetQ });
+export const listQuery = offsetQuery({ defaultLimit: 20, maxLimit: LIMITS.pageMax });
 
 // Memories
 export const memory = z.object({
@@ -102,13 +101,11 @@ export const updateMemoryBody = z.object({
   collectionId: ref.nullable().optional(),
 });
 
-export const listMemoriesQuery = z.object({
+export const listMemoriesQuery = listQuery.extend({
   agentId: ref.optional(),
   collectionId: ref.optional(),
   type: memoryType.optional(),
   tier: memoryTier.optional(),
-  limit: limitQ(20, LIMITS.pageMax),
-  offset: offsetQ,
 });
 
 const tierSelection = {

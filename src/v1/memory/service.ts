@@ -1,6 +1,7 @@
 import { and, asc, count, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import { errors } from '../../core/errors.ts';
+import { offsetPage } from '../../core/pagination.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import { maybeAutoCompact } from './compaction.ts';
@@ -185,7 +186,7 @@ export async function listMemories(ctx: MemoryContext, s: Scope, q: ListMemories
     .limit(q.limit)
     .offset(q.offset);
   const [{ n }] = (await db.select({ n: count() }).from(memories).where(where)) as [{ n: number }];
-  return { items: rows.map(memoryView), total: Number(n), hasMore: q.offset + rows.length < Number(n) };
+  return offsetPage(rows.map(memoryView), Number(n), q);
 }
 
 export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, input: UpdateMemoryInput) {
