@@ -224,6 +224,9 @@ describe('memory API', () => {
       validFrom: m.createdAt,
     });
     expect(h.items[0].validTo).toBe(up.json().updatedAt);
+    const noop = await live.patch(`/memory/memories/${m.id}`, { content: 'Lives in Lisbon', tags: ['home'] });
+    expect(noop.json().updatedAt).toBe(up.json().updatedAt);
+    expect((await live.get(`/memory/memories/${m.id}/history`)).json().total).toBe(1);
     await live.patch(`/memory/memories/${m.id}`, { tier: 'archived' });
     const h2 = (await live.get(`/memory/memories/${m.id}/history`)).json();
     expect(h2.items.map((i: { event: string }) => i.event)).toEqual(['updated', 'archived']);

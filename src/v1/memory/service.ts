@@ -211,6 +211,18 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
   if (input.tags !== undefined) set.tags = cleanTags(input.tags);
   if (input.agentId !== undefined) set.agentId = input.agentId;
   if (input.collectionId !== undefined) set.collectionId = input.collectionId;
+  // A PATCH that changes nothing writes nothing (no history entry, no new updatedAt).
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const changed =
+    contentChanged ||
+    (set.type !== undefined && set.type !== before.type) ||
+    (set.tier !== undefined && set.tier !== before.tier) ||
+    (set.confidence !== undefined && Math.abs(set.confidence - before.confidence) > 1e-6) ||
+    (set.metadata !== undefined && !same(set.metadata, before.metadata)) ||
+    (set.tags !== undefined && !same(set.tags, before.tags)) ||
+    (set.agentId !== undefined && set.agentId !== before.agentId) ||
+    (set.collectionId !== undefined && set.collectionId !== before.collectionId);
+  if (!changed) return memoryView(before);
   try {
     await ctx.deps.db.orm.transaction(async (tx) => {
       await tx.insert(memoryHistory).values({
