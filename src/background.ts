@@ -2,6 +2,7 @@ import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
 import { startAccessCache } from './platform/access-cache.ts';
+import { scheduleMemoryJobs } from './v1/memory/worker.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
 
@@ -19,6 +20,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   if (opts.worker) {
     // Schedules live in the database (one row per name), so every worker may (re)state them at start.
     await deps.jobs.schedule('blobs.sweep-temp', SWEEP_TEMP_CRON, {});
+    await scheduleMemoryJobs(deps);
     await deps.jobs.work();
   }
   return async () => {

@@ -187,6 +187,23 @@ export const errors = {
     new ApiError('CSRF_INVALID', 403, 'This request needs the x-csrf-token header of your session.'),
   linkInvalid: () => new ApiError('LINK_INVALID', 400, 'That link is not valid any more; ask for a new one.'),
   memberNotFound: () => new ApiError('MEMBER_NOT_FOUND', 404, 'That member was not found.'),
+  // v1 memory
+  vectorExtensionMissing: () =>
+    new ApiError(
+      'VECTOR_EXTENSION_MISSING',
+      503,
+      "Memory needs the PostgreSQL 'vector' extension (pgvector): install it on the database server and restart Pier, or run Pier on its embedded database (no DATABASE_URL).",
+    ),
+  agentNotFound: () => new ApiError('AGENT_NOT_FOUND', 404, 'Agent not found.'),
+  memoryNotFound: () => new ApiError('MEMORY_NOT_FOUND', 404, 'Memory not found.'),
+  collectionNotFound: () => new ApiError('COLLECTION_NOT_FOUND', 404, 'Collection not found.'),
+  compactionJobNotFound: () => new ApiError('COMPACTION_JOB_NOT_FOUND', 404, 'Compaction job not found.'),
+  memoryDuplicate: () =>
+    new ApiError(
+      'MEMORY_DUPLICATE',
+      409,
+      'Another active memory of the same agent and collection already has this content.',
+    ),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

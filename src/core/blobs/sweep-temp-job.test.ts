@@ -45,7 +45,8 @@ describe('blobs.sweep-temp job', () => {
           /active|completed/,
         );
         // The worker role also keeps the hourly schedule.
-        expect(await second.deps.jobs.boss.getSchedules()).toMatchObject([{ name: 'blobs.sweep-temp' }]);
+        const schedules = await second.deps.jobs.boss.getSchedules();
+        expect(schedules.map((s) => s.name)).toContain('blobs.sweep-temp');
       } finally {
         await second.close();
         await db2.close();

@@ -17,4 +17,5 @@ export const migrationSets: MigrationSet[] = [
   { area: 'v1', schema: ['src/v1/tables.ts'] },
   { area: 'models', schema: ['src/platform/models-tables.ts'] },
   { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
+  { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
 ];

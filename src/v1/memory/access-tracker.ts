@@ -1,0 +1,65 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../../core/db/client.ts';
+
+/**
+ * Counts recalls without slowing them: recall() hands the ids here and replies at once; the counts are
+ * written after the reply, coalesced into one UPDATE per tick. A crash can lose the last tick's counts —
+ * they only steer tiering, so that trade is documented in docs/memory.md.
+ */
+export class AccessTracker {
+  readonly #db: Db;
+  readonly #log: FastifyBaseLogger;
+  #pending = new Map<string, { n: number; at: Date }>();
+  #flushing: Promise<void> = Promise.resolve();
+  #scheduled = false;
+
+  constructor(db: Db, log: FastifyBaseLogger) {
+    this.#db = db;
+    this.#log = log;
+  }
+
+  record(ids: string[], at: Date): void {
+    if (ids.length === 0) return;
+    for (const id of ids) {
+      const p = this.#pending.get(id);
+      this.#pending.set(id, { n: (p?.n ?? 0) + 1, at: p && p.at > at ? p.at : at });
+    }
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flushing = this.#flushing.then(() => this.#flush());
+    });
+  }
+
+  /** Resolves once every recorded access is written (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.#scheduled || this.#pending.size > 0) {
+      await new Promise((r) => setImmediate(r));
+      await this.#flushing;
+    }
+    await this.#flushing;
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = new Map();
+    if (batch.size === 0) return;
+    const ids = [...batch.keys()];
+    const counts = ids.map((id) => batch.get(id)!.n);
+    const ats = ids.map((id) => batch.get(id)!.at.toISOString());
+    try {
+      await this.#db.query(
+        `UPDATE memories m
+            SET access_count = m.access_count + u.n,
+                recent_access_count = m.recent_access_count + u.n,
+                last_accessed_at = greatest(m.last_accessed_at, u.at)
+           FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS u(id, n, at)
+          WHERE m.id = u.id`,
+        [ids, counts, ats],
+      );
+    } catch (err) {
+      this.#log.error({ err, memories: ids.length }, 'memory access tracking failed');
+    }
+  }
+}

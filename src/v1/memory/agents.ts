@@ -1,0 +1,92 @@
+import { and, count, desc, eq } from 'drizzle-orm';
+import { errors } from '../../core/errors.ts';
+import { offsetPage } from '../../core/pagination.ts';
+import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import type { CreateAgentInput, UpdateAgentInput } from './schema.ts';
+import { memoryAgents } from './tables.ts';
+
+type AgentRow = typeof memoryAgents.$inferSelect;
+
+export function agentView(r: AgentRow) {
+  return {
+    id: r.id,
+    name: r.name,
+    description: r.description,
+    instructions: r.instructions,
+    metadata: r.metadata,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  };
+}
+
+const inScope = (s: Scope) =>
+  and(eq(memoryAgents.orgId, s.orgId), eq(memoryAgents.environment, s.environment));
+
+export async function createAgent(ctx: MemoryContext, s: Scope, input: CreateAgentInput) {
+  const now = ctx.deps.clock.now();
+  const [row] = await ctx.deps.db.orm
+    .insert(memoryAgents)
+    .values({
+      orgId: s.orgId,
+      environment: s.environment,
+      name: input.name,
+      description: input.description ?? null,
+      instructions: input.instructions ?? null,
+      metadata: input.metadata ?? {},
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  return agentView(row!);
+}
+
+/** The agent row, or AGENT_NOT_FOUND (also for another org's or the other environment's agent). */
+export async function requireAgent(ctx: MemoryContext, s: Scope, agentId: string): Promise<AgentRow> {
+  if (!isUuid(agentId)) throw errors.agentNotFound();
+  const [row] = await ctx.deps.db.orm
+    .select()
+    .from(memoryAgents)
+    .where(and(inScope(s), eq(memoryAgents.id, agentId)));
+  if (!row) throw errors.agentNotFound();
+  return row;
+}
+
+export async function getAgent(ctx: MemoryContext, s: Scope, agentId: string) {
+  return agentView(await requireAgent(ctx, s, agentId));
+}
+
+export async function listAgents(ctx: MemoryContext, s: Scope, q: { limit: number; offset: number }) {
+  const db = ctx.deps.db.orm;
+  const rows = await db
+    .select()
+    .from(memoryAgents)
+    .where(inScope(s))
+    .orderBy(desc(memoryAgents.createdAt), desc(memoryAgents.id))
+    .limit(q.limit)
+    .offset(q.offset);
+  const [{ n }] = (await db.select({ n: count() }).from(memoryAgents).where(inScope(s))) as [{ n: number }];
+  return offsetPage(rows.map(agentView), Number(n), q);
+}
+
+export async function updateAgent(ctx: MemoryContext, s: Scope, agentId: string, input: UpdateAgentInput) {
+  await requireAgent(ctx, s, agentId);
+  const [row] = await ctx.deps.db.orm
+    .update(memoryAgents)
+    .set({
+      ...(input.name !== undefined ? { name: input.name } : {}),
+      ...(input.description !== undefined ? { description: input.description } : {}),
+      ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
+      ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+      updatedAt: ctx.deps.clock.now(),
+    })
+    .where(and(inScope(s), eq(memoryAgents.id, agentId)))
+    .returning();
+  return agentView(row!);
+}
+
+/** Deletes the agent; its memories (and their history) go with it through the foreign keys. */
+export async function deleteAgent(ctx: MemoryContext, s: Scope, agentId: string) {
+  await requireAgent(ctx, s, agentId);
+  await ctx.deps.db.orm.delete(memoryAgents).where(and(inScope(s), eq(memoryAgents.id, agentId)));
+  return { success: true };
+}

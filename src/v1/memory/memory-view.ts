@@ -1,0 +1,73 @@
+import { memories } from './tables.ts';
+
+// The columns a reply needs (never the 384 floats of the embedding) and the reply shape.
+
+export const memoryColumns = {
+  id: memories.id,
+  orgId: memories.orgId,
+  environment: memories.environment,
+  content: memories.content,
+  type: memories.type,
+  tier: memories.tier,
+  confidence: memories.confidence,
+  accessCount: memories.accessCount,
+  tags: memories.tags,
+  metadata: memories.metadata,
+  agentId: memories.agentId,
+  collectionId: memories.collectionId,
+  embeddingModel: memories.embeddingModel,
+  contentHash: memories.contentHash,
+  createdAt: memories.createdAt,
+  updatedAt: memories.updatedAt,
+  lastAccessedAt: memories.lastAccessedAt,
+};
+
+export type MemoryRow = {
+  id: string;
+  orgId?: string;
+  environment?: string;
+  content: string;
+  type: (typeof memories.$inferSelect)['type'];
+  tier: (typeof memories.$inferSelect)['tier'];
+  confidence: number;
+  accessCount: number;
+  tags: string[];
+  metadata: Record<string, unknown>;
+  agentId: string | null;
+  collectionId: string | null;
+  embeddingModel: string;
+  contentHash: string;
+  createdAt: Date;
+  updatedAt: Date;
+  lastAccessedAt: Date | null;
+};
+
+/** The SQL select list for raw queries, aliased to MemoryRow's keys. */
+export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, m.access_count AS "accessCount",
+  m.tags, m.metadata, m.agent_id AS "agentId", m.collection_id AS "collectionId",
+  m.embedding_model AS "embeddingModel", m.content_hash AS "contentHash", m.created_at AS "createdAt",
+  m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export function memoryView(r: MemoryRow) {
+  return {
+    id: r.id,
+    content: r.content,
+    type: r.type,
+    tier: r.tier,
+    // real is float4: round so 0.9 reads back as 0.9, not 0.8999999761581421.
+    confidence: Math.round(Number(r.confidence) * 1e6) / 1e6,
+    accessCount: Number(r.accessCount),
+    tags: r.tags,
+    metadata: r.metadata,
+    agentId: r.agentId,
+    collectionId: r.collectionId,
+    embeddingModel: r.embeddingModel,
+    createdAt: iso(r.createdAt)!,
+    updatedAt: iso(r.updatedAt)!,
+    lastAccessedAt: iso(r.lastAccessedAt),
+  };
+}
+
+export type MemoryView = ReturnType<typeof memoryView>;

@@ -1,0 +1,236 @@
+import { z } from 'zod';
+import { offsetPageSchema, offsetQuery } from '../../core/pagination.ts';
+
+// One zod schema per operation: the routes validate with them and /v1/openapi.json is generated from them.
+
+export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'identity'] as const;
+export const MEMORY_TIERS = ['hot', 'warm', 'cold', 'archived'] as const;
+export const LIMITS = {
+  contentChars: 32_000,
+  tags: 50,
+  tagChars: 100,
+  metadataBytes: 16_384,
+  batch: 100,
+  deleteMany: 1000,
+  pageMax: 100,
+  recallMax: 100,
+  nameChars: 200,
+  textChars: 10_000,
+} as const;
+
+const id = z.uuid();
+// References given by callers: any string; one that names nothing (or is not a uuid) answers 404, not 400.
+const ref = z.string().trim().min(1).max(100);
+const metadata = z
+  .record(z.string(), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= LIMITS.metadataBytes, {
+    message: `must be at most ${LIMITS.metadataBytes} bytes of JSON`,
+  });
+const content = z.string().trim().min(1).max(LIMITS.contentChars);
+const tags = z.array(z.string().trim().min(1).max(LIMITS.tagChars)).max(LIMITS.tags);
+const confidence = z.number().min(0).max(1);
+const memoryType = z.enum(MEMORY_TYPES);
+const memoryTier = z.enum(MEMORY_TIERS);
+const iso = z.string().describe('ISO 8601');
+const limitQ = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
+
+export const pageOf = offsetPageSchema;
+
+// Agents
+export const agent = z.object({
+  id,
+  name: z.string(),
+  description: z.string().nullable(),
+  instructions: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  createdAt: iso,
+  updatedAt: iso,
+});
+export const createAgentBody = z.object({
+  name: z.string().trim().min(1).max(LIMITS.nameChars),
+  description: z.string().max(LIMITS.textChars).nullish(),
+  instructions: z.string().max(LIMITS.textChars).nullish(),
+  metadata: metadata.optional(),
+});
+export const updateAgentBody = createAgentBody.partial();
+export const listQuery = offsetQuery({ defaultLimit: 20, maxLimit: LIMITS.pageMax });
+
+// Memories
+export const memory = z.object({
+  id,
+  content: z.string(),
+  type: memoryType,
+  tier: memoryTier,
+  confidence: z.number(),
+  accessCount: z.number().int(),
+  tags: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()),
+  agentId: id.nullable(),
+  collectionId: id.nullable(),
+  embeddingModel: z.string(),
+  createdAt: iso,
+  updatedAt: iso,
+  lastAccessedAt: iso.nullable(),
+});
+export const recalledMemory = memory.extend({ similarity: z.number() });
+
+export const storeMemoryBody = z.object({
+  content,
+  agentId: ref.optional(),
+  collectionId: ref.optional(),
+  type: memoryType.default('semantic'),
+  confidence: confidence.default(1),
+  metadata: metadata.optional(),
+  tags: tags.optional(),
+});
+export const batchItem = storeMemoryBody.omit({ agentId: true });
+export const batchBody = z.object({
+  memories: z.array(batchItem).min(1).max(LIMITS.batch),
+  agentId: ref.optional(),
+});
+export const batchReply = z.object({ created: z.number().int(), memories: z.array(memory) });
+
+export const updateMemoryBody = z.object({
+  content: content.optional(),
+  type: memoryType.optional(),
+  tier: memoryTier.optional(),
+  confidence: confidence.optional(),
+  metadata: metadata.optional(),
+  tags: tags.optional(),
+  agentId: ref.nullable().optional(),
+  collectionId: ref.nullable().optional(),
+});
+
+export const listMemoriesQuery = listQuery.extend({
+  agentId: ref.optional(),
+  collectionId: ref.optional(),
+  type: memoryType.optional(),
+  tier: memoryTier.optional(),
+});
+
+const tierSelection = {
+  tier: memoryTier.optional().describe('Only this tier.'),
+  tiers: z.array(memoryTier).min(1).max(4).optional().describe('These tiers (default hot and warm).'),
+};
+
+export const recallBody = z.object({
+  query: z.string().trim().min(1).max(LIMITS.contentChars),
+  agentId: ref.optional(),
+  collectionId: ref.optional(),
+  type: memoryType.optional(),
+  limit: z.number().int().min(1).max(LIMITS.recallMax).default(10),
+  threshold: z.number().min(0).max(1).optional(),
+  metadata: metadata.optional().describe('JSON containment filter (metadata @> filter).'),
+  tags: z.array(z.string()).max(LIMITS.tags).optional().describe('Memories having all these tags.'),
+  mode: z.enum(['vector', 'hybrid']).default('vector'),
+  ...tierSelection,
+});
+export const recallReply = z.object({ memories: z.array(recalledMemory), total: z.number().int() });
+
+export const searchQuery = z.object({
+  q: z.string().trim().min(1).max(1000),
+  agentId: ref.optional(),
+  collectionId: ref.optional(),
+  type: memoryType.optional(),
+  tier: memoryTier.optional(),
+  limit: limitQ(20, LIMITS.pageMax),
+});
+export const searchReply = z.object({
+  memories: z.array(memory.extend({ rank: z.number() })),
+  total: z.number().int(),
+});
+
+export const deleteManyBody = z.object({ memoryIds: z.array(ref).min(1).max(LIMITS.deleteMany) });
+
+export const historyEntry = z.object({
+  content: z.string(),
+  type: memoryType,
+  tier: memoryTier,
+  confidence: z.number(),
+  tags: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()),
+  event: z.enum(['updated', 'archived', 'compacted']),
+  validFrom: iso,
+  validTo: iso,
+});
+export const historyReply = z.object({
+  memoryId: id,
+  current: memory,
+  items: z.array(historyEntry),
+  total: z.number().int(),
+});
+
+// Collections
+const compactionConfig = z.object({
+  strategy: z.enum(['summarize']).default('summarize'),
+  threshold: z.number().min(0).max(1).default(0.8),
+  triggerCount: z.number().int().min(2).max(100_000).default(100),
+});
+export const collection = z.object({
+  id,
+  name: z.string(),
+  description: z.string().nullable(),
+  compactionEnabled: z.boolean(),
+  compactionConfig: z.object({ strategy: z.string(), threshold: z.number(), triggerCount: z.number().int() }),
+  memoryCount: z.number().int(),
+  createdAt: iso,
+  updatedAt: iso,
+  lastCompactionAt: iso.nullable(),
+});
+export const createCollectionBody = z.object({
+  name: z.string().trim().min(1).max(LIMITS.nameChars),
+  description: z.string().max(LIMITS.textChars).nullish(),
+  compactionEnabled: z.boolean().default(false),
+  compactionConfig: compactionConfig.optional(),
+});
+export const updateCollectionBody = z.object({
+  name: z.string().trim().min(1).max(LIMITS.nameChars).optional(),
+  description: z.string().max(LIMITS.textChars).nullish(),
+  compactionEnabled: z.boolean().optional(),
+  compactionConfig: compactionConfig.partial().optional(),
+});
+export const deleteCollectionOptions = z.object({
+  memories: z.enum(['keep', 'delete', 'reassign']).default('keep'),
+  targetCollectionId: ref.optional(),
+});
+export const collectionStats = z.object({
+  totalMemories: z.number().int(),
+  byTier: z.record(memoryTier, z.number().int()),
+  byType: z.record(memoryType, z.number().int()),
+  storageBytes: z.number().int(),
+  lastCompactionAt: iso.nullable(),
+});
+export const compactBody = z.object({ strategy: z.enum(['summarize']).optional() });
+export const compactReply = z.object({
+  jobId: id,
+  status: z.enum(['pending', 'processing', 'completed', 'failed']),
+  collectionId: id,
+});
+export const compactionJob = z.object({
+  id,
+  status: z.enum(['pending', 'processing', 'completed', 'failed']),
+  collectionId: id,
+  strategy: z.string(),
+  trigger: z.enum(['manual', 'auto']),
+  memoriesProcessed: z.number().int(),
+  memoriesCreated: z.number().int(),
+  memoriesArchived: z.number().int(),
+  error: z.string().nullable(),
+  createdAt: iso,
+  startedAt: iso.nullable(),
+  completedAt: iso.nullable(),
+});
+
+export const success = z.object({ success: z.boolean() });
+export const idParam = <K extends string>(name: K) => z.object({ [name]: ref } as Record<K, typeof ref>);
+
+export type StoreMemoryInput = z.infer<typeof storeMemoryBody>;
+export type UpdateMemoryInput = z.infer<typeof updateMemoryBody>;
+export type RecallInput = z.infer<typeof recallBody>;
+export type SearchInput = z.infer<typeof searchQuery>;
+export type ListMemoriesInput = z.infer<typeof listMemoriesQuery>;
+export type CreateAgentInput = z.infer<typeof createAgentBody>;
+export type UpdateAgentInput = z.infer<typeof updateAgentBody>;
+export type CreateCollectionInput = z.infer<typeof createCollectionBody>;
+export type UpdateCollectionInput = z.infer<typeof updateCollectionBody>;
+export type DeleteCollectionOptions = z.infer<typeof deleteCollectionOptions>;

@@ -1,0 +1,301 @@
+import { and, asc, count, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
+import { isUniqueViolation } from '../../core/db/pg-errors.ts';
+import { errors } from '../../core/errors.ts';
+import { offsetPage } from '../../core/pagination.ts';
+import { requireAgent } from './agents.ts';
+import { requireCollection } from './collections.ts';
+import { maybeAutoCompact } from './compaction.ts';
+import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import { contentHash, normalizeContent } from './embedding.ts';
+import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
+import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
+import { memories, memoryHistory } from './tables.ts';
+
+// Memories: store (single and batch, with exact-duplicate folding), read, list, update (with history and
+// re-embedding), delete. Recall and keyword search live in recall.ts.
+
+/** New memories start warm: included in default recall, promoted to hot by use (tiers.ts). */
+export const INITIAL_TIER = 'warm' as const;
+
+type StoreItem = Omit<StoreMemoryInput, 'agentId'>;
+
+const inScope = (s: Scope) => and(eq(memories.orgId, s.orgId), eq(memories.environment, s.environment));
+const sameRef = (col: typeof memories.agentId | typeof memories.collectionId, v: string | null) =>
+  v === null ? isNull(col) : eq(col, v);
+
+function cleanTags(tags: string[] | undefined): string[] {
+  return [...new Set((tags ?? []).map((t) => t.trim()).filter(Boolean))];
+}
+
+export async function requireMemory(ctx: MemoryContext, s: Scope, id: string): Promise<MemoryRow> {
+  if (!isUuid(id)) throw errors.memoryNotFound();
+  const [row] = await ctx.deps.db.orm
+    .select(memoryColumns)
+    .from(memories)
+    .where(and(inScope(s), eq(memories.id, id)));
+  if (!row) throw errors.memoryNotFound();
+  return row;
+}
+
+async function findActiveDuplicate(
+  ctx: MemoryContext,
+  s: Scope,
+  agentId: string | null,
+  collectionId: string | null,
+  hash: string,
+): Promise<MemoryRow | undefined> {
+  const [row] = await ctx.deps.db.orm
+    .select(memoryColumns)
+    .from(memories)
+    .where(
+      and(
+        inScope(s),
+        sameRef(memories.agentId, agentId),
+        sameRef(memories.collectionId, collectionId),
+        eq(memories.contentHash, hash),
+        sql`${memories.tier} <> 'archived'`,
+      ),
+    );
+  return row;
+}
+
+/** An exact duplicate folds into the existing memory, whose confidence becomes the higher of the two. */
+async function foldDuplicate(
+  ctx: MemoryContext,
+  existing: MemoryRow,
+  confidence: number,
+): Promise<MemoryRow> {
+  if (confidence <= existing.confidence) return existing;
+  await ctx.deps.db.orm.update(memories).set({ confidence }).where(eq(memories.id, existing.id));
+  return { ...existing, confidence };
+}
+
+/**
+ * Stores memories for one agent (or none). Items whose content already exists (same agent and collection,
+ * not archived) are not stored twice: the existing memory is returned instead.
+ */
+export async function storeMemories(
+  ctx: MemoryContext,
+  s: Scope,
+  agentId: string | undefined,
+  items: StoreItem[],
+): Promise<{ created: number; memories: ReturnType<typeof memoryView>[]; createdFlags: boolean[] }> {
+  if (agentId !== undefined) await requireAgent(ctx, s, agentId);
+  const collectionIds = [...new Set(items.map((i) => i.collectionId).filter((c): c is string => !!c))];
+  for (const c of collectionIds) await requireCollection(ctx, s, c);
+  const agent = agentId ?? null;
+  const now = ctx.deps.clock.now();
+  const prepared = items.map((i) => {
+    const content = normalizeContent(i.content);
+    return { ...i, content, hash: contentHash(content), collection: i.collectionId ?? null };
+  });
+  const key = (p: { hash: string; collection: string | null }) => `${p.collection ?? ''}|${p.hash}`;
+
+  // Existing active duplicates, found in one query by the hash index alone (scope is checked here):
+  // with stale statistics a scope condition can lure the planner into scanning the whole scope.
+  const hashes = [...new Set(prepared.map((p) => p.hash))];
+  const existing = (
+    await ctx.deps.db.orm.select(memoryColumns).from(memories).where(inArray(memories.contentHash, hashes))
+  ).filter(
+    (r) =>
+      r.orgId === s.orgId && r.environment === s.environment && r.agentId === agent && r.tier !== 'archived',
+  );
+  const byKey = new Map<string, MemoryRow>(
+    existing.map((r) => [key({ hash: r.contentHash, collection: r.collectionId }), r]),
+  );
+
+  // Items new to the store (first occurrence of each key within the batch).
+  const fresh = new Map<string, (typeof prepared)[number]>();
+  for (const p of prepared) if (!byKey.has(key(p)) && !fresh.has(key(p))) fresh.set(key(p), p);
+  const toInsert = [...fresh.values()];
+  const vectors = toInsert.length ? await ctx.embedder.embed(toInsert.map((p) => p.content)) : [];
+  const insertedKeys = new Set<string>();
+  if (toInsert.length) {
+    const rows = await ctx.deps.db.orm
+      .insert(memories)
+      .values(
+        toInsert.map((p, i) => ({
+          orgId: s.orgId,
+          environment: s.environment,
+          agentId: agent,
+          collectionId: p.collection,
+          content: p.content,
+          contentHash: p.hash,
+          type: p.type,
+          tier: INITIAL_TIER,
+          confidence: p.confidence,
+          tags: cleanTags(p.tags),
+          metadata: p.metadata ?? {},
+          embedding: vectors[i]!,
+          embeddingModel: ctx.embedder.id,
+          createdAt: now,
+          updatedAt: now,
+        })),
+      )
+      // A concurrent writer may have stored the same content a moment ago; it is then found below.
+      .onConflictDoNothing()
+      .returning(memoryColumns);
+    for (const r of rows) {
+      byKey.set(key({ hash: r.contentHash, collection: r.collectionId }), r);
+      insertedKeys.add(key({ hash: r.contentHash, collection: r.collectionId }));
+    }
+  }
+
+  const out: MemoryRow[] = [];
+  const createdFlags: boolean[] = [];
+  const seen = new Set<string>();
+  for (const p of prepared) {
+    const k = key(p);
+    let row = byKey.get(k) ?? (await findActiveDuplicate(ctx, s, agent, p.collection, p.hash));
+    if (!row) throw errors.internal();
+    const isNew = insertedKeys.has(k) && !seen.has(k);
+    seen.add(k);
+    if (!isNew) row = await foldDuplicate(ctx, row, p.confidence);
+    byKey.set(k, row);
+    out.push(row);
+    createdFlags.push(isNew);
+  }
+  for (const c of collectionIds) await maybeAutoCompact(ctx, s, c);
+  return { created: insertedKeys.size, memories: out.map(memoryView), createdFlags };
+}
+
+export async function storeMemory(ctx: MemoryContext, s: Scope, input: StoreMemoryInput) {
+  const { agentId, ...item } = input;
+  const r = await storeMemories(ctx, s, agentId, [item]);
+  return { memory: r.memories[0]!, created: r.createdFlags[0]! };
+}
+
+export async function getMemory(ctx: MemoryContext, s: Scope, id: string) {
+  return memoryView(await requireMemory(ctx, s, id));
+}
+
+export async function listMemories(ctx: MemoryContext, s: Scope, q: ListMemoriesInput) {
+  const conds: (SQL | undefined)[] = [inScope(s)];
+  if (q.agentId) conds.push(isUuid(q.agentId) ? eq(memories.agentId, q.agentId) : sql`false`);
+  if (q.collectionId)
+    conds.push(isUuid(q.collectionId) ? eq(memories.collectionId, q.collectionId) : sql`false`);
+  if (q.type) conds.push(eq(memories.type, q.type));
+  if (q.tier) conds.push(eq(memories.tier, q.tier));
+  const where = and(...conds);
+  const db = ctx.deps.db.orm;
+  const rows = await db
+    .select(memoryColumns)
+    .from(memories)
+    .where(where)
+    .orderBy(desc(memories.createdAt), desc(memories.id))
+    .limit(q.limit)
+    .offset(q.offset);
+  const [{ n }] = (await db.select({ n: count() }).from(memories).where(where)) as [{ n: number }];
+  return offsetPage(rows.map(memoryView), Number(n), q);
+}
+
+export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, input: UpdateMemoryInput) {
+  const before = await requireMemory(ctx, s, id);
+  if (input.agentId) await requireAgent(ctx, s, input.agentId);
+  if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
+  const now = ctx.deps.clock.now();
+  const content = input.content !== undefined ? normalizeContent(input.content) : undefined;
+  const contentChanged = content !== undefined && content !== before.content;
+  const set: Partial<typeof memories.$inferInsert> = { updatedAt: now };
+  if (contentChanged) {
+    const [v] = await ctx.embedder.embed([content]);
+    set.content = content;
+    set.contentHash = contentHash(content);
+    set.embedding = v!;
+    set.embeddingModel = ctx.embedder.id;
+  }
+  if (input.type !== undefined) set.type = input.type;
+  if (input.tier !== undefined) set.tier = input.tier;
+  if (input.confidence !== undefined) set.confidence = input.confidence;
+  if (input.metadata !== undefined) set.metadata = input.metadata;
+  if (input.tags !== undefined) set.tags = cleanTags(input.tags);
+  if (input.agentId !== undefined) set.agentId = input.agentId;
+  if (input.collectionId !== undefined) set.collectionId = input.collectionId;
+  // A PATCH that changes nothing writes nothing (no history entry, no new updatedAt).
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const changed =
+    contentChanged ||
+    (set.type !== undefined && set.type !== before.type) ||
+    (set.tier !== undefined && set.tier !== before.tier) ||
+    (set.confidence !== undefined && Math.abs(set.confidence - before.confidence) > 1e-6) ||
+    (set.metadata !== undefined && !same(set.metadata, before.metadata)) ||
+    (set.tags !== undefined && !same(set.tags, before.tags)) ||
+    (set.agentId !== undefined && set.agentId !== before.agentId) ||
+    (set.collectionId !== undefined && set.collectionId !== before.collectionId);
+  if (!changed) return memoryView(before);
+  try {
+    await ctx.deps.db.orm.transaction(async (tx) => {
+      await tx.insert(memoryHistory).values({
+        memoryId: id,
+        orgId: s.orgId,
+        environment: s.environment,
+        content: before.content,
+        type: before.type,
+        tier: before.tier,
+        confidence: before.confidence,
+        tags: before.tags,
+        metadata: before.metadata,
+        event: input.tier === 'archived' && before.tier !== 'archived' ? 'archived' : 'updated',
+        validFrom: before.updatedAt,
+        validTo: now,
+      });
+      await tx
+        .update(memories)
+        .set(set)
+        .where(and(inScope(s), eq(memories.id, id)));
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw errors.memoryDuplicate();
+    throw err;
+  }
+  return memoryView(await requireMemory(ctx, s, id));
+}
+
+export async function deleteMemory(ctx: MemoryContext, s: Scope, id: string) {
+  await requireMemory(ctx, s, id);
+  await ctx.deps.db.orm.delete(memories).where(and(inScope(s), eq(memories.id, id)));
+  return { success: true };
+}
+
+/** Deletes the caller's memories among the ids; ids of others (or unknown ones) are not counted. */
+export async function deleteManyMemories(ctx: MemoryContext, s: Scope, ids: string[]) {
+  const valid = [...new Set(ids.filter(isUuid))];
+  if (valid.length === 0) return { deletedCount: 0 };
+  const rows = await ctx.deps.db.orm
+    .delete(memories)
+    .where(and(inScope(s), inArray(memories.id, valid)))
+    .returning({ id: memories.id });
+  return { deletedCount: rows.length };
+}
+
+/** The memory now, and each earlier version (oldest first) with the time it was valid. */
+export async function memoryHistoryOf(ctx: MemoryContext, s: Scope, id: string) {
+  const current = await requireMemory(ctx, s, id);
+  const rows = await ctx.deps.db.orm
+    .select()
+    .from(memoryHistory)
+    .where(
+      and(
+        eq(memoryHistory.memoryId, id),
+        eq(memoryHistory.orgId, s.orgId),
+        eq(memoryHistory.environment, s.environment),
+      ),
+    )
+    .orderBy(asc(memoryHistory.validTo), asc(memoryHistory.validFrom), asc(memoryHistory.id));
+  return {
+    memoryId: id,
+    current: memoryView(current),
+    items: rows.map((r) => ({
+      content: r.content,
+      type: r.type,
+      tier: r.tier,
+      confidence: Math.round(r.confidence * 1e6) / 1e6,
+      tags: r.tags,
+      metadata: r.metadata,
+      event: r.event,
+      validFrom: r.validFrom.toISOString(),
+      validTo: r.validTo.toISOString(),
+    })),
+    total: rows.length,
+  };
+}

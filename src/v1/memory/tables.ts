@@ -1,0 +1,160 @@
+import { sql } from 'drizzle-orm';
+import {
+  boolean,
+  customType,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  real,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+  vector,
+} from 'drizzle-orm/pg-core';
+
+// Memory's tables (migration set 'memory', which needs the pgvector extension). Every row carries its
+// organization and environment; every query filters on both.
+
+export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'identity';
+export type MemoryTier = 'hot' | 'warm' | 'cold' | 'archived';
+export type Environment = 'production' | 'sandbox';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true });
+const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+
+export const memoryAgents = pgTable(
+  'memory_agents',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').$type<Environment>().notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    instructions: text('instructions'),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('memory_agents_scope_idx').on(t.orgId, t.environment, t.createdAt)],
+);
+
+export const memoryCollections = pgTable(
+  'memory_collections',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').$type<Environment>().notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    compactionEnabled: boolean('compaction_enabled').notNull().default(false),
+    compactionStrategy: text('compaction_strategy').notNull().default('summarize'),
+    compactionThreshold: real('compaction_threshold').notNull(),
+    /** Memories written since the last compaction that make an enabled collection compact itself. */
+    compactionTriggerCount: integer('compaction_trigger_count').notNull(),
+    lastCompactionAt: ts('last_compaction_at'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [index('memory_collections_scope_idx').on(t.orgId, t.environment, t.createdAt)],
+);
+
+export const memories = pgTable(
+  'memories',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').$type<Environment>().notNull(),
+    agentId: uuid('agent_id').references(() => memoryAgents.id, { onDelete: 'cascade' }),
+    collectionId: uuid('collection_id').references(() => memoryCollections.id, { onDelete: 'set null' }),
+    content: text('content').notNull(),
+    contentHash: text('content_hash').notNull(),
+    type: text('type').$type<MemoryType>().notNull(),
+    tier: text('tier').$type<MemoryTier>().notNull(),
+    confidence: real('confidence').notNull(),
+    accessCount: integer('access_count').notNull().default(0),
+    /** Accesses since the last tier run (halved each run); drives promotion to hot. */
+    recentAccessCount: integer('recent_access_count').notNull().default(0),
+    tags: text('tags').array().notNull().default([]),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    embedding: vector('embedding', { dimensions: 384 }).notNull(),
+    /** Stored so keyword ranking does not re-parse every matching row's content. */
+    searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', content)`),
+    embeddingModel: text('embedding_model').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    lastAccessedAt: ts('last_accessed_at'),
+  },
+  (t) => [
+    // m=16, ef_construction=64 (pgvector's defaults): recall@10 measured on the 100k bench
+    // (docs/benchmarks.md); a larger ef_construction slowed every insert for no measured gain.
+    index('memories_embedding_hnsw')
+      .using('hnsw', t.embedding.op('vector_cosine_ops'))
+      .with({ m: 16, ef_construction: 64 }),
+    index('memories_scope_idx').on(t.orgId, t.environment, t.createdAt),
+    index('memories_agent_idx').on(t.agentId, t.createdAt),
+    index('memories_hash_idx').on(t.contentHash),
+    index('memories_collection_idx').on(t.collectionId, t.createdAt),
+    index('memories_metadata_gin').using('gin', sql`${t.metadata} jsonb_path_ops`),
+    index('memories_tags_gin').using('gin', t.tags),
+    index('memories_fts_gin').using('gin', t.searchTsv),
+    // Exact duplicates are stored once per org, environment, agent and collection (archived ones aside).
+    uniqueIndex('memories_dedup_uq')
+      .on(
+        t.orgId,
+        t.environment,
+        sql`coalesce(${t.agentId}, '00000000-0000-0000-0000-000000000000'::uuid)`,
+        sql`coalesce(${t.collectionId}, '00000000-0000-0000-0000-000000000000'::uuid)`,
+        t.contentHash,
+      )
+      .where(sql`${t.tier} <> 'archived'`),
+  ],
+);
+
+export const memoryHistory = pgTable(
+  'memory_history',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    memoryId: uuid('memory_id')
+      .notNull()
+      .references(() => memories.id, { onDelete: 'cascade' }),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').$type<Environment>().notNull(),
+    /** What the memory said (and was) before the change. */
+    content: text('content').notNull(),
+    type: text('type').$type<MemoryType>().notNull(),
+    tier: text('tier').$type<MemoryTier>().notNull(),
+    confidence: real('confidence').notNull(),
+    tags: text('tags').array().notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
+    event: text('event').$type<'updated' | 'archived' | 'compacted'>().notNull(),
+    validFrom: ts('valid_from').notNull(),
+    validTo: ts('valid_to').notNull(),
+  },
+  (t) => [index('memory_history_memory_idx').on(t.memoryId, t.validTo)],
+);
+
+export const memoryCompactionJobs = pgTable(
+  'memory_compaction_jobs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').$type<Environment>().notNull(),
+    collectionId: uuid('collection_id')
+      .notNull()
+      .references(() => memoryCollections.id, { onDelete: 'cascade' }),
+    status: text('status').$type<'pending' | 'processing' | 'completed' | 'failed'>().notNull(),
+    strategy: text('strategy').notNull(),
+    threshold: real('threshold').notNull(),
+    trigger: text('trigger').$type<'manual' | 'auto'>().notNull(),
+    memoriesProcessed: integer('memories_processed').notNull().default(0),
+    memoriesCreated: integer('memories_created').notNull().default(0),
+    memoriesArchived: integer('memories_archived').notNull().default(0),
+    error: text('error'),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    startedAt: ts('started_at'),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [index('memory_compaction_jobs_collection_idx').on(t.collectionId, t.createdAt)],
+);

@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { defineJob } from '../../core/jobs.ts';
+import type { Deps } from '../../deps.ts';
+import { runCompaction } from './compaction.ts';
+import { memoryContext } from './context.ts';
+import { runTierMaintenance } from './tiers.ts';
+
+// Memory's background jobs. Both are no-ops on a database without pgvector (the tables do not exist).
+
+export const TIERS_CRON = '*/15 * * * *';
+
+export const memoryCompactJob = defineJob({
+  name: 'memory.compact',
+  schema: z.object({ jobId: z.uuid() }),
+  retry: { limit: 2, delaySec: 5, backoff: true },
+  expireInSeconds: 30 * 60,
+  handle: async ({ jobId }, { deps }: { deps: Deps }) => {
+    if (!deps.db.features.has('vector')) return;
+    await runCompaction(memoryContext(deps), jobId);
+  },
+});
+
+export const memoryTiersJob = defineJob({
+  name: 'memory.tiers',
+  schema: z.object({}),
+  handle: async (_data, { deps }: { deps: Deps }) => {
+    if (!deps.db.features.has('vector')) return;
+    const r = await runTierMaintenance(deps.db, deps.clock.now());
+    deps.log.info(r, 'memory tiers updated');
+  },
+});
+
+/** States the tier schedule (schedules live in the database, one row per name; restating is harmless). */
+export async function scheduleMemoryJobs(deps: Deps): Promise<void> {
+  if (!deps.db.features.has('vector')) return;
+  await deps.jobs.schedule('memory.tiers', TIERS_CRON, {});
+}
