@@ -1,5 +1,6 @@
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
+import { closeMailTransport } from './v1/mail/worker.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
 
@@ -16,6 +17,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   if (opts.worker) await deps.jobs.work();
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
+    closeMailTransport(deps);
     await unlisten();
   };
 }

@@ -45,6 +45,8 @@ export type TestAppOptions = {
   limits?: DepsOverrides['limits'];
   /** Start the job queue and workers (slower; only for tests that run jobs). */
   background?: boolean;
+  /** Start the job queue without consuming it, so jobs can be enqueued and the test runs them itself. */
+  queue?: boolean;
   /** Reuse a database (restart tests); it is not dropped on close. */
   db?: Db;
   dataDir?: string;
@@ -99,7 +101,12 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     keyring: opts.keyring ?? Keyring.random(),
     limits: opts.limits,
   });
-  const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
+  let stopBackground = async () => {};
+  if (opts.background) stopBackground = await startBackground(deps, { worker: true });
+  else if (opts.queue) {
+    await deps.jobs.start();
+    stopBackground = () => deps.jobs.stop(1000);
+  }
   const app = await buildApp(deps, { logger: false });
   await app.ready();
   return {

@@ -108,6 +108,21 @@ export const errors = {
     new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
   invalidCursor: () =>
     new ApiError('INVALID_CURSOR', 400, 'The cursor is not valid; start again without one.'),
+
+  // v1 mail
+  emailNotFound: () => new ApiError('EMAIL_NOT_FOUND', 404, 'E-mail not found.'),
+  emailNotCancellable: (status: string) =>
+    new ApiError(
+      'EMAIL_NOT_CANCELLABLE',
+      409,
+      `This e-mail is ${status}; only scheduled or queued e-mails can be cancelled.`,
+    ),
+  templateNotFound: () => new ApiError('TEMPLATE_NOT_FOUND', 404, 'Template not found.'),
+  templateVariableMissing: (name: string) =>
+    new ApiError('TEMPLATE_VARIABLE_MISSING', 400, `The template needs the variable '${name}'.`),
+  suppressionNotFound: () =>
+    new ApiError('SUPPRESSION_NOT_FOUND', 404, 'That address is not on the suppression list.'),
+  outboxMessageNotFound: () => new ApiError('OUTBOX_MESSAGE_NOT_FOUND', 404, 'Outbox message not found.'),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

@@ -9,6 +9,7 @@ import {
 } from './admin.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import {
   createProjectForCli,
@@ -45,6 +46,8 @@ export const functions = [
   listApiKeysForCli,
   revokeApiKeyForCli,
   adminCreateApiKey,
+  listOutboxForCli,
+  getOutboxMessageForCli,
 ] as const;
 
 export type Functions = typeof functions;

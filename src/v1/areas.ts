@@ -1,4 +1,5 @@
 import type { V1Area } from './kit.ts';
+import { mailArea } from './mail/routes.ts';
 
 // Every v1 area, one line each; the plugin mounts each at /v1<prefix>.
-export const v1Areas: V1Area[] = [];
+export const v1Areas: V1Area[] = [mailArea];
