@@ -3,11 +3,14 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
 import type { CallerResolver } from './core/auth/resolve.ts';
+import { DiskBlobStore } from './core/blobs/disk.ts';
+import { diskBlobRoutes } from './core/blobs/routes.ts';
 import { errorBody, errors } from './core/errors.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
+import { modelProxyRoutes } from './v1/ai/plugin.ts';
 import { v1Routes } from './v1/plugin.ts';
 
 declare module 'fastify' {
@@ -55,7 +58,10 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
   await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [] });
+  // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
+  if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
   await app.register(v1Routes, { deps, prefix: '/v1' });
+  if (deps.config.roles.includes('proxy')) await app.register(modelProxyRoutes, { deps, prefix: '/v1/ai' });
 
   app.setNotFoundHandler(async (req, reply) => {
     return reply

@@ -1,5 +1,7 @@
+import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
+import { IDEMPOTENCY_PRUNE_CRON } from './v1/idempotency.ts';
 import { closeMailTransport } from './v1/mail/worker.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
@@ -14,7 +16,12 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
   await deps.jobs.start();
-  if (opts.worker) await deps.jobs.work();
+  if (opts.worker) {
+    // Schedules live in the database (one row per name), so every worker may (re)state them at start.
+    await deps.jobs.schedule('blobs.sweep-temp', SWEEP_TEMP_CRON, {});
+    await deps.jobs.schedule('v1.idempotency.prune', IDEMPOTENCY_PRUNE_CRON, {});
+    await deps.jobs.work();
+  }
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
     closeMailTransport(deps);

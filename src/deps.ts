@@ -1,12 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config.ts';
+import { createModels, type Models } from './core/ai/models.ts';
 import { CredentialService } from './core/auth/credentials.ts';
+import type { BlobStore } from './core/blobs/blob-store.ts';
+import { createBlobStore } from './core/blobs/create-blob-store.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
 import { type Db, openDb } from './core/db/client.ts';
 import { migrate } from './core/db/migrate.ts';
-import { JobQueue } from './core/jobs.ts';
+import { JobQueue, type JobQueueOptions } from './core/jobs.ts';
 import { WindowLimiter, type WindowRule } from './core/rate-limit/limiter.ts';
 import { type JobRegistry, jobDefs } from './jobs.ts';
 
@@ -19,31 +22,39 @@ export type Deps = {
   log: FastifyBaseLogger;
   credentials: CredentialService;
   limiter: WindowLimiter;
-  jobs: JobQueue<JobRegistry>;
+  jobs: JobQueue<JobRegistry, Deps>;
+  blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
+  models: Models;
 };
 
-export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits'>> & {
+export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits' | 'blobs'>> & {
   db?: Db;
   /** PGlite in memory instead of under DATA_DIR (tests). */
   inMemory?: boolean;
+  /** Queue polling and cron intervals (tests make them fast). */
+  jobOptions?: JobQueueOptions;
 };
 
-export function createLogger(config: Config): FastifyBaseLogger {
-  return pino({
-    level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        '*.token',
-        '*.secret',
-        '*.apiKey',
-        '*.value',
-      ],
-      censor: '[redacted]',
+/** The process logger; `destination` lets tests read what would be logged. */
+export function createLogger(config: Config, destination?: pino.DestinationStream): FastifyBaseLogger {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          '*.token',
+          '*.secret',
+          '*.apiKey',
+          '*.value',
+        ],
+        censor: '[redacted]',
+      },
     },
-  }) as unknown as FastifyBaseLogger;
+    destination,
+  ) as unknown as FastifyBaseLogger;
 }
 
 /** Opens the database, applies migrations and wires the shared services; no listening, no workers. */
@@ -59,7 +70,8 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
-  const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
+  const jobs = new JobQueue<JobRegistry, Deps>(db, o.jobOptions);
+  jobs.register(jobDefs);
   const deps: Deps = {
     config,
     db,
@@ -69,8 +81,10 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     credentials: new CredentialService(db, keyring, clock),
     limiter: new WindowLimiter(db, clock),
     jobs,
+    blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
+    models: createModels(config.models),
   };
-  jobs.register(jobDefs(deps));
+  jobs.bind(deps);
   return deps;
 }

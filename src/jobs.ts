@@ -1,12 +1,16 @@
-import type { JobDef } from './core/jobs.ts';
-import { type WebhookJobPayloads, webhookJobs } from './core/webhooks.ts';
-import type { Deps } from './deps.ts';
-import { type MailJobPayloads, mailJobs } from './v1/mail/worker.ts';
+import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
+import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
+import { webhookDeliverJob } from './core/webhooks.ts';
+import { pruneIdempotencyJob } from './v1/idempotency.ts';
+import { mailDeliverJob } from './v1/mail/worker.ts';
 
-// The typed registry of every background job; areas add their defineJob()s here. Handlers get the
-// process's Deps through the factory.
-export function jobDefs(deps: Deps): JobDef[] {
-  return [...webhookJobs(deps), ...mailJobs(deps)];
-}
+// The typed registry of every background job: areas add their defineJob()s to this list, and
+// `deps.jobs.enqueue(name, payload)` only compiles for a listed name with a payload its schema accepts.
+export const jobDefs = [
+  sweepBlobTempJob,
+  webhookDeliverJob,
+  mailDeliverJob,
+  pruneIdempotencyJob,
+] as const satisfies readonly JobDef[];
 
-export type JobRegistry = WebhookJobPayloads & MailJobPayloads;
+export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

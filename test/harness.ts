@@ -47,10 +47,14 @@ export type TestAppOptions = {
   background?: boolean;
   /** Start the job queue without consuming it, so jobs can be enqueued and the test runs them itself. */
   queue?: boolean;
-  /** Reuse a database (restart tests); it is not dropped on close. */
+  /** Reuse a database (restart tests, see restartableTestDb); it is neither closed nor dropped on close. */
   db?: Db;
+  /** Job queue polling and cron intervals (tests of schedules make them fast). */
+  jobOptions?: DepsOverrides['jobOptions'];
   dataDir?: string;
   keyring?: Keyring;
+  /** A logger of the test's own (to assert what is, and is not, logged). */
+  log?: DepsOverrides['log'];
 };
 
 async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
@@ -83,15 +87,42 @@ export async function openTestDb(): Promise<{ db: Db; url?: string; drop: () => 
   return { db: await openDb({}), drop: async () => {} };
 }
 
+/**
+ * A database that outlives the apps opened on it, for restart tests: every open() is a new connection to
+ * the same data (PGlite in a temp folder, or one PostgreSQL database). Close each Db before the next open.
+ */
+export async function restartableTestDb(): Promise<{ open(): Promise<Db>; drop(): Promise<void> }> {
+  if (onPostgres) {
+    const first = await freshPostgres();
+    const url = (first.db as Db & { url?: string }).url!;
+    await first.db.close();
+    return {
+      open: async () => {
+        const db = await openDb({ databaseUrl: url, poolSize: 5 });
+        (db as Db & { url?: string }).url = url;
+        return db;
+      },
+      drop: first.drop,
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-db-'));
+  return {
+    open: () => openDb({ dataDir: path.join(dir, 'db') }),
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
 export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pier-test-'));
   const owned = opts.db ? null : await openTestDb();
   const db = opts.db ?? owned!.db;
+  // LISTEN/NOTIFY on PostgreSQL opens its own connection, so the config needs the database's URL.
+  const dbUrl = owned?.url ?? (db as Db & { url?: string }).url;
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://pier.test',
-    ...(owned?.url ? { DATABASE_URL: owned.url } : {}),
+    ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
     ...opts.env,
   });
   const clock = opts.clock ?? new ManualClock(Date.now());
@@ -100,6 +131,8 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     clock,
     keyring: opts.keyring ?? Keyring.random(),
     limits: opts.limits,
+    jobOptions: opts.jobOptions,
+    log: opts.log,
   });
   let stopBackground = async () => {};
   if (opts.background) stopBackground = await startBackground(deps, { worker: true });
@@ -107,7 +140,7 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     await deps.jobs.start();
     stopBackground = () => deps.jobs.stop(1000);
   }
-  const app = await buildApp(deps, { logger: false });
+  const app = await buildApp(deps, { logger: Boolean(opts.log) });
   await app.ready();
   return {
     app,
@@ -137,6 +170,8 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
         ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
     close: async () => {
+      // A test may leave a response unread on a keep-alive connection; close would wait for it forever.
+      if (app.server.listening) app.server.closeAllConnections();
       await app.close();
       await stopBackground();
       if (owned) {

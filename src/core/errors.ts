@@ -79,6 +79,23 @@ export const errors = {
   lastOwner: () =>
     new ApiError('LAST_OWNER', 409, 'An organization needs at least one owner; promote someone else first.'),
 
+  // infra: blobs (presigned URLs served by Pier) and outbound fetch (SSRF guard)
+  invalidBlobKey: () =>
+    new ApiError(
+      'INVALID_BLOB_KEY',
+      400,
+      'Blob keys are 1–512 characters of A-Z, a-z, 0-9, ., _, - and / with no empty, . or .. segment.',
+    ),
+  blobNotFound: () => new ApiError('BLOB_NOT_FOUND', 404, 'Blob was not found.'),
+  blobKeyConflict: () =>
+    new ApiError('BLOB_KEY_CONFLICT', 409, 'That key collides with an existing key used as a folder.'),
+  signatureInvalid: (message = 'The URL signature is missing or invalid.') =>
+    new ApiError('SIGNATURE_INVALID', 403, message),
+  urlExpired: () => new ApiError('URL_EXPIRED', 403, 'This signed URL has expired; ask for a new one.'),
+  rangeNotSatisfiable: (size: number) =>
+    new ApiError('RANGE_NOT_SATISFIABLE', 416, 'The requested range is outside the object.', {
+      'content-range': `bytes */${size}`,
+    }),
   // v1 common ground (API keys, idempotency, pagination)
   apiKeyNotFound: (keyId?: string) =>
     new ApiError(
@@ -108,6 +125,58 @@ export const errors = {
     new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
   invalidCursor: () =>
     new ApiError('INVALID_CURSOR', 400, 'The cursor is not valid; start again without one.'),
+  // The target is the caller's input (400); failures of a reachable upstream are gateway errors (502/504).
+  urlNotAllowed: (host: string, why: string) =>
+    new ApiError('URL_NOT_ALLOWED', 400, `Pier does not fetch '${host}': ${why}.`),
+  fetchFailed: (host: string, why: string) =>
+    new ApiError('FETCH_FAILED', 502, `Fetching from '${host}' failed: ${why}.`),
+  fetchTimeout: (ms: number) =>
+    new ApiError('FETCH_TIMEOUT', 504, `The remote server did not answer within ${ms} ms.`),
+  responseTooLarge: (maxBytes: number) =>
+    new ApiError(
+      'RESPONSE_TOO_LARGE',
+      502,
+      `The remote response is larger than the ${maxBytes} bytes allowed.`,
+    ),
+  tooManyRedirects: (max: number) =>
+    new ApiError('TOO_MANY_REDIRECTS', 502, `The remote server redirected more than ${max} times.`),
+  // models (src/core/ai, the model proxy)
+  modelNotAvailable: (model: string) =>
+    new ApiError(
+      'MODEL_NOT_AVAILABLE',
+      404,
+      `No provider with a key serves the model '${model}' for this organization.`,
+    ),
+  invalidModel: (message: string) => new ApiError('INVALID_MODEL', 400, message),
+  modelCapabilityUnsupported: (provider: string, what: string) =>
+    new ApiError('MODEL_CAPABILITY_UNSUPPORTED', 400, `The provider '${provider}' does not offer ${what}.`),
+  modelProviderRateLimited: (provider: string, retryAfterSec: number) =>
+    new ApiError(
+      'MODEL_PROVIDER_RATE_LIMITED',
+      429,
+      `The model provider '${provider}' is rate limiting requests; retry in ${retryAfterSec} s.`,
+      { 'retry-after': String(retryAfterSec) },
+    ),
+  modelProviderError: (provider: string, status: number | undefined) =>
+    new ApiError(
+      'MODEL_PROVIDER_ERROR',
+      502,
+      `The model provider '${provider}' failed${status ? ` with HTTP ${status}` : ''} after retries.`,
+    ),
+  modelProviderRejected: (provider: string, status: number, detail: string) =>
+    new ApiError(
+      'MODEL_PROVIDER_REJECTED',
+      status === 401 || status === 403 ? 502 : 400,
+      `The model provider '${provider}' refused the request (HTTP ${status}): ${detail}`,
+    ),
+  modelProviderUnavailable: (provider: string) =>
+    new ApiError('MODEL_PROVIDER_UNAVAILABLE', 503, `The model provider '${provider}' could not be reached.`),
+  embedderDimensionMismatch: (recorded: number, given: number, model: string) =>
+    new ApiError(
+      'EMBEDDER_DIMENSION_MISMATCH',
+      409,
+      `This installation stores ${recorded}-dimension vectors; '${model}' makes ${given}. Re-embed to switch.`,
+    ),
 
   // v1 mail
   emailNotFound: () => new ApiError('EMAIL_NOT_FOUND', 404, 'E-mail not found.'),

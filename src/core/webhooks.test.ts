@@ -8,6 +8,7 @@ import type { ManualClock } from './clock.ts';
 import {
   attemptWebhook,
   getWebhookDelivery,
+  loopbackFetchForTests,
   queueWebhook,
   WEBHOOK_RETRY_SCHEDULE_SEC,
   type WebhookDeps,
@@ -49,6 +50,7 @@ function webhookDeps(): WebhookDeps & { queued: { data: unknown; startAfter?: Da
     db: t.deps.db,
     keyring: t.deps.keyring,
     clock: t.deps.clock,
+    fetchFn: loopbackFetchForTests,
     queued,
     jobs: {
       enqueue: async (_name, data, opts) => {
@@ -125,6 +127,18 @@ describe('outbound webhooks', () => {
     // A finished delivery is not attempted again.
     expect((await attemptWebhook(d, id)).delivered).toBe(false);
     expect((await getWebhookDelivery(t.deps.db, id))!.attempts).toHaveLength(7);
+  });
+
+  it('refuses a loopback target by default (SSRF guard) and records why', async () => {
+    const d = { ...webhookDeps(), fetchFn: undefined };
+    answer = 200;
+    const before = received.length;
+    const { id } = await queueWebhook(d, { url, secret: 'plain-secret', type: 'x.y', data: {} });
+    const out = await attemptWebhook(d, id);
+    expect(out.delivered).toBe(false);
+    expect(received.length).toBe(before);
+    const { attempts } = (await getWebhookDelivery(t.deps.db, id))!;
+    expect(attempts[0]!.error).toMatch(/not allowed|private|loopback/i);
   });
 
   it('records network errors and succeeds on a later attempt', async () => {

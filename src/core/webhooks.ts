@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Clock } from './clock.ts';
 import type { Keyring } from './crypto.ts';
 import type { Db } from './db/client.ts';
-import { defineJob, type EnqueueOptions, type JobDef } from './jobs.ts';
+import { defineJob, type EnqueueOptions } from './jobs.ts';
+import { safeFetch } from './net/safe-fetch.ts';
 import { webhookAttempts, webhookDeliveries } from './webhook-tables.ts';
 
 // Signed outbound webhooks (Standard Webhooks, https://www.standardwebhooks.com): every attempt carries
@@ -24,6 +25,28 @@ const TIMEOUT_MS = 10_000;
 const MAX_ERROR_LEN = 500;
 
 export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
+
+/** The default: the SSRF-guarded fetch, no redirects followed, a small response cap. */
+export const guardedFetch: FetchFn = (url, init) => fetchThroughGuard(url, init, false);
+
+/** Tests deliver to servers on 127.0.0.1, which the guard refuses unless told otherwise. */
+export const loopbackFetchForTests: FetchFn = (url, init) => fetchThroughGuard(url, init, true);
+
+async function fetchThroughGuard(url: string, init: RequestInit, allowLoopback: boolean): Promise<Response> {
+  const res = await safeFetch(url, {
+    method: init.method,
+    headers: init.headers as Record<string, string>,
+    body: init.body as string,
+    maxRedirects: 0,
+    maxBytes: 64 * 1024,
+    timeoutMs: TIMEOUT_MS,
+    allowLoopback,
+  });
+  return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), {
+    status: res.status,
+    headers: res.headers,
+  });
+}
 
 export type WebhookDeps = {
   db: Db;
@@ -109,7 +132,7 @@ export async function attemptWebhook(d: WebhookDeps, deliveryId: string): Promis
   let statusCode: number | undefined;
   let error: string | undefined;
   try {
-    const res = await (d.fetchFn ?? fetch)(row.url, {
+    const res = await (d.fetchFn ?? guardedFetch)(row.url, {
       method: 'POST',
       headers,
       body: row.body,
@@ -163,16 +186,12 @@ export async function getWebhookDelivery(db: Db, deliveryId: string) {
   return { delivery, attempts };
 }
 
-export function webhookJobs(d: WebhookDeps): JobDef[] {
-  return [
-    defineJob({
-      name: WEBHOOK_JOB,
-      schema: z.object({ deliveryId: z.uuid() }),
-      // Retries are scheduled by attemptWebhook itself (the published schedule), not by pg-boss.
-      handle: async ({ deliveryId }) => {
-        await attemptWebhook(d, deliveryId);
-      },
-      concurrency: 2,
-    }) as JobDef,
-  ];
-}
+export const webhookDeliverJob = defineJob({
+  name: WEBHOOK_JOB,
+  schema: z.object({ deliveryId: z.uuid() }),
+  // Retries are scheduled by attemptWebhook itself (the published schedule), not by pg-boss.
+  handle: async ({ deliveryId }, { deps }: { deps: WebhookDeps }) => {
+    await attemptWebhook(deps, deliveryId);
+  },
+  concurrency: 2,
+});

@@ -10,6 +10,13 @@ import {
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
+import { getModelUsageForCli } from './model-usage.ts';
+import {
+  listModelProvidersForCli,
+  removeModelProviderKeyForCli,
+  resolveModel,
+  setModelProviderKeyForCli,
+} from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import {
   createProjectForCli,
@@ -46,6 +53,11 @@ export const functions = [
   listApiKeysForCli,
   revokeApiKeyForCli,
   adminCreateApiKey,
+  setModelProviderKeyForCli,
+  removeModelProviderKeyForCli,
+  listModelProvidersForCli,
+  resolveModel,
+  getModelUsageForCli,
   listOutboxForCli,
   getOutboxMessageForCli,
 ] as const;

@@ -15,5 +15,6 @@ export const migrationSets: MigrationSet[] = [
   { area: 'platform', schema: ['src/platform/tables.ts'] },
   { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
   { area: 'v1', schema: ['src/v1/tables.ts'] },
+  { area: 'models', schema: ['src/platform/models-tables.ts'] },
   { area: 'mail', schema: ['src/v1/mail/tables.ts'] },
 ];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineJob, type JobDef } from '../../core/jobs.ts';
+import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
 import { addressOf, domainOf } from './addresses.ts';
 import { storeInOutbox } from './outbox.ts';
@@ -12,7 +12,6 @@ import { type OutgoingMail, type Rejection, SmtpPool } from './transport.ts';
 // Sandbox mail and all mail without SMTP_URL goes to the outbox.
 
 export const MAIL_DELIVER_JOB = 'mail.deliver';
-export type MailJobPayloads = { [MAIL_DELIVER_JOB]: { emailId: string } };
 
 type Event = { type: string; detail?: Record<string, unknown> };
 
@@ -263,20 +262,16 @@ export async function deliverEmail(deps: Deps, emailId: string): Promise<EmailSt
   }
 }
 
-export function mailJobs(deps: Deps): JobDef[] {
-  return [
-    defineJob({
-      name: MAIL_DELIVER_JOB,
-      schema: z.object({ emailId: z.uuid() }),
-      handle: async ({ emailId }) => {
-        await deliverEmail(deps, emailId);
-      },
-      // Three pollers, each taking a batch that runs at once: enough deliveries in flight to keep every
-      // pooled SMTP connection busy. deliverEmail settles every outcome itself, so one mail's failure
-      // never fails the batch.
-      concurrency: 3,
-      batchSize: Math.max(8, (deps.config.smtp?.poolSize ?? 4) * 4),
-      retry: { limit: 0, delaySec: 1 },
-    }) as JobDef,
-  ];
-}
+export const mailDeliverJob = defineJob({
+  name: MAIL_DELIVER_JOB,
+  schema: z.object({ emailId: z.uuid() }),
+  handle: async ({ emailId }, { deps }: { deps: Deps }) => {
+    await deliverEmail(deps, emailId);
+  },
+  // Two pollers, each taking a batch that runs at once: enough deliveries in flight to keep a pool of
+  // SMTP connections busy. deliverEmail settles every outcome itself, so one mail's failure never fails
+  // the batch.
+  concurrency: 2,
+  batchSize: 20,
+  retry: { limit: 0, delaySec: 1 },
+});
