@@ -272,6 +272,6 @@ export const mailDeliverJob = defineJob({
   // SMTP connections busy. deliverEmail settles every outcome itself, so one mail's failure never fails
   // the batch.
   concurrency: 2,
-  batchSize: 20,
+  batchSize: 100,
   retry: { limit: 0, delaySec: 1 },
 });
