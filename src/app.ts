@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
 import type { CallerResolver } from './core/auth/resolve.ts';
@@ -7,6 +7,9 @@ import { DiskBlobStore } from './core/blobs/disk.ts';
 import { diskBlobRoutes } from './core/blobs/routes.ts';
 import { errorBody, errors } from './core/errors.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
+import { dashboardAuthRoutes } from './dashboard/auth-routes.ts';
+import { sessionResolver } from './dashboard/sessions.ts';
+import { dashboardStaticRoutes } from './dashboard/static-routes.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
@@ -19,7 +22,13 @@ declare module 'fastify' {
   }
 }
 
-export type AppOptions = { logger?: boolean; callerResolvers?: CallerResolver[] };
+export type AppOptions = {
+  logger?: boolean;
+  /** Ways to find a caller besides a bearer header; default: the dashboard's session cookie. */
+  callerResolvers?: CallerResolver[];
+  /** Where the built dashboard lives (default web/dist). */
+  webDist?: string;
+};
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -35,13 +44,30 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // One access line per request (below) instead of Fastify's two: half the logging cost per call.
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, deps.config.publicUrl);
-  app.addHook('onSend', async (req, reply) => {
+  // Callback-style hooks: on the hot path each async hook costs a promise and a microtask turn.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    done();
+  });
+  // No headers, no body, no query string (where a careless client might put a credential).
+  app.addHook('onResponse', (req, reply, done) => {
+    req.log.info(
+      {
+        method: req.method,
+        path: req.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      'request',
+    );
+    done();
   });
 
   app.get('/healthz', async () => ({ ok: true }));
@@ -57,11 +83,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
 
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
-  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [] });
+  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [sessionResolver(deps)] });
   // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
   if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
   await app.register(v1Routes, { deps, prefix: '/v1' });
   if (deps.config.roles.includes('proxy')) await app.register(modelProxyRoutes, { deps, prefix: '/v1/ai' });
+  await app.register(dashboardAuthRoutes, { deps });
+  await app.register(dashboardStaticRoutes, { dist: opts.webDist });
 
   app.setNotFoundHandler(async (req, reply) => {
     return reply

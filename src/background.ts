@@ -1,6 +1,7 @@
 import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
+import { startAccessCache } from './platform/access-cache.ts';
 import { IDEMPOTENCY_PRUNE_CRON } from './v1/idempotency.ts';
 import { closeMailTransport } from './v1/mail/worker.ts';
 
@@ -15,6 +16,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
     deps.credentials.forget(keyId),
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
+  const stopAccessCache = await startAccessCache(deps);
   await deps.jobs.start();
   if (opts.worker) {
     // Schedules live in the database (one row per name), so every worker may (re)state them at start.
@@ -25,6 +27,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
     closeMailTransport(deps);
+    await stopAccessCache();
     await unlisten();
   };
 }

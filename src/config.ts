@@ -94,6 +94,7 @@ const envSchema = z.object({
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  SIGNUP: z.enum(['on', 'off']).default('on'),
 });
 
 export type Config = {
@@ -109,6 +110,8 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
   shutdownGraceMs: number;
+  /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
+  signup: boolean;
   s3?: {
     endpoint?: string;
     region: string;
@@ -178,6 +181,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    signup: e.SIGNUP === 'on',
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

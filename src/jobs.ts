@@ -1,6 +1,7 @@
 import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
 import { webhookDeliverJob } from './core/webhooks.ts';
+import { reembedJob } from './platform/reembed.ts';
 import { pruneIdempotencyJob } from './v1/idempotency.ts';
 import { mailDeliverJob } from './v1/mail/worker.ts';
 
@@ -9,6 +10,7 @@ import { mailDeliverJob } from './v1/mail/worker.ts';
 export const jobDefs = [
   sweepBlobTempJob,
   webhookDeliverJob,
+  reembedJob,
   mailDeliverJob,
   pruneIdempotencyJob,
 ] as const satisfies readonly JobDef[];

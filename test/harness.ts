@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -10,7 +11,7 @@ import { loadConfig } from '../src/config.ts';
 import { type Clock, ManualClock } from '../src/core/clock.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
-import { createDeps, type Deps, type DepsOverrides } from '../src/deps.ts';
+import { createDeps, createLogger, type Deps, type DepsOverrides } from '../src/deps.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
 // suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).
@@ -27,7 +28,13 @@ export type TestApp = {
     body: unknown,
     token?: string,
     headers?: Record<string, string>,
+    opts?: CallOptions,
   ): Promise<LightMyRequestResponse>;
+  /**
+   * Closes this app and opens a new one on the same storage (PGlite dataDir or PostgreSQL database) with
+   * the same keyring and clock: what a process restart keeps. Needs `persist: true`.
+   */
+  restart(): Promise<TestApp>;
   /** A v1 REST request (`url` relative to /v1) with an optional API key and JSON body. */
   v1(
     method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
@@ -38,6 +45,8 @@ export type TestApp = {
   ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 };
+
+export type CallOptions = { remoteAddress?: string };
 
 export type TestAppOptions = {
   env?: Record<string, string>;
@@ -53,6 +62,10 @@ export type TestAppOptions = {
   jobOptions?: DepsOverrides['jobOptions'];
   dataDir?: string;
   keyring?: Keyring;
+  /** Keep the data on disk (PGlite under dataDir/db) or in a named PostgreSQL database, for restart(). */
+  persist?: boolean;
+  /** Capture the JSON logs (level info) into this stream. */
+  logStream?: Writable;
   /** A logger of the test's own (to assert what is, and is not, logged). */
   log?: DepsOverrides['log'];
 };
@@ -112,27 +125,59 @@ export async function restartableTestDb(): Promise<{ open(): Promise<Db>; drop()
   };
 }
 
+type Storage = { db: Db; url?: string; drop: () => Promise<void>; reopen: () => Promise<Db> };
+
+async function openStorage(opts: TestAppOptions, dataDir: string): Promise<Storage> {
+  if (onPostgres) {
+    const { db, drop } = await freshPostgres();
+    const url = (db as Db & { url?: string }).url!;
+    const reopen = async () => {
+      const next = await openDb({ databaseUrl: url, poolSize: 5 });
+      (next as Db & { url?: string }).url = url;
+      return next;
+    };
+    return { db, url, drop, reopen };
+  }
+  const dir = opts.persist ? path.join(dataDir, 'db') : undefined;
+  return { db: await openDb({ dataDir: dir }), drop: async () => {}, reopen: () => openDb({ dataDir: dir }) };
+}
+
 export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pier-test-'));
-  const owned = opts.db ? null : await openTestDb();
-  const db = opts.db ?? owned!.db;
+  const storage = opts.db ? null : await openStorage(opts, dataDir);
+  return build(
+    {
+      ...opts,
+      dataDir,
+      clock: opts.clock ?? new ManualClock(Date.now()),
+      keyring: opts.keyring ?? Keyring.random(),
+    },
+    opts.db ?? storage!.db,
+    storage,
+  );
+}
+
+async function build(
+  opts: TestAppOptions & { dataDir: string; clock: Clock; keyring: Keyring },
+  db: Db,
+  storage: Storage | null,
+): Promise<TestApp> {
   // LISTEN/NOTIFY on PostgreSQL opens its own connection, so the config needs the database's URL.
-  const dbUrl = owned?.url ?? (db as Db & { url?: string }).url;
+  const dbUrl = storage?.url ?? (db as Db & { url?: string }).url;
   const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    DATA_DIR: opts.dataDir,
+    LOG_LEVEL: opts.logStream ? 'info' : 'silent',
     PUBLIC_URL: 'http://pier.test',
     ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
     ...opts.env,
   });
-  const clock = opts.clock ?? new ManualClock(Date.now());
   const deps = await createDeps(config, {
     db,
-    clock,
-    keyring: opts.keyring ?? Keyring.random(),
+    clock: opts.clock,
+    keyring: opts.keyring,
     limits: opts.limits,
     jobOptions: opts.jobOptions,
-    log: opts.log,
+    log: opts.log ?? (opts.logStream ? createLogger(config, opts.logStream) : undefined),
   });
   let stopBackground = async () => {};
   if (opts.background) stopBackground = await startBackground(deps, { worker: true });
@@ -140,14 +185,20 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     await deps.jobs.start();
     stopBackground = () => deps.jobs.stop(1000);
   }
-  const app = await buildApp(deps, { logger: Boolean(opts.log) });
+  const app = await buildApp(deps, { logger: Boolean(opts.log ?? opts.logStream) });
   await app.ready();
+  const shutdown = async () => {
+    // A test may leave a response unread on a keep-alive connection; close would wait for it forever.
+    if (app.server.listening) app.server.closeAllConnections();
+    await app.close();
+    await stopBackground();
+  };
   return {
     app,
     deps,
-    clock,
-    dataDir,
-    call: (name, body, token, headers = {}) =>
+    clock: opts.clock,
+    dataDir: opts.dataDir,
+    call: (name, body, token, headers = {}, callOpts = {}) =>
       app.inject({
         method: 'POST',
         url: `/api/fn/${name}`,
@@ -157,6 +208,7 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
           ...headers,
         },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
+        ...(callOpts.remoteAddress ? { remoteAddress: callOpts.remoteAddress } : {}),
       }),
     v1: (method, url, key, body, headers = {}) =>
       app.inject({
@@ -169,14 +221,17 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
         },
         ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
+    restart: async () => {
+      if (!storage || !opts.persist) throw new Error('restart() needs testApp({ persist: true })');
+      await shutdown();
+      await db.close();
+      return build(opts, await storage.reopen(), storage);
+    },
     close: async () => {
-      // A test may leave a response unread on a keep-alive connection; close would wait for it forever.
-      if (app.server.listening) app.server.closeAllConnections();
-      await app.close();
-      await stopBackground();
-      if (owned) {
+      await shutdown();
+      if (storage) {
         await db.close();
-        await owned.drop();
+        await storage.drop();
       }
     },
   };

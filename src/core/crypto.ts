@@ -9,7 +9,8 @@ const VERSION = 'v1';
 
 export class Keyring {
   readonly #kek: Buffer;
-  readonly #hmacKey: Buffer;
+  // A KeyObject, prepared once: createHmac with a raw Buffer re-imports the key on every call.
+  readonly #hmacKey: crypto.KeyObject;
   readonly #signKey: Buffer;
 
   constructor(master: Buffer) {
@@ -17,7 +18,7 @@ export class Keyring {
     const derive = (info: string) =>
       Buffer.from(crypto.hkdfSync('sha256', master, Buffer.alloc(0), info, 32));
     this.#kek = derive('pier/kek');
-    this.#hmacKey = derive('pier/credential-hmac');
+    this.#hmacKey = crypto.createSecretKey(derive('pier/credential-hmac'));
     this.#signKey = derive('pier/url-sign');
   }
 

@@ -1,6 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
+import { accessCache } from './access-cache.ts';
 import { UUID_RE } from './schemas.ts';
 import { memberships, orgs, projects, type Role } from './tables.ts';
 
@@ -34,6 +35,11 @@ export async function projectForUser(
   userId: string,
   slug: string,
 ): Promise<{ project: Project; org: Org; role: Role }> {
+  const cache = accessCache(deps);
+  const now = deps.clock.now().getTime();
+  const hit = cache.get(userId, slug, now);
+  if (hit) return hit;
+  const generation = cache.generation();
   const [row] = await deps.db.orm
     .select({ project: projects, org: orgs, role: memberships.role })
     .from(projects)
@@ -41,6 +47,7 @@ export async function projectForUser(
     .innerJoin(memberships, and(eq(memberships.orgId, projects.orgId), eq(memberships.userId, userId)))
     .where(and(eq(projects.slug, slug), isNull(projects.destroyedAt)));
   if (!row) throw errors.projectNotFound(slug);
+  cache.set(userId, slug, row, now, generation);
   return row;
 }
 

@@ -8,8 +8,16 @@ import {
   adminSetPlan,
 } from './admin.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
+import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
+import {
+  createOrgForCli,
+  inviteMemberForCli,
+  listMembersForCli,
+  removeMemberForCli,
+  setMemberRoleForCli,
+} from './members.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
   listModelProvidersForCli,
@@ -18,6 +26,12 @@ import {
   setModelProviderKeyForCli,
 } from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import {
+  createTokenForCli,
+  listTokensForCli,
+  revokeTokenByIdForCli,
+  updateTokenLabelForCli,
+} from './personal-tokens.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
@@ -60,6 +74,17 @@ export const functions = [
   getModelUsageForCli,
   listOutboxForCli,
   getOutboxMessageForCli,
+  // dashboard: personal tokens, members, organizations, invite links
+  createTokenForCli,
+  listTokensForCli,
+  updateTokenLabelForCli,
+  revokeTokenByIdForCli,
+  listMembersForCli,
+  inviteMemberForCli,
+  setMemberRoleForCli,
+  removeMemberForCli,
+  createOrgForCli,
+  adminCreateInviteLink,
 ] as const;
 
 export type Functions = typeof functions;

@@ -24,6 +24,14 @@ function authorize(auth: FnAuth, caller: Caller | null): void {
   }
 }
 
+/** PostgreSQL text cannot hold NUL; refuse it up front instead of failing in the database. */
+function hasNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 32 || value === null || typeof value !== 'object') return false;
+  for (const [k, v] of Object.entries(value)) if (k.includes('\u0000') || hasNul(v, depth + 1)) return true;
+  return false;
+}
+
 function clientIp(req: FastifyRequest): string {
   return req.ip || req.socket.remoteAddress || 'unknown';
 }
@@ -76,20 +84,24 @@ export async function functionApiRoutes(
           authorize(def.auth, req.caller);
         },
       },
-      async (req) =>
-        def.handler(
+      async (req) => {
+        // Here rather than in a hook (one less async step per call); the schema has already run.
+        if (hasNul(req.body)) throw errors.validation('Strings must not contain NUL characters.');
+        return def.handler(
           { deps, caller: req.caller as never, ip: clientIp(req), log: req.log },
           req.body as never,
-        ),
+        );
+      },
     );
   }
 
-  app.post('/api/fn/:name', async (req) => {
+  app.post('/api/fn/:name', { schema: { hide: true } }, async (req) => {
     throw errors.functionNotFound((req.params as { name: string }).name.slice(0, 100));
   });
   app.route({
     method: ['GET', 'PUT', 'PATCH', 'DELETE'],
     url: '/api/fn/*',
+    schema: { hide: true },
     handler: async (_req, reply) => {
       reply.header('allow', 'POST');
       throw errors.methodNotAllowed();

@@ -16,5 +16,6 @@ export const migrationSets: MigrationSet[] = [
   { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
   { area: 'v1', schema: ['src/v1/tables.ts'] },
   { area: 'models', schema: ['src/platform/models-tables.ts'] },
+  { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
   { area: 'mail', schema: ['src/v1/mail/tables.ts'] },
 ];

@@ -12,16 +12,27 @@ export async function listen(
   databaseUrl: string | undefined,
   channel: string,
   onMessage: (payload: string) => void,
+  /** Called once if the listening connection dies: messages may be missed from then on. */
+  onLost: () => void = () => {},
 ): Promise<Unlisten> {
   if (db.pglite) return db.pglite.listen(channel, onMessage);
   const client = new pg.Client({ connectionString: databaseUrl });
-  client.on('error', () => {});
+  let closing = false;
+  let lost = false;
+  const lose = () => {
+    if (closing || lost) return;
+    lost = true;
+    onLost();
+  };
+  client.on('error', lose);
+  client.on('end', lose);
   await client.connect();
   client.on('notification', (n) => {
     if (n.channel === channel) onMessage(n.payload ?? '');
   });
   await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
   return async () => {
+    closing = true;
     await client.end().catch(() => {});
   };
 }

@@ -12,3 +12,9 @@ function sqlState(err: unknown): string | undefined {
 export function isUniqueViolation(err: unknown): boolean {
   return sqlState(err) === '23505';
 }
+
+/** Input the database cannot store as text (NUL bytes, bad encoding): the client's fault, not ours. */
+export function isInvalidText(err: unknown): boolean {
+  const s = sqlState(err);
+  return s === '22021' || s === '22P05';
+}

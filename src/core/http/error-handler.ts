@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { isInvalidText } from '../db/pg-errors.ts';
 import { ApiError, errorBody, errors } from '../errors.ts';
 
 type Issue = {
@@ -38,6 +39,8 @@ export function toApiError(err: unknown): ApiError {
       return errors.unsupportedMediaType();
   }
   if (e instanceof SyntaxError) return errors.validation('The body is not valid JSON.');
+  // A backstop for every route: text the database refuses is bad input (400), not a crash (500).
+  if (isInvalidText(err)) return errors.validation('The input holds characters that cannot be stored.');
   const status = typeof e.statusCode === 'number' ? e.statusCode : 500;
   if (status >= 400 && status < 500) return new ApiError('BAD_REQUEST', status, e.message || 'Bad request.');
   return errors.internal();

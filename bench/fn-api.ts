@@ -1,0 +1,283 @@
+// Benchmark: getProjectForCli with a personal token under concurrent load, beside a bare Fastify route
+// returning the same JSON, measured in the same run with the same autocannon settings.
+//
+//   npm run bench:fn-api                       PGlite, and PostgreSQL when BENCH_DATABASE_URL (or the
+//                                              local postgres://postgres@127.0.0.1:5432/postgres) answers
+//   BENCH_DURATION=5 BENCH_ROUNDS=3 BENCH_CONNECTIONS=10   tune the load
+//
+// Each server runs in its own child process (this file with `--serve`), so the load generator does not
+// share an event loop with the server it measures.
+import { type ChildProcess, spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
+import pg from 'pg';
+import pino from 'pino';
+
+const require = createRequire(import.meta.url);
+type AutocannonResult = {
+  requests: { average: number; total: number };
+  latency: { p99: number; average: number };
+  non2xx: number;
+  errors: number;
+};
+const autocannon = require('autocannon') as (opts: Record<string, unknown>) => Promise<AutocannonResult>;
+
+const self = fileURLToPath(import.meta.url);
+const DEFAULT_PG = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+type Target = { url: string; body: string; headers: Record<string, string> };
+
+// ---------------------------------------------------------------------------------------------------
+// Server side (child process)
+
+/** The server's own CPU time (user + system, µs): cost per request, robust to a busy shared machine. */
+function cpuMicros(): { cpu: number } {
+  const u = process.cpuUsage();
+  return { cpu: u.user + u.system };
+}
+
+async function servePier(databaseUrl: string | undefined): Promise<void> {
+  const { loadConfig } = await import('../src/config.ts');
+  const { createDeps, createLogger } = await import('../src/deps.ts');
+  const { buildApp } = await import('../src/app.ts');
+  const { startBackground } = await import('../src/background.ts');
+  const { ensureUser } = await import('../src/platform/users.ts');
+  const { createOrg } = await import('../src/platform/orgs.ts');
+  const { createProject } = await import('../src/platform/projects.ts');
+  const { issuePersonalToken } = await import('../src/platform/tokens.ts');
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-'));
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: (process.env.BENCH_LOG_LEVEL ?? 'info') as 'info',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  });
+  // Production logging (info: a line per request; synchronous writes like pino's stdout default) into
+  // /dev/null, so its cost is measured, not its output.
+  const log = createLogger(config, pino.destination({ dest: '/dev/null', sync: true }));
+  const deps = await createDeps(config, { log });
+  const stop = await startBackground(deps, { worker: false });
+  const { user } = await ensureUser(deps, 'bench@example.com');
+  const org = await createOrg(deps, { slug: 'bench-org', name: 'Bench', ownerUserId: user.id });
+  // A few neighbours so the lookup is not against a one-row table.
+  for (let i = 0; i < 20; i++) {
+    const { user: u } = await ensureUser(deps, `n${i}@example.com`);
+    const o = await createOrg(deps, { slug: `bench-n${i}`, name: 'N', ownerUserId: u.id });
+    for (let j = 0; j < 5; j++) await createProject(deps, o, { slug: `bench-n${i}-p${j}`, name: 'P' });
+  }
+  await createProject(deps, org, { slug: 'bench-app', name: 'Bench app' });
+  const { token } = await issuePersonalToken(deps, user.id, 'bench');
+  const app = await buildApp(deps);
+  app.get('/__bench/cpu', async () => cpuMicros());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as { port: number }).port;
+  const target: Target = {
+    url: `http://127.0.0.1:${port}/api/fn/getProjectForCli`,
+    body: JSON.stringify({ slug: 'bench-app' }),
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+  };
+  const sample = await fetch(target.url, { method: 'POST', body: target.body, headers: target.headers });
+  process.stdout.write(`${JSON.stringify({ target, sample: await sample.json() })}\n`);
+  process.on('SIGTERM', async () => {
+    await app.close();
+    await stop();
+    await deps.db.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}
+
+async function serveBare(sampleJson: string): Promise<void> {
+  const sample = JSON.parse(sampleJson);
+  const app = Fastify({ logger: false });
+  app.post('/api/fn/getProjectForCli', async () => sample);
+  app.get('/__bench/cpu', async () => cpuMicros());
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const port = (app.server.address() as { port: number }).port;
+  const target: Target = {
+    url: `http://127.0.0.1:${port}/api/fn/getProjectForCli`,
+    body: JSON.stringify({ slug: 'bench-app' }),
+    headers: { 'content-type': 'application/json' },
+  };
+  process.stdout.write(`${JSON.stringify({ target, sample })}\n`);
+  process.on('SIGTERM', async () => {
+    await app.close();
+    process.exit(0);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Load side (parent process)
+
+async function startChild(args: string[]): Promise<{ child: ChildProcess; target: Target; sample: unknown }> {
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_PROF && args[0] === 'pier' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/pierprof'] : []),
+      self,
+      '--serve',
+      ...args,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let buf = '';
+  return new Promise((resolve, reject) => {
+    child.stdout!.on('data', (d) => {
+      buf += d;
+      const nl = buf.indexOf('\n');
+      if (nl >= 0) resolve({ child, ...JSON.parse(buf.slice(0, nl)) });
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+const duration = Number(process.env.BENCH_DURATION ?? 5);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
+
+async function load(t: Target, seconds = duration): Promise<AutocannonResult> {
+  return autocannon({
+    url: t.url,
+    method: 'POST',
+    body: t.body,
+    headers: t.headers,
+    connections,
+    duration: seconds,
+  });
+}
+
+type Row = { name: string; rps: number; p99: number; non2xx: number; cpuPerReq: number };
+
+async function serverCpu(t: Target): Promise<number> {
+  const res = await fetch(t.url.replace('/api/fn/getProjectForCli', '/__bench/cpu'));
+  return ((await res.json()) as { cpu: number }).cpu;
+}
+
+async function measure(name: string, t: Target): Promise<Row> {
+  const before = await serverCpu(t);
+  const r = await load(t);
+  const cpu = (await serverCpu(t)) - before;
+  return {
+    name,
+    rps: r.requests.average,
+    p99: r.latency.p99,
+    non2xx: r.non2xx + r.errors,
+    cpuPerReq: cpu / Math.max(1, r.requests.total),
+  };
+}
+
+async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const admin = process.env.BENCH_DATABASE_URL ?? DEFAULT_PG;
+  const c = new pg.Client({ connectionString: admin, connectionTimeoutMillis: 2000 });
+  try {
+    await c.connect();
+  } catch {
+    return null;
+  }
+  const name = `pier_bench_${crypto.randomBytes(4).toString('hex')}`;
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const d = new pg.Client({ connectionString: admin });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await d.end();
+    },
+  };
+}
+
+// The machine is shared, so load drifts: the two targets alternate in rounds and each figure is the mean
+// over its rounds (p99: the worst round), which keeps the ratio honest under drift.
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+
+function combine(name: string, rows: Row[]): Row {
+  return {
+    name,
+    rps: rows.reduce((a, r) => a + r.rps, 0) / rows.length,
+    p99: Math.max(...rows.map((r) => r.p99)),
+    non2xx: rows.reduce((a, r) => a + r.non2xx, 0),
+    cpuPerReq: rows.reduce((a, r) => a + r.cpuPerReq, 0) / rows.length,
+  };
+}
+
+async function runPair(label: string, dbArgs: string[]): Promise<{ pier: Row; bare: Row }> {
+  const pier = await startChild(['pier', ...dbArgs]);
+  const bare = await startChild(['bare', JSON.stringify(pier.sample)]);
+  try {
+    await load(bare.target, 2); // warm-up: JIT, caches, connection pools
+    await load(pier.target, 2);
+    const bareRows: Row[] = [];
+    const pierRows: Row[] = [];
+    for (let i = 0; i < rounds; i++) {
+      bareRows.push(await measure('bare', bare.target));
+      pierRows.push(await measure('pier', pier.target));
+    }
+    return {
+      pier: combine(`Pier getProjectForCli on ${label}`, pierRows),
+      bare: combine(`bare Fastify (${label} run)`, bareRows),
+    };
+  } finally {
+    await stopChild(pier.child);
+    await stopChild(bare.child);
+  }
+}
+
+async function main(): Promise<void> {
+  const [flag, role, arg] = process.argv.slice(2);
+  if (flag === '--serve') {
+    if (role === 'pier') return servePier(arg);
+    return serveBare(arg!);
+  }
+  console.log(
+    `fn-api bench: ${connections} connections, ${rounds} alternating rounds of ${duration} s per target ` +
+      `(after 2 s warm-up each), ` +
+      `${os.cpus().length} CPUs, Node ${process.version}`,
+  );
+  const results: { label: string; pier: Row; bare: Row }[] = [];
+  results.push({ label: 'PGlite', ...(await runPair('PGlite', [])) });
+  const pgdb = process.env.BENCH_SKIP_PG ? null : await scratchPostgres();
+  if (pgdb) {
+    try {
+      results.push({ label: 'PostgreSQL', ...(await runPair('PostgreSQL', [pgdb.url])) });
+    } finally {
+      await pgdb.drop();
+    }
+  } else {
+    console.log('PostgreSQL not reachable; skipped (set BENCH_DATABASE_URL).');
+  }
+  console.log(
+    '\n| database | target | req/s | p99 ms | non-2xx | server CPU µs/req | ratio (req/s) | ratio (CPU) |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|');
+  let ok = true;
+  for (const r of results) {
+    const ratio = r.pier.rps / r.bare.rps;
+    const cpuRatio = r.bare.cpuPerReq / r.pier.cpuPerReq;
+    if (ratio < 0.5) ok = false;
+    const line = (row: Row, rr: string, cr: string) =>
+      console.log(
+        `| ${r.label} | ${row.name} | ${row.rps.toFixed(0)} | ${row.p99} | ${row.non2xx} | ` +
+          `${row.cpuPerReq.toFixed(0)} | ${rr} | ${cr} |`,
+      );
+    line(r.bare, '1.00', '1.00');
+    line(r.pier, ratio.toFixed(2), cpuRatio.toFixed(2));
+  }
+  console.log(ok ? '\nratio ≥ 0.5 on every database' : '\nratio below 0.5 on some database');
+  process.exitCode = ok ? 0 : 1;
+}
+
+await main();

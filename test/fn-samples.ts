@@ -1,0 +1,70 @@
+import type { FunctionName } from '../src/platform/fn.ts';
+import { uniq } from './harness.ts';
+
+// A valid body for every function of src/platform/fn.ts, given a tenant the caller owns. Typed by the
+// registry, so a new function cannot be added without a sample (the fuzz and guard tests use these).
+
+export type SampleCtx = { orgSlug: string; orgId: string; projectSlug: string; email: string; code: string };
+
+export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, unknown>> = {
+  exchangeCliAuthCode: (c) => ({ code: c.code }),
+  createLoginCodeForCli: () => ({ label: 'laptop' }),
+  listMyOrgsForCli: () => ({}),
+  listMyProjectsForCli: () => ({}),
+  getProjectForCli: (c) => ({ slug: c.projectSlug }),
+  createProjectForCli: (c) => ({ orgSlug: c.orgSlug, slug: uniq('p'), name: 'New project' }),
+  setSecretForCli: (c) => ({ projectSlug: c.projectSlug, key: 'API_TOKEN', value: 'v' }),
+  removeSecretForCli: (c) => ({ projectSlug: c.projectSlug, key: 'API_TOKEN' }),
+  listSecretsForCli: (c) => ({ projectSlug: c.projectSlug }),
+  whoamiForCli: () => ({}),
+  revokeTokenForCli: () => ({}),
+  createOrganization: (c) => ({ email: c.email, name: 'Customer Co', slug: uniq('cust') }),
+  createProjectInOrg: (c) => ({ orgId: c.orgId, slug: uniq('p'), name: 'Provisioned' }),
+  adminCreateUser: (c) => ({ email: c.email }),
+  adminCreateOrg: (c) => ({ slug: uniq('adm'), name: 'Admin Org', ownerEmail: c.email }),
+  adminAddMember: (c) => ({ orgSlug: c.orgSlug, email: `${uniq('mem')}@example.com`, role: 'member' }),
+  adminSetPlan: (c) => ({ orgSlug: c.orgSlug, plan: 'pro' }),
+  adminCreateLoginCode: (c) => ({ email: c.email }),
+  adminCreatePlatformCredential: () => ({ scopes: ['deploy'] }),
+  adminRevokePlatformCredential: () => ({ keyId: 'AAAAAAAAAAAAAAAA' }),
+  createApiKeyForCli: (c) => ({ orgSlug: c.orgSlug, kind: 'test', label: 'fuzz' }),
+  listApiKeysForCli: (c) => ({ orgSlug: c.orgSlug }),
+  revokeApiKeyForCli: (c) => ({ orgSlug: c.orgSlug, keyId: 'AAAAAAAAAAAAAAAA' }),
+  adminCreateApiKey: (c) => ({ orgSlug: c.orgSlug, kind: 'live' }),
+  createTokenForCli: () => ({ label: 'laptop' }),
+  listTokensForCli: () => ({}),
+  updateTokenLabelForCli: () => ({ keyId: 'AAAAAAAAAAAAAAAA', label: 'renamed' }),
+  revokeTokenByIdForCli: () => ({ keyId: 'AAAAAAAAAAAAAAAA' }),
+  listMembersForCli: (c) => ({ orgSlug: c.orgSlug }),
+  inviteMemberForCli: (c) => ({ orgSlug: c.orgSlug, email: `${uniq('inv')}@example.com`, role: 'member' }),
+  setMemberRoleForCli: (c) => ({ orgSlug: c.orgSlug, userId: MISSING_ID, role: 'admin' }),
+  removeMemberForCli: (c) => ({ orgSlug: c.orgSlug, userId: MISSING_ID }),
+  createOrgForCli: () => ({ slug: uniq('org'), name: 'Second org' }),
+  adminCreateInviteLink: (c) => ({ email: c.email }),
+  setModelProviderKeyForCli: (c) => ({
+    orgSlug: c.orgSlug,
+    provider: 'openai',
+    apiKey: 'sk-fuzz-0123456789abcdef',
+  }),
+  removeModelProviderKeyForCli: (c) => ({ orgSlug: c.orgSlug, provider: 'openai' }),
+  listModelProvidersForCli: (c) => ({ orgSlug: c.orgSlug }),
+  resolveModel: (c) => ({ orgId: c.orgId, model: 'gpt-4o-mini' }),
+  getModelUsageForCli: (c) => ({ orgSlug: c.orgSlug }),
+  listOutboxForCli: (c) => ({ orgSlug: c.orgSlug }),
+  getOutboxMessageForCli: (c) => ({ orgSlug: c.orgSlug, id: MISSING_ID }),
+};
+
+const MISSING_ID = '00000000-0000-4000-8000-000000000000';
+
+/** Samples that name something absent on purpose: their valid body answers this instead of 200. */
+export const expectedNon200: Partial<Record<FunctionName, number>> = {
+  adminRevokePlatformCredential: 404,
+  revokeApiKeyForCli: 404,
+  updateTokenLabelForCli: 404,
+  revokeTokenByIdForCli: 404,
+  setMemberRoleForCli: 404,
+  removeMemberForCli: 404,
+  getOutboxMessageForCli: 404,
+  // No provider key in the fuzz tenant and none configured for the platform.
+  resolveModel: 404,
+};
