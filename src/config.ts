@@ -60,6 +60,11 @@ const envSchema = z.object({
     .or(z.literal('').transform(() => undefined)),
   SMTP_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
   SMTP_IGNORE_TLS: bool.default(false),
+  MAIL_RETRY_DELAYS_SEC: z
+    .string()
+    .default('30,120,600,1800,7200')
+    .transform((v) => v.split(',').map((s) => Number(s.trim())))
+    .pipe(z.array(z.number().int().min(0).max(86_400)).min(1).max(20)),
   DKIM_DOMAIN: optionalString,
   DKIM_SELECTOR: optionalString,
   DKIM_PRIVATE_KEY: optionalString,
@@ -119,6 +124,8 @@ export type Config = {
   v1RateLimit: { perSec: number; burst: number };
   /** Outbound mail; without it mail goes to the built-in outbox (dev inbox). */
   smtp?: { url: string; poolSize: number; ignoreTls: boolean };
+  /** Delays before each retry of a temporary SMTP failure; the last failure after them is final. */
+  mailRetryDelaysSec: number[];
   dkim?: { domain: string; selector: string; privateKey: string };
   models: ModelsConfig;
 };
@@ -189,6 +196,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtp: e.SMTP_URL
       ? { url: e.SMTP_URL, poolSize: e.SMTP_POOL_SIZE, ignoreTls: e.SMTP_IGNORE_TLS }
       : undefined,
+    mailRetryDelaysSec: e.MAIL_RETRY_DELAYS_SEC,
     dkim:
       e.DKIM_DOMAIN && e.DKIM_SELECTOR && e.DKIM_PRIVATE_KEY
         ? {

@@ -2,6 +2,8 @@ import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
 import { webhookDeliverJob } from './core/webhooks.ts';
 import { reembedJob } from './platform/reembed.ts';
+import { pruneIdempotencyJob } from './v1/idempotency.ts';
+import { mailDeliverJob } from './v1/mail/worker.ts';
 import { memoryCompactJob, memoryTiersJob } from './v1/memory/worker.ts';
 
 // The typed registry of every background job: areas add their defineJob()s to this list, and
@@ -12,6 +14,8 @@ export const jobDefs = [
   reembedJob,
   memoryCompactJob,
   memoryTiersJob,
+  mailDeliverJob,
+  pruneIdempotencyJob,
 ] as const satisfies readonly JobDef[];
 
 export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

@@ -50,6 +50,8 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   listModelProvidersForCli: (c) => ({ orgSlug: c.orgSlug }),
   resolveModel: (c) => ({ orgId: c.orgId, model: 'gpt-4o-mini' }),
   getModelUsageForCli: (c) => ({ orgSlug: c.orgSlug }),
+  listOutboxForCli: (c) => ({ orgSlug: c.orgSlug }),
+  getOutboxMessageForCli: (c) => ({ orgSlug: c.orgSlug, id: MISSING_ID }),
 };
 
 const MISSING_ID = '00000000-0000-4000-8000-000000000000';
@@ -62,6 +64,7 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   revokeTokenByIdForCli: 404,
   setMemberRoleForCli: 404,
   removeMemberForCli: 404,
+  getOutboxMessageForCli: 404,
   // No provider key in the fuzz tenant and none configured for the platform.
   resolveModel: 404,
 };

@@ -54,6 +54,8 @@ export type TestAppOptions = {
   limits?: DepsOverrides['limits'];
   /** Start the job queue and workers (slower; only for tests that run jobs). */
   background?: boolean;
+  /** Start the job queue without consuming it, so jobs can be enqueued and the test runs them itself. */
+  queue?: boolean;
   /** Reuse a database (restart tests, see restartableTestDb); it is neither closed nor dropped on close. */
   db?: Db;
   /** Job queue polling and cron intervals (tests of schedules make them fast). */
@@ -177,7 +179,12 @@ async function build(
     jobOptions: opts.jobOptions,
     log: opts.log ?? (opts.logStream ? createLogger(config, opts.logStream) : undefined),
   });
-  const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
+  let stopBackground = async () => {};
+  if (opts.background) stopBackground = await startBackground(deps, { worker: true });
+  else if (opts.queue) {
+    await deps.jobs.start();
+    stopBackground = () => deps.jobs.stop(1000);
+  }
   const app = await buildApp(deps, { logger: Boolean(opts.log ?? opts.logStream) });
   await app.ready();
   const shutdown = async () => {

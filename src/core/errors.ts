@@ -204,6 +204,21 @@ export const errors = {
       409,
       'Another active memory of the same agent and collection already has this content.',
     ),
+
+  // v1 mail
+  emailNotFound: () => new ApiError('EMAIL_NOT_FOUND', 404, 'E-mail not found.'),
+  emailNotCancellable: (status: string) =>
+    new ApiError(
+      'EMAIL_NOT_CANCELLABLE',
+      409,
+      `This e-mail is ${status}; only scheduled or queued e-mails can be cancelled.`,
+    ),
+  templateNotFound: () => new ApiError('TEMPLATE_NOT_FOUND', 404, 'Template not found.'),
+  templateVariableMissing: (name: string) =>
+    new ApiError('TEMPLATE_VARIABLE_MISSING', 400, `The template needs the variable '${name}'.`),
+  suppressionNotFound: () =>
+    new ApiError('SUPPRESSION_NOT_FOUND', 404, 'That address is not on the suppression list.'),
+  outboxMessageNotFound: () => new ApiError('OUTBOX_MESSAGE_NOT_FOUND', 404, 'Outbox message not found.'),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

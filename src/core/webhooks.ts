@@ -118,7 +118,7 @@ export type AttemptOutcome = {
 /** Makes one attempt; on failure schedules the next one (or gives up after the last). */
 export async function attemptWebhook(d: WebhookDeps, deliveryId: string): Promise<AttemptOutcome> {
   const [row] = await d.db.orm.select().from(webhookDeliveries).where(eq(webhookDeliveries.id, deliveryId));
-  if (!row || row.status !== 'pending') return { delivered: row?.status === 'delivered' };
+  if (row?.status !== 'pending') return { delivered: row?.status === 'delivered' };
   const attempt = row.attempts + 1;
   const at = d.clock.now();
   const id = `msg_${row.id.replace(/-/g, '')}`;

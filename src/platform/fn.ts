@@ -10,6 +10,7 @@ import {
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
 import {
   createOrgForCli,
   inviteMemberForCli,
@@ -71,6 +72,8 @@ export const functions = [
   listModelProvidersForCli,
   resolveModel,
   getModelUsageForCli,
+  listOutboxForCli,
+  getOutboxMessageForCli,
   // dashboard: personal tokens, members, organizations, invite links
   createTokenForCli,
   listTokensForCli,

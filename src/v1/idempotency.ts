@@ -1,7 +1,9 @@
 import crypto from 'node:crypto';
 import { and, eq, lt } from 'drizzle-orm';
+import { z } from 'zod';
 import { isUniqueViolation } from '../core/db/pg-errors.ts';
 import { errors } from '../core/errors.ts';
+import { defineJob } from '../core/jobs.ts';
 import type { Deps } from '../deps.ts';
 import type { ApiKeyCaller } from './kit.ts';
 import { v1Idempotency } from './tables.ts';
@@ -119,3 +121,14 @@ export async function pruneIdempotency(deps: Deps): Promise<number> {
     .returning({ key: v1Idempotency.key });
   return rows.length;
 }
+
+export const IDEMPOTENCY_PRUNE_CRON = '23 * * * *';
+
+/** Hourly (background.ts): deletes Idempotency-Key records past their 24 h window. */
+export const pruneIdempotencyJob = defineJob({
+  name: 'v1.idempotency.prune',
+  schema: z.object({}),
+  handle: async (_data, { deps }: { deps: Deps }) => {
+    await pruneIdempotency(deps);
+  },
+});

@@ -36,6 +36,8 @@ export type RouteDef<
   query?: Q;
   params?: P;
   response: O;
+  /** Request body limit in bytes when the default 1 MiB is too small (batches). */
+  bodyLimit?: number;
   /** Success status (default 200). */
   status?: number;
   /** Error codes this operation answers beyond AUTH_REQUIRED, FORBIDDEN, RATE_LIMITED, VALIDATION_ERROR. */

@@ -58,6 +58,7 @@ function registerRoute(app: FastifyInstance, deps: Deps, area: V1Area, def: Rout
   app.route({
     method: def.method,
     url: `${area.prefix}${def.url}`,
+    ...(def.bodyLimit ? { bodyLimit: def.bodyLimit } : {}),
     schema: {
       operationId: def.name,
       summary: def.summary,

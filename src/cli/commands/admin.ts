@@ -132,4 +132,32 @@ export function register(program: Command, ctx: CliContext): void {
       const r = await ctx.operatorClient().call('adminRevokePlatformCredential', { keyId: opts.keyId });
       print(cmd, r, `Revoked platform credential ${r.keyId}.\n`);
     });
+
+  admin
+    .command('api-key')
+    .description('v1 API keys')
+    .command('create')
+    .description('Create an API key for an organization (shown once)')
+    .requiredOption('--org <slug>', 'organization slug')
+    .addOption(
+      new Option('--kind <kind>', 'live (production) or test (sandbox)')
+        .choices(['live', 'test'])
+        .makeOptionMandatory(),
+    )
+    .option('--label <label>', 'label')
+    .action(async (opts: { org: string; kind: 'live' | 'test'; label?: string }, cmd: Command) => {
+      const k = await ctx.operatorClient().call('adminCreateApiKey', {
+        orgSlug: opts.org,
+        kind: opts.kind,
+        ...(opts.label ? { label: opts.label } : {}),
+      });
+      print(
+        cmd,
+        k,
+        `${fields([
+          ['key', k.key],
+          ['key id', k.keyId],
+        ])}Store the key now; it is not shown again.\n`,
+      );
+    });
 }

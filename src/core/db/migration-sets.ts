@@ -18,4 +18,5 @@ export const migrationSets: MigrationSet[] = [
   { area: 'models', schema: ['src/platform/models-tables.ts'] },
   { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
   { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
+  { area: 'mail', schema: ['src/v1/mail/tables.ts'] },
 ];

@@ -1,0 +1,131 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigserial,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+// Mail: every row carries its organization and environment (production for live keys, sandbox for test
+// keys); every query filters on both.
+
+export const EMAIL_STATUSES = [
+  'scheduled',
+  'queued',
+  'sending',
+  'sent',
+  'delivered',
+  'bounced',
+  'failed',
+  'cancelled',
+] as const;
+export type EmailStatus = (typeof EMAIL_STATUSES)[number];
+
+export const mailEmails = pgTable(
+  'mail_emails',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    from: text('from').notNull(),
+    /** Lower-cased address part of `from`, for the list filter. */
+    fromAddress: text('from_address').notNull(),
+    to: text('to').array().notNull(),
+    /** Lower-cased address parts of `to`, for the list filter and the suppression check. */
+    toAddresses: text('to_addresses').array().notNull(),
+    subject: text('subject').notNull(),
+    html: text('html'),
+    text: text('text'),
+    replyTo: text('reply_to').array(),
+    templateId: uuid('template_id'),
+    broadcastId: uuid('broadcast_id'),
+    resentFrom: uuid('resent_from'),
+    status: text('status').$type<EmailStatus>().notNull(),
+    failureReason: text('failure_reason'),
+    messageId: text('message_id'),
+    attempts: integer('attempts').notNull().default(0),
+    scheduledAt: timestamp('scheduled_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+    sentAt: timestamp('sent_at', { withTimezone: true }),
+    deliveredAt: timestamp('delivered_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('mail_emails_tenant_created_idx').on(t.orgId, t.environment, t.createdAt),
+    index('mail_emails_broadcast_idx').on(t.broadcastId).where(sql`broadcast_id IS NOT NULL`),
+  ],
+);
+
+export const mailEvents = pgTable(
+  'mail_events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    /** Insertion order, so events recorded in the same instant keep their order. */
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
+    emailId: uuid('email_id')
+      .notNull()
+      .references(() => mailEmails.id, { onDelete: 'cascade' }),
+    type: text('type').notNull(),
+    at: timestamp('at', { withTimezone: true }).notNull(),
+    detail: jsonb('detail').$type<Record<string, unknown>>().notNull().default({}),
+  },
+  (t) => [index('mail_events_email_idx').on(t.emailId, t.seq)],
+);
+
+export const mailTemplates = pgTable(
+  'mail_templates',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    name: text('name').notNull(),
+    subject: text('subject').notNull(),
+    html: text('html'),
+    text: text('text'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('mail_templates_tenant_idx').on(t.orgId, t.environment, t.createdAt)],
+);
+
+export const mailSuppressions = pgTable(
+  'mail_suppressions',
+  {
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    /** Lower-cased address. */
+    address: text('address').notNull(),
+    reason: text('reason').notNull(),
+    emailId: uuid('email_id'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.environment, t.address] })],
+);
+
+/** The built-in outbox (no SMTP_URL, or sandbox mail): the real MIME message, shown in the dev inbox. */
+export const mailOutbox = pgTable(
+  'mail_outbox',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    emailId: uuid('email_id')
+      .notNull()
+      .references(() => mailEmails.id, { onDelete: 'cascade' }),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    from: text('from').notNull(),
+    to: text('to').array().notNull(),
+    subject: text('subject').notNull(),
+    html: text('html'),
+    text: text('text'),
+    headers: jsonb('headers').$type<[string, string][]>().notNull(),
+    raw: text('raw').notNull(),
+    size: integer('size').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('mail_outbox_tenant_idx').on(t.orgId, t.createdAt)],
+);
