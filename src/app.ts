@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import http from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
@@ -7,6 +8,7 @@ import { errorBody, errors } from './core/errors.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
+import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
 
 declare module 'fastify' {
@@ -15,7 +17,12 @@ declare module 'fastify' {
   }
 }
 
-export type AppOptions = { logger?: boolean; callerResolvers?: CallerResolver[] };
+export type AppOptions = {
+  logger?: boolean;
+  callerResolvers?: CallerResolver[];
+  /** Serves app hostnames in front of Fastify (the router role); see docs/operations.md "App hosting". */
+  hostRouter?: HostRouter;
+};
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -31,6 +38,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
     },
     return503OnClosing: true,
+    // App hostnames are answered by a plain handler in front of Fastify: no routing, hooks or parsing for
+    // proxied traffic, and WebSocket upgrades go straight to the app.
+    ...(opts.hostRouter ? { serverFactory: hostRouterServer(opts.hostRouter) } : {}),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -38,6 +48,16 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   installErrorHandler(app, deps.config.publicUrl);
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id);
+  });
+
+  // Pier's own routes are never reachable through an app hostname, even on a node without the router.
+  const appsDomain = deps.config.appsDomain;
+  app.addHook('onRequest', async (req, reply) => {
+    const slug = appSlugFromHost(req.headers.host, appsDomain);
+    if (slug !== null) {
+      notFoundPage(reply.raw, slug);
+      return reply.hijack();
+    }
   });
 
   app.get('/healthz', async () => ({ ok: true }));
@@ -61,4 +81,16 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
   });
   return app;
+}
+
+function hostRouterServer(router: HostRouter) {
+  return (handler: http.RequestListener) => {
+    const server = http.createServer((req, res) => {
+      if (!router.handle(req, res)) handler(req, res);
+    });
+    server.on('upgrade', (req, socket, head) => {
+      if (!router.upgrade(req, socket, head)) socket.destroy();
+    });
+    return server;
+  };
 }

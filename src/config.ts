@@ -45,6 +45,7 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()))
     .pipe(z.array(z.enum(['api', 'worker', 'router', 'proxy'])).min(1)),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -66,6 +67,8 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
   shutdownGraceMs: number;
+  /** How long a new app version has to pass its health check before the deploy fails. */
+  appHealthTimeoutMs: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -107,6 +110,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

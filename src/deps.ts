@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config.ts';
 import { CredentialService } from './core/auth/credentials.ts';
+import type { BlobStore } from './core/blobs/blob-store.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
 import { type Db, openDb } from './core/db/client.ts';
@@ -20,10 +21,11 @@ export type Deps = {
   credentials: CredentialService;
   limiter: WindowLimiter;
   jobs: JobQueue<JobRegistry>;
+  blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
 };
 
-export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits'>> & {
+export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits' | 'blobs'>> & {
   db?: Db;
   /** PGlite in memory instead of under DATA_DIR (tests). */
   inMemory?: boolean;
@@ -70,6 +72,23 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     credentials: new CredentialService(db, keyring, clock),
     limiter: new WindowLimiter(db, clock),
     jobs,
+    // Placeholder until the disk/S3 drivers land (branch infra); tests inject one.
+    blobs: o.blobs ?? missingBlobStore(),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
+  };
+}
+
+function missingBlobStore(): BlobStore {
+  const fail = async (): Promise<never> => {
+    throw new Error('No blob store is configured.');
+  };
+  return {
+    driver: 'disk',
+    put: fail,
+    get: fail,
+    head: fail,
+    delete: fail,
+    presignPut: fail,
+    presignGet: fail,
   };
 }

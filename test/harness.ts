@@ -11,6 +11,10 @@ import { type Clock, ManualClock } from '../src/core/clock.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
 import { createDeps, type Deps, type DepsOverrides } from '../src/deps.ts';
+import { dropAppDatabase } from '../src/platform/runtime/app-databases.ts';
+import { type HostingRuntime, hostingRuntime } from '../src/platform/runtime/runtime.ts';
+import { appDatabases } from '../src/platform/runtime/tables.ts';
+import { MemoryBlobStore } from './memory-blobs.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
 // suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).
@@ -22,6 +26,10 @@ export type TestApp = {
   deps: Deps;
   clock: Clock;
   dataDir: string;
+  /** http://127.0.0.1:<port> when started with listen. */
+  url: string;
+  /** The hosting runtime when started with hosting. */
+  runtime?: HostingRuntime;
   call(
     name: string,
     body: unknown,
@@ -41,6 +49,11 @@ export type TestAppOptions = {
   db?: Db;
   dataDir?: string;
   keyring?: Keyring;
+  /** Start the hosting runtime (router role: app processes, host router) with the job workers. */
+  hosting?: boolean;
+  /** Listen on a real loopback port (needed for the host router and app traffic). */
+  listen?: boolean;
+  blobs?: DepsOverrides['blobs'];
 };
 
 async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
@@ -90,15 +103,27 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     clock,
     keyring: opts.keyring ?? Keyring.random(),
     limits: opts.limits,
+    blobs: opts.blobs ?? new MemoryBlobStore(),
   });
-  const stopBackground = opts.background ? await startBackground(deps, { worker: true }) : async () => {};
-  const app = await buildApp(deps, { logger: false });
+  const stopBackground =
+    opts.background || opts.hosting
+      ? await startBackground(deps, { worker: true, router: opts.hosting })
+      : async () => {};
+  const runtime = hostingRuntime(deps);
+  const app = await buildApp(deps, { logger: false, hostRouter: runtime?.router });
   await app.ready();
+  let url = '';
+  if (opts.listen) {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  }
   return {
     app,
     deps,
     clock,
     dataDir,
+    url,
+    runtime,
     call: (name, body, token, headers = {}) =>
       app.inject({
         method: 'POST',
@@ -114,6 +139,11 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
       await app.close();
       await stopBackground();
       if (owned) {
+        // Project databases live beside the test database on the server; drop them too.
+        if (onPostgres) {
+          const rows = await db.orm.select({ projectId: appDatabases.projectId }).from(appDatabases);
+          for (const r of rows) await dropAppDatabase(deps, r.projectId).catch(() => {});
+        }
         await db.close();
         await owned.drop();
       }

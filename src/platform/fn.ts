@@ -7,8 +7,19 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin.ts';
+import {
+  createDeploymentForCli,
+  createDeploymentWithScope,
+  getAppLogsForCli,
+  getDeploymentForCli,
+  getDeploymentWithScope,
+  listDeploymentsForCli,
+  startDeploymentForCli,
+  startDeploymentWithScope,
+} from './deployments.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import { destroyProjectForCli } from './project-hosting.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
@@ -33,6 +44,15 @@ export const functions = [
   revokeTokenForCli,
   createOrganization,
   createProjectInOrg,
+  destroyProjectForCli,
+  createDeploymentForCli,
+  startDeploymentForCli,
+  getDeploymentForCli,
+  listDeploymentsForCli,
+  getAppLogsForCli,
+  createDeploymentWithScope,
+  startDeploymentWithScope,
+  getDeploymentWithScope,
   adminCreateUser,
   adminCreateOrg,
   adminAddMember,

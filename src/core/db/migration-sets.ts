@@ -13,4 +13,6 @@ export type MigrationSet = {
 export const migrationSets: MigrationSet[] = [
   { area: 'core', schema: ['src/core/**/tables.ts'] },
   { area: 'platform', schema: ['src/platform/tables.ts'] },
+  // hosting: app databases, deployments, app logs (references platform's projects and orgs)
+  { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
 ];

@@ -1,0 +1,147 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { eq } from 'drizzle-orm';
+import pg from 'pg';
+import { randomBase62 } from '../../core/crypto.ts';
+import type { Deps } from '../../deps.ts';
+import { appDatabases } from './tables.ts';
+
+// Each project gets its own database. With DATABASE_URL: a database and a login role of its own on the same
+// PostgreSQL server (no superuser, no createdb/createrole, CONNECT revoked from PUBLIC). Embedded: its own
+// PGlite data folder, served over the Postgres wire protocol on a loopback port while the app runs, so the
+// app reads DATABASE_URL the same way in both modes.
+
+export function projectDir(deps: Deps, projectId: string): string {
+  return path.join(deps.config.dataDir, 'apps', projectId);
+}
+
+function names(projectId: string): string {
+  return `pier_app_${projectId.replace(/-/g, '').slice(0, 20)}`;
+}
+
+function adminClient(deps: Deps): pg.Client {
+  const c = new pg.Client({ connectionString: deps.config.databaseUrl });
+  c.on('error', () => {});
+  return c;
+}
+
+/** Creates the project's database (idempotent); throws with a reason on failure. */
+export async function provisionAppDatabase(deps: Deps, projectId: string): Promise<void> {
+  const [existing] = await deps.db.orm
+    .select()
+    .from(appDatabases)
+    .where(eq(appDatabases.projectId, projectId));
+  if (existing) return;
+  const name = names(projectId);
+  // base62 only, so it is safe inside a SQL literal (CREATE ROLE takes no parameters).
+  const password = randomBase62(32);
+  if (deps.config.databaseUrl) {
+    const c = adminClient(deps);
+    await c.connect();
+    try {
+      const id = pg.escapeIdentifier(name);
+      await c.query(
+        `CREATE ROLE ${id} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '${password}'`,
+      );
+      await c.query(`CREATE DATABASE ${id} OWNER ${id}`);
+      await c.query(`REVOKE ALL ON DATABASE ${id} FROM PUBLIC`);
+    } finally {
+      await c.end().catch(() => {});
+    }
+  } else {
+    fs.mkdirSync(path.join(projectDir(deps, projectId), 'pgdata'), { recursive: true });
+  }
+  await deps.db.orm.insert(appDatabases).values({
+    projectId,
+    kind: deps.config.databaseUrl ? 'postgres' : 'pglite',
+    dbName: name,
+    roleName: name,
+    passwordEnc: deps.keyring.encrypt(password),
+    createdAt: deps.clock.now(),
+  });
+}
+
+/** Drops the project's database and role (PostgreSQL) or its data folder (PGlite; close its server first). */
+export async function dropAppDatabase(deps: Deps, projectId: string): Promise<void> {
+  const [row] = await deps.db.orm.select().from(appDatabases).where(eq(appDatabases.projectId, projectId));
+  if (!row) return;
+  if (row.kind === 'postgres' && deps.config.databaseUrl) {
+    const c = adminClient(deps);
+    await c.connect();
+    try {
+      const id = pg.escapeIdentifier(row.dbName);
+      await c.query(`DROP DATABASE IF EXISTS ${id} WITH (FORCE)`);
+      await c.query(`DROP ROLE IF EXISTS ${pg.escapeIdentifier(row.roleName)}`);
+    } finally {
+      await c.end().catch(() => {});
+    }
+  } else {
+    fs.rmSync(path.join(projectDir(deps, projectId), 'pgdata'), { recursive: true, force: true });
+  }
+  await deps.db.orm.delete(appDatabases).where(eq(appDatabases.projectId, projectId));
+}
+
+type Served = { db: PGlite; server: PGLiteSocketServer; port: number };
+
+/** The PGlite databases this node serves to its apps, one loopback port each. */
+export class AppDbServers {
+  readonly #served = new Map<string, Promise<Served>>();
+  readonly #deps: Deps;
+  constructor(deps: Deps) {
+    this.#deps = deps;
+  }
+
+  /** The DATABASE_URL an app of this project should use (opens the PGlite server when needed). */
+  async urlFor(projectId: string): Promise<string> {
+    const [row] = await this.#deps.db.orm
+      .select()
+      .from(appDatabases)
+      .where(eq(appDatabases.projectId, projectId));
+    if (!row) throw new Error('The project has no database; it was not provisioned.');
+    const password = this.#deps.keyring.decrypt(row.passwordEnc);
+    if (row.kind === 'postgres') {
+      const url = new URL(this.#deps.config.databaseUrl!);
+      url.username = row.roleName;
+      url.password = password;
+      url.pathname = `/${row.dbName}`;
+      return url.toString();
+    }
+    const { port } = await this.#open(projectId);
+    // The socket server does not check passwords; it listens on loopback only (see docs/operations.md).
+    return `postgres://${row.roleName}:${password}@127.0.0.1:${port}/postgres?sslmode=disable`;
+  }
+
+  #open(projectId: string): Promise<Served> {
+    let p = this.#served.get(projectId);
+    if (!p) {
+      p = (async () => {
+        const dir = path.join(projectDir(this.#deps, projectId), 'pgdata');
+        fs.mkdirSync(dir, { recursive: true });
+        const db = await PGlite.create({ dataDir: dir });
+        const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 64 });
+        await server.start();
+        const port = Number(server.getServerConn().split(':').pop());
+        return { db, server, port };
+      })();
+      p.catch(() => this.#served.delete(projectId));
+      this.#served.set(projectId, p);
+    }
+    return p;
+  }
+
+  async close(projectId: string): Promise<void> {
+    const p = this.#served.get(projectId);
+    if (!p) return;
+    this.#served.delete(projectId);
+    const s = await p.catch(() => null);
+    if (!s) return;
+    await s.server.stop().catch(() => {});
+    await s.db.close().catch(() => {});
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#served.keys()].map((id) => this.close(id)));
+  }
+}
