@@ -139,16 +139,19 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
       await app.close();
       await stopBackground();
       if (owned) {
-        // Project databases live beside the test database on the server; drop them too.
-        if (onPostgres) {
-          const rows = await db.orm.select({ projectId: appDatabases.projectId }).from(appDatabases);
-          for (const r of rows) await dropAppDatabase(deps, r.projectId).catch(() => {});
-        }
+        await dropAppDatabases(deps);
         await db.close();
         await owned.drop();
       }
     },
   };
+}
+
+/** Project databases live beside the test database on the server; tests drop them with it. */
+export async function dropAppDatabases(deps: Deps): Promise<void> {
+  if (!onPostgres) return;
+  const rows = await deps.db.orm.select({ projectId: appDatabases.projectId }).from(appDatabases);
+  for (const r of rows) await dropAppDatabase(deps, r.projectId).catch(() => {});
 }
 
 export function uniq(prefix = 't'): string {

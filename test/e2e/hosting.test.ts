@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.ts';
 import { Keyring } from '../../src/core/crypto.ts';
 import type { Db } from '../../src/core/db/client.ts';
-import { openTestDb, type TestApp, testApp, uniq } from '../harness.ts';
+import { dropAppDatabases, openTestDb, type TestApp, testApp, uniq } from '../harness.ts';
 import { deploy, fixtures, nodeAppDir, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
 import { MemoryBlobStore } from '../memory-blobs.ts';
 import { seedOrg, seedPlatform, seedProject } from '../seed.ts';
@@ -44,6 +44,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await t?.close();
+  if (t) await dropAppDatabases(t.deps);
   await db?.db.close();
   await db?.drop();
 });

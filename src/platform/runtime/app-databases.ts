@@ -50,6 +50,18 @@ export async function provisionAppDatabase(deps: Deps, projectId: string): Promi
     } finally {
       await c.end().catch(() => {});
     }
+    // The app's role owns its public schema whatever template1 says (older clusters give it to postgres).
+    const url = new URL(deps.config.databaseUrl);
+    url.pathname = `/${name}`;
+    const inDb = new pg.Client({ connectionString: url.toString() });
+    inDb.on('error', () => {});
+    await inDb.connect();
+    try {
+      await inDb.query(`ALTER SCHEMA public OWNER TO ${pg.escapeIdentifier(name)}`);
+      await inDb.query('REVOKE ALL ON SCHEMA public FROM PUBLIC');
+    } finally {
+      await inDb.end().catch(() => {});
+    }
   } else {
     fs.mkdirSync(path.join(projectDir(deps, projectId), 'pgdata'), { recursive: true });
   }
