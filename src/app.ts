@@ -4,12 +4,15 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
 import type { CallerResolver } from './core/auth/resolve.ts';
+import { DiskBlobStore } from './core/blobs/disk.ts';
+import { diskBlobRoutes } from './core/blobs/routes.ts';
 import { errorBody, errors } from './core/errors.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
 import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
+import { v1Routes } from './v1/plugin.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -74,6 +77,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
 
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
   await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [] });
+  // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
+  if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
+  await app.register(v1Routes, { deps, prefix: '/v1' });
 
   app.setNotFoundHandler(async (req, reply) => {
     return reply

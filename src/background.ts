@@ -1,3 +1,4 @@
+import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
 import { announceSecretChanges, startHostingRuntime } from './platform/runtime/runtime.ts';
@@ -17,10 +18,14 @@ export async function startBackground(
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
   announceSecretChanges(deps);
-  // The hosting runtime (router role) registers the real deploy handler, so it starts before the workers.
+  // The hosting runtime (router role) is up before the workers, so deploy jobs find it.
   const hosting = opts.router ? await startHostingRuntime(deps) : null;
   await deps.jobs.start();
-  if (opts.worker) await deps.jobs.work();
+  if (opts.worker) {
+    // Schedules live in the database (one row per name), so every worker may (re)state them at start.
+    await deps.jobs.schedule('blobs.sweep-temp', SWEEP_TEMP_CRON, {});
+    await deps.jobs.work();
+  }
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
     await hosting?.stop();

@@ -52,6 +52,18 @@ const envSchema = z.object({
   S3_ACCESS_KEY_ID: optionalString,
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_FORCE_PATH_STYLE: bool.default(true),
+  V1_RATE_LIMIT_PER_SEC: z.coerce.number().positive().max(100_000).default(20),
+  V1_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  SMTP_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
+  SMTP_IGNORE_TLS: bool.default(false),
+  DKIM_DOMAIN: optionalString,
+  DKIM_SELECTOR: optionalString,
+  DKIM_PRIVATE_KEY: optionalString,
 });
 
 export type Config = {
@@ -77,6 +89,11 @@ export type Config = {
     secretAccessKey?: string;
     forcePathStyle: boolean;
   };
+  /** Per API key token bucket of the v1 API: sustained requests per second and burst size. */
+  v1RateLimit: { perSec: number; burst: number };
+  /** Outbound mail; without it mail goes to the built-in outbox (dev inbox). */
+  smtp?: { url: string; poolSize: number; ignoreTls: boolean };
+  dkim?: { domain: string; selector: string; privateKey: string };
 };
 
 export class ConfigError extends Error {
@@ -94,6 +111,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   }
   const e = parsed.data;
+  const dkimParts = [e.DKIM_DOMAIN, e.DKIM_SELECTOR, e.DKIM_PRIVATE_KEY];
+  if (dkimParts.some(Boolean) && !dkimParts.every(Boolean)) {
+    throw new ConfigError(['DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY: set all three or none']);
+  }
   const publicUrl = (
     e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`
   ).replace(/\/+$/, '');
@@ -121,5 +142,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
           forcePathStyle: e.S3_FORCE_PATH_STYLE,
         }
       : undefined,
+    v1RateLimit: { perSec: e.V1_RATE_LIMIT_PER_SEC, burst: e.V1_RATE_LIMIT_BURST },
+    smtp: e.SMTP_URL
+      ? { url: e.SMTP_URL, poolSize: e.SMTP_POOL_SIZE, ignoreTls: e.SMTP_IGNORE_TLS }
+      : undefined,
+    dkim:
+      e.DKIM_DOMAIN && e.DKIM_SELECTOR && e.DKIM_PRIVATE_KEY
+        ? {
+            domain: e.DKIM_DOMAIN,
+            selector: e.DKIM_SELECTOR,
+            // PEM keys in one env line often carry literal \n.
+            privateKey: e.DKIM_PRIVATE_KEY.replace(/\\n/g, '\n'),
+          }
+        : undefined,
   };
 }

@@ -3,11 +3,12 @@ import pino from 'pino';
 import type { Config } from './config.ts';
 import { CredentialService } from './core/auth/credentials.ts';
 import type { BlobStore } from './core/blobs/blob-store.ts';
+import { createBlobStore } from './core/blobs/create-blob-store.ts';
 import { type Clock, systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
 import { type Db, openDb } from './core/db/client.ts';
 import { migrate } from './core/db/migrate.ts';
-import { JobQueue } from './core/jobs.ts';
+import { JobQueue, type JobQueueOptions } from './core/jobs.ts';
 import { WindowLimiter, type WindowRule } from './core/rate-limit/limiter.ts';
 import { type JobRegistry, jobDefs } from './jobs.ts';
 
@@ -20,7 +21,7 @@ export type Deps = {
   log: FastifyBaseLogger;
   credentials: CredentialService;
   limiter: WindowLimiter;
-  jobs: JobQueue<JobRegistry>;
+  jobs: JobQueue<JobRegistry, Deps>;
   blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
 };
@@ -29,6 +30,8 @@ export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'li
   db?: Db;
   /** PGlite in memory instead of under DATA_DIR (tests). */
   inMemory?: boolean;
+  /** Queue polling and cron intervals (tests make them fast). */
+  jobOptions?: JobQueueOptions;
 };
 
 export function createLogger(config: Config): FastifyBaseLogger {
@@ -61,9 +64,9 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
-  const jobs = new JobQueue<JobRegistry>(db, config.databaseUrl);
+  const jobs = new JobQueue<JobRegistry, Deps>(db, o.jobOptions);
   jobs.register(jobDefs);
-  return {
+  const deps: Deps = {
     config,
     db,
     keyring,
@@ -72,23 +75,9 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     credentials: new CredentialService(db, keyring, clock),
     limiter: new WindowLimiter(db, clock),
     jobs,
-    // Placeholder until the disk/S3 drivers land (branch infra); tests inject one.
-    blobs: o.blobs ?? missingBlobStore(),
+    blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
   };
-}
-
-function missingBlobStore(): BlobStore {
-  const fail = async (): Promise<never> => {
-    throw new Error('No blob store is configured.');
-  };
-  return {
-    driver: 'disk',
-    put: fail,
-    get: fail,
-    head: fail,
-    delete: fail,
-    presignPut: fail,
-    presignGet: fail,
-  };
+  jobs.bind(deps);
+  return deps;
 }

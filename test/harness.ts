@@ -14,7 +14,6 @@ import { createDeps, type Deps, type DepsOverrides } from '../src/deps.ts';
 import { dropAppDatabase } from '../src/platform/runtime/app-databases.ts';
 import { type HostingRuntime, hostingRuntime } from '../src/platform/runtime/runtime.ts';
 import { appDatabases } from '../src/platform/runtime/tables.ts';
-import { MemoryBlobStore } from './memory-blobs.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
 // suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).
@@ -36,6 +35,14 @@ export type TestApp = {
     token?: string,
     headers?: Record<string, string>,
   ): Promise<LightMyRequestResponse>;
+  /** A v1 REST request (`url` relative to /v1) with an optional API key and JSON body. */
+  v1(
+    method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+    url: string,
+    key?: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 };
 
@@ -45,8 +52,10 @@ export type TestAppOptions = {
   limits?: DepsOverrides['limits'];
   /** Start the job queue and workers (slower; only for tests that run jobs). */
   background?: boolean;
-  /** Reuse a database (restart tests); it is not dropped on close. */
+  /** Reuse a database (restart tests, see restartableTestDb); it is neither closed nor dropped on close. */
   db?: Db;
+  /** Job queue polling and cron intervals (tests of schedules make them fast). */
+  jobOptions?: DepsOverrides['jobOptions'];
   dataDir?: string;
   keyring?: Keyring;
   /** Start the hosting runtime (router role: app processes, host router) with the job workers. */
@@ -86,15 +95,42 @@ export async function openTestDb(): Promise<{ db: Db; url?: string; drop: () => 
   return { db: await openDb({}), drop: async () => {} };
 }
 
+/**
+ * A database that outlives the apps opened on it, for restart tests: every open() is a new connection to
+ * the same data (PGlite in a temp folder, or one PostgreSQL database). Close each Db before the next open.
+ */
+export async function restartableTestDb(): Promise<{ open(): Promise<Db>; drop(): Promise<void> }> {
+  if (onPostgres) {
+    const first = await freshPostgres();
+    const url = (first.db as Db & { url?: string }).url!;
+    await first.db.close();
+    return {
+      open: async () => {
+        const db = await openDb({ databaseUrl: url, poolSize: 5 });
+        (db as Db & { url?: string }).url = url;
+        return db;
+      },
+      drop: first.drop,
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-db-'));
+  return {
+    open: () => openDb({ dataDir: path.join(dir, 'db') }),
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
 export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'pier-test-'));
   const owned = opts.db ? null : await openTestDb();
   const db = opts.db ?? owned!.db;
+  // LISTEN/NOTIFY on PostgreSQL opens its own connection, so the config needs the database's URL.
+  const dbUrl = owned?.url ?? (db as Db & { url?: string }).url;
   const config = loadConfig({
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://pier.test',
-    ...(owned?.url ? { DATABASE_URL: owned.url } : {}),
+    ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
     ...opts.env,
   });
   const clock = opts.clock ?? new ManualClock(Date.now());
@@ -103,7 +139,8 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     clock,
     keyring: opts.keyring ?? Keyring.random(),
     limits: opts.limits,
-    blobs: opts.blobs ?? new MemoryBlobStore(),
+    blobs: opts.blobs,
+    jobOptions: opts.jobOptions,
   });
   const stopBackground =
     opts.background || opts.hosting
@@ -134,6 +171,17 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
           ...headers,
         },
         payload: typeof body === 'string' ? body : JSON.stringify(body),
+      }),
+    v1: (method, url, key, body, headers = {}) =>
+      app.inject({
+        method,
+        url: `/v1${url}`,
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(key ? { authorization: `Bearer ${key}` } : {}),
+          ...headers,
+        },
+        ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
     close: async () => {
       await app.close();

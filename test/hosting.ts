@@ -49,32 +49,38 @@ export async function packDir(dir: string): Promise<Buffer> {
   return buf;
 }
 
-/** PUTs the artifact to the upload URL (memory:// URLs of the test blob store go straight in). */
+/** PUTs the artifact to the presigned upload URL (Pier's own /blobs URLs go in through inject). */
 export async function upload(
   t: TestApp,
   created: { uploadUrl: string; uploadHeaders: Record<string, string> },
   body: Buffer,
-) {
-  if (created.uploadUrl.startsWith('memory://')) {
-    await t.deps.blobs.put(created.uploadUrl.slice('memory://'.length), body);
-    return;
+): Promise<number> {
+  const url = new URL(created.uploadUrl);
+  if (created.uploadUrl.startsWith(t.deps.config.publicUrl)) {
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: url.pathname + url.search,
+      headers: created.uploadHeaders,
+      payload: body,
+    });
+    return res.statusCode;
   }
   const res = await fetch(created.uploadUrl, {
     method: 'PUT',
     headers: created.uploadHeaders,
     body: new Uint8Array(body),
   });
-  if (!res.ok) throw new Error(`upload failed: ${res.status} ${await res.text()}`);
+  return res.status;
 }
 
 /** create → upload → start; returns the start answer (status and body). */
 export async function deploy(t: TestApp, token: string, projectSlug: string, artifact: Buffer) {
   const created = await t.call('createDeploymentForCli', { projectSlug }, token);
-  if (created.statusCode !== 200) return { created, started: created, id: '' };
-  await upload(t, created.json(), artifact);
+  if (created.statusCode !== 200) return { created, uploaded: 0, started: created, id: '' };
+  const uploaded = await upload(t, created.json(), artifact);
   const id = created.json().deploymentId as string;
   const started = await t.call('startDeploymentForCli', { deploymentId: id }, token);
-  return { created, started, id };
+  return { created, uploaded, started, id };
 }
 
 export async function waitFor<T>(

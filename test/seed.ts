@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../src/deps.ts';
+import { issueApiKey } from '../src/platform/api-keys.ts';
 import { addMember, createOrg } from '../src/platform/orgs.ts';
 import { createProject } from '../src/platform/projects.ts';
 import type { Plan, Role } from '../src/platform/tables.ts';
@@ -39,4 +40,18 @@ export async function seedPlatform(deps: Deps, scopes: string[]) {
 
 export async function seedOperator(deps: Deps) {
   return deps.credentials.issue({ kind: 'op', label: 'test operator' });
+}
+
+/** A v1 API key of an organization: live acts in production, test in sandbox. */
+export async function seedApiKey(deps: Deps, orgId: string, kind: 'live' | 'test' = 'live') {
+  const { token, row } = await issueApiKey(deps, orgId, kind);
+  return { key: token, keyId: row.keyId };
+}
+
+/** An organization with a live and a test key (the usual v1 tenant). */
+export async function seedV1Tenant(deps: Deps) {
+  const { org, owner } = await seedOrg(deps);
+  const live = await seedApiKey(deps, org.id, 'live');
+  const test = await seedApiKey(deps, org.id, 'test');
+  return { org, owner, live: live.key, test: test.key };
 }

@@ -79,6 +79,68 @@ export const errors = {
   lastOwner: () =>
     new ApiError('LAST_OWNER', 409, 'An organization needs at least one owner; promote someone else first.'),
 
+  // infra: blobs (presigned URLs served by Pier) and outbound fetch (SSRF guard)
+  invalidBlobKey: () =>
+    new ApiError(
+      'INVALID_BLOB_KEY',
+      400,
+      'Blob keys are 1–512 characters of A-Z, a-z, 0-9, ., _, - and / with no empty, . or .. segment.',
+    ),
+  blobNotFound: () => new ApiError('BLOB_NOT_FOUND', 404, 'Blob was not found.'),
+  blobKeyConflict: () =>
+    new ApiError('BLOB_KEY_CONFLICT', 409, 'That key collides with an existing key used as a folder.'),
+  signatureInvalid: (message = 'The URL signature is missing or invalid.') =>
+    new ApiError('SIGNATURE_INVALID', 403, message),
+  urlExpired: () => new ApiError('URL_EXPIRED', 403, 'This signed URL has expired; ask for a new one.'),
+  rangeNotSatisfiable: (size: number) =>
+    new ApiError('RANGE_NOT_SATISFIABLE', 416, 'The requested range is outside the object.', {
+      'content-range': `bytes */${size}`,
+    }),
+  // v1 common ground (API keys, idempotency, pagination)
+  apiKeyNotFound: (keyId?: string) =>
+    new ApiError(
+      'API_KEY_NOT_FOUND',
+      404,
+      keyId ? `API key '${keyId}' was not found.` : 'API key not found.',
+    ),
+  apiKeyRequired: () =>
+    new ApiError(
+      'FORBIDDEN',
+      403,
+      'The v1 API takes an API key (sk_live.… or sk_test.…), not this credential.',
+    ),
+  idempotencyConflict: () =>
+    new ApiError(
+      'IDEMPOTENCY_CONFLICT',
+      409,
+      'This Idempotency-Key was already used with a different request body; use a new key.',
+    ),
+  idempotencyInProgress: () =>
+    new ApiError(
+      'IDEMPOTENCY_IN_PROGRESS',
+      409,
+      'A request with this Idempotency-Key is still being processed; retry shortly.',
+    ),
+  invalidIdempotencyKey: () =>
+    new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
+  invalidCursor: () =>
+    new ApiError('INVALID_CURSOR', 400, 'The cursor is not valid; start again without one.'),
+  // The target is the caller's input (400); failures of a reachable upstream are gateway errors (502/504).
+  urlNotAllowed: (host: string, why: string) =>
+    new ApiError('URL_NOT_ALLOWED', 400, `Pier does not fetch '${host}': ${why}.`),
+  fetchFailed: (host: string, why: string) =>
+    new ApiError('FETCH_FAILED', 502, `Fetching from '${host}' failed: ${why}.`),
+  fetchTimeout: (ms: number) =>
+    new ApiError('FETCH_TIMEOUT', 504, `The remote server did not answer within ${ms} ms.`),
+  responseTooLarge: (maxBytes: number) =>
+    new ApiError(
+      'RESPONSE_TOO_LARGE',
+      502,
+      `The remote response is larger than the ${maxBytes} bytes allowed.`,
+    ),
+  tooManyRedirects: (max: number) =>
+    new ApiError('TOO_MANY_REDIRECTS', 502, `The remote server redirected more than ${max} times.`),
+
   // hosting (deployments, runtime)
   artifactInvalid: (why: string) => new ApiError('ARTIFACT_INVALID', 400, why),
   artifactTooLarge: (maxBytes: number) =>

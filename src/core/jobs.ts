@@ -5,19 +5,28 @@ import type { Db } from './db/client.ts';
 // Background work on pg-boss: jobs live in Postgres (PGlite or a server), survive restarts, and several
 // worker processes share one queue through SKIP LOCKED.
 
-export type JobContext = { id: string; retryCount: number };
+export type JobContext<C = unknown> = {
+  id: string;
+  retryCount: number;
+  /** What the process bound with JobQueue.bind() (the app's Deps); a job names only what it uses. */
+  deps: C;
+};
 
-export type JobDef<S extends z.ZodType = z.ZodType> = {
-  name: string;
+export type JobDef<S extends z.ZodType = z.ZodType, N extends string = string, C = unknown> = {
+  name: N;
   schema: S;
-  handle: (data: z.infer<S>, ctx: JobContext) => Promise<void>;
+  // Method syntax on purpose: it lets a list of jobs with different payloads share one JobDef[] type.
+  handle(data: z.output<S>, ctx: JobContext<C>): Promise<void>;
   retry?: { limit: number; delaySec: number; backoff?: boolean };
   /** How many of this job one worker process runs at once. */
   concurrency?: number;
   expireInSeconds?: number;
 };
 
-export function defineJob<S extends z.ZodType>(def: JobDef<S>): JobDef<S> {
+/** Keeps the job's literal name, so a registry derived from a list of jobs knows each name's payload. */
+export function defineJob<const N extends string, S extends z.ZodType, C = unknown>(
+  def: JobDef<S, N, C>,
+): JobDef<S, N, C> {
   return def;
 }
 
@@ -26,33 +35,65 @@ export type EnqueueOptions = { startAfter?: Date; singletonKey?: string; id?: st
 /** A jobs registry maps names to payload types, so enqueue('mail.deliver', payload) is type-checked. */
 export type JobPayloads = Record<string, unknown>;
 
-export class JobQueue<P extends JobPayloads = JobPayloads> {
+/** The registry of a list of defineJob()s: `{ [name]: payload accepted by its schema }`. */
+export type JobPayloadsOf<T extends readonly JobDef[]> = {
+  [D in T[number] as D['name']]: z.input<D['schema']>;
+};
+
+export type JobQueueOptions = {
+  pollingIntervalSeconds?: number;
+  /** How often schedules are checked (pg-boss default 30 s; tests use 1). */
+  cronMonitorIntervalSeconds?: number;
+  /** How often due schedules become jobs (pg-boss default 5 s; tests use 1). */
+  cronWorkerIntervalSeconds?: number;
+};
+
+export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   readonly boss: PgBoss;
+  readonly pollingIntervalSeconds: number;
   readonly #defs = new Map<string, JobDef>();
+  #context: { value: C } | undefined;
   #started = false;
 
-  constructor(db: Db, databaseUrl: string | undefined, opts: { pollingIntervalSeconds?: number } = {}) {
-    const common = { schema: 'pgboss', supervise: true, schedule: true, migrate: true };
-    this.boss =
-      db.kind === 'pglite'
-        ? new PgBoss({
-            ...common,
-            db: {
-              // pg-boss sends multi-statement transactions without parameters; PGlite runs those with exec.
-              executeSql: async (text: string, values?: unknown[]) => {
+  // Both drivers go through the app's own connection (PGlite's single one, or the pg pool), so the queue
+  // needs no second connection string and closing the queue never closes the app's database.
+  constructor(db: Db, opts: JobQueueOptions = {}) {
+    const cron = {
+      ...(opts.cronMonitorIntervalSeconds
+        ? { cronMonitorIntervalSeconds: opts.cronMonitorIntervalSeconds }
+        : {}),
+      ...(opts.cronWorkerIntervalSeconds
+        ? { cronWorkerIntervalSeconds: opts.cronWorkerIntervalSeconds }
+        : {}),
+    };
+    this.boss = new PgBoss({
+      schema: 'pgboss',
+      supervise: true,
+      schedule: true,
+      migrate: true,
+      ...cron,
+      db: {
+        executeSql:
+          db.kind === 'pglite'
+            ? // pg-boss sends multi-statement transactions without parameters; PGlite runs those with exec.
+              async (text: string, values?: unknown[]) => {
                 if (values?.length) return db.pglite!.query(text, values);
                 const results = await db.pglite!.exec(text);
                 return results[results.length - 1] ?? { rows: [] };
-              },
-            },
-          })
-        : new PgBoss({ ...common, connectionString: databaseUrl, max: 4 });
+              }
+            : (text: string, values?: unknown[]) => db.pool!.query(text, values),
+      },
+    });
     this.boss.on('error', () => {});
     this.pollingIntervalSeconds = opts.pollingIntervalSeconds ?? 0.5;
   }
-  readonly pollingIntervalSeconds: number;
 
-  register(defs: JobDef[]): void {
+  /** What every handler receives as ctx.deps (createDeps binds the app's Deps). */
+  bind(context: C): void {
+    this.#context = { value: context };
+  }
+
+  register(defs: readonly JobDef[]): void {
     for (const d of defs) this.#defs.set(d.name, d);
   }
 
@@ -65,11 +106,13 @@ export class JobQueue<P extends JobPayloads = JobPayloads> {
 
   /** Starts consuming every registered job (the worker role). */
   async work(): Promise<void> {
+    const context = this.#context;
+    if (!context) throw new Error('JobQueue.bind(deps) must be called before work().');
     for (const def of this.#defs.values()) {
       const handler = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
         for (const job of jobs) {
           const data = def.schema.parse(job.data);
-          await def.handle(data, { id: job.id, retryCount: job.retryCount });
+          await def.handle(data, { id: job.id, retryCount: job.retryCount, deps: context.value });
         }
       };
       for (let i = 0; i < (def.concurrency ?? 1); i++) {
@@ -87,9 +130,9 @@ export class JobQueue<P extends JobPayloads = JobPayloads> {
     data: P[K],
     opts: EnqueueOptions = {},
   ): Promise<string | null> {
-    const def = this.#defs.get(name);
-    if (!def) throw new Error(`Unknown job '${name}'.`);
-    return this.boss.send(name, data as object, {
+    const def = this.#def(name);
+    // Validated when sent, so a bad payload fails the caller instead of a worker later.
+    return this.boss.send(name, def.schema.parse(data) as object, {
       id: opts.id,
       startAfter: opts.startAfter,
       singletonKey: opts.singletonKey,
@@ -100,8 +143,22 @@ export class JobQueue<P extends JobPayloads = JobPayloads> {
     });
   }
 
+  /** A cron schedule (UTC, minute precision), stored in the database: one per name, replaced on each call. */
   async schedule<K extends keyof P & string>(name: K, cron: string, data: P[K]): Promise<void> {
-    await this.boss.schedule(name, cron, data as object, { tz: 'UTC' });
+    const def = this.#def(name);
+    await this.boss.schedule(name, cron, def.schema.parse(data) as object, {
+      tz: 'UTC',
+      retryLimit: def.retry?.limit ?? 0,
+      retryDelay: def.retry?.delaySec ?? 1,
+      retryBackoff: def.retry?.backoff ?? false,
+      expireInSeconds: def.expireInSeconds ?? 15 * 60,
+    });
+  }
+
+  #def(name: string): JobDef {
+    const def = this.#defs.get(name);
+    if (!def) throw new Error(`Unknown job '${name}'.`);
+    return def;
   }
 
   /** Waits for running handlers (up to timeoutMs), then stops polling. */

@@ -7,6 +7,7 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin.ts';
+import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import {
   createDeploymentForCli,
   createDeploymentWithScope,
@@ -60,6 +61,10 @@ export const functions = [
   adminCreateLoginCode,
   adminCreatePlatformCredential,
   adminRevokePlatformCredential,
+  createApiKeyForCli,
+  listApiKeysForCli,
+  revokeApiKeyForCli,
+  adminCreateApiKey,
 ] as const;
 
 export type Functions = typeof functions;

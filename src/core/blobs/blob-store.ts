@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import { errors } from '../errors.ts';
 
 // Where uploaded artifacts, CDN assets, screenshots and renders live. Two drivers: local disk under
 // DATA_DIR/blobs (presigned URLs are HMAC-signed URLs that Pier serves itself) and S3-compatible storage.
@@ -13,17 +14,50 @@ export type PresignedPut = {
   expiresAt: Date;
 };
 
+/** An inclusive byte range, as in an HTTP `Range: bytes=start-end` header. */
+export type ByteRange = { start: number; end: number };
+
+export type PutOptions = {
+  contentType?: string;
+  /** Refuse (413 PAYLOAD_TOO_LARGE, nothing stored) once the body grows past this many bytes. */
+  maxBytes?: number;
+};
+
 export interface BlobStore {
   readonly driver: 'disk' | 's3';
-  put(key: string, body: Buffer | Readable, opts?: { contentType?: string }): Promise<BlobInfo>;
-  /** The object as a stream, or null when there is none. */
-  get(key: string): Promise<(BlobInfo & { body: Readable }) | null>;
+  put(key: string, body: Buffer | Readable, opts?: PutOptions): Promise<BlobInfo>;
+  /** The object as a stream, or null when there is none. With a range, only those bytes are streamed. */
+  get(key: string, opts?: { range?: ByteRange }): Promise<(BlobInfo & { body: Readable }) | null>;
   head(key: string): Promise<BlobInfo | null>;
+  /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
-  /** A URL an outside client can PUT the object to until it expires; maxBytes is enforced where the driver can. */
+  /**
+   * A URL an outside client can PUT the object to until it expires. The disk driver enforces maxBytes
+   * while streaming; S3 presigned PUTs cannot carry a size limit, so callers verify the size with head()
+   * after the upload (and delete oversize objects).
+   */
   presignPut(
     key: string,
     opts: { expiresInSec: number; contentType?: string; maxBytes?: number },
   ): Promise<PresignedPut>;
   presignGet(key: string, opts: { expiresInSec: number }): Promise<string>;
+  /** Removes abandoned partial uploads older than the given age; returns how many were removed. */
+  sweepTemp(olderThanMs: number): Promise<number>;
+}
+
+export const MAX_KEY_LENGTH = 512;
+const KEY_RE = /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/;
+
+/**
+ * Keys are relative paths of [A-Za-z0-9._-] segments: no leading or doubled '/', no '.' or '..' segment,
+ * at most 512 characters. This keeps every key inside the blob folder on disk and identical on S3.
+ */
+export function isValidBlobKey(key: string): boolean {
+  if (typeof key !== 'string' || key.length === 0 || key.length > MAX_KEY_LENGTH) return false;
+  if (!KEY_RE.test(key)) return false;
+  return key.split('/').every((s) => s !== '.' && s !== '..');
+}
+
+export function assertBlobKey(key: string): void {
+  if (!isValidBlobKey(key)) throw errors.invalidBlobKey();
 }

@@ -13,6 +13,8 @@ export type MigrationSet = {
 export const migrationSets: MigrationSet[] = [
   { area: 'core', schema: ['src/core/**/tables.ts'] },
   { area: 'platform', schema: ['src/platform/tables.ts'] },
+  { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
+  { area: 'v1', schema: ['src/v1/tables.ts'] },
   // hosting: app databases, deployments, app logs (references platform's projects and orgs)
   { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
 ];

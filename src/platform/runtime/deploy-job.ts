@@ -1,17 +1,21 @@
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
+import type { Deps } from '../../deps.ts';
+import { runDeployment } from '../deploy-pipeline.ts';
+import { hostingRuntime } from './runtime.ts';
 
-// Listed in src/jobs.ts so any node can enqueue it; the hosting runtime swaps in the real handler.
-export const deployPayload = z.object({ deploymentId: z.string() });
-
-/** The job as registered on every node; a node without the runtime cannot start apps and lets it retry. */
+// Start a checked release beside the live one, health-check it and switch. It needs the node's hosting
+// runtime (router role), so the local driver runs worker and router in one process; elsewhere it retries.
 export const deployJob = defineJob({
   name: 'hosting.deploy',
-  schema: deployPayload,
+  schema: z.object({ deploymentId: z.string() }),
   retry: { limit: 3, delaySec: 5 },
   expireInSeconds: 180,
   concurrency: 2,
-  handle: async () => {
-    throw new Error('This node runs no hosting runtime (role router); the deploy waits for one that does.');
+  handle: async ({ deploymentId }, { deps }: { deps: Deps }) => {
+    const rt = hostingRuntime(deps);
+    if (!rt)
+      throw new Error('This node runs no hosting runtime (role router); the deploy waits for one that does.');
+    await runDeployment(deps, rt.supervisor, deploymentId);
   },
 });

@@ -1,11 +1,9 @@
 import { listen, notify } from '../../core/db/notify.ts';
-import type { JobDef } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
-import { recoverLiveApps, runDeployment } from '../deploy-pipeline.ts';
+import { recoverLiveApps } from '../deploy-pipeline.ts';
 import { onSecretsChanged } from '../secrets.ts';
 import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
-import { deployJob, deployPayload } from './deploy-job.ts';
 import { HostRouter } from './host-router.ts';
 import { Supervisor } from './supervisor.ts';
 
@@ -47,7 +45,7 @@ export function announceSecretChanges(deps: Deps): void {
   });
 }
 
-/** Starts the runtime; call before the job queue starts working so the real deploy handler is registered. */
+/** Starts the runtime of this node: recovers its live apps and listens for restarts and stops. */
 export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
   const dbs = new AppDbServers(deps);
   const logs = new AppLogWriter(deps);
@@ -55,12 +53,6 @@ export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
   const router = new HostRouter(deps.config.appsDomain, (slug) => supervisor.lookup(slug), {
     tls: deps.config.publicUrl.startsWith('https:'),
   });
-  deps.jobs.register([
-    {
-      ...(deployJob as JobDef),
-      handle: async (data) => runDeployment(deps, supervisor, deployPayload.parse(data).deploymentId),
-    },
-  ]);
   const unlisten = await listen(deps.db, deps.config.databaseUrl, CHANNEL, (payload) => {
     let msg: HostingMessage;
     try {

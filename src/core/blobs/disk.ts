@@ -1,0 +1,243 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Clock } from '../clock.ts';
+import type { Keyring } from '../crypto.ts';
+import { errors } from '../errors.ts';
+import {
+  assertBlobKey,
+  type BlobInfo,
+  type BlobStore,
+  type ByteRange,
+  type PresignedPut,
+  type PutOptions,
+} from './blob-store.ts';
+
+// Local-disk driver. Layout under DATA_DIR/blobs:
+//   objects/<key>       the bytes, exactly as uploaded (an operator can copy them out as they are)
+//   meta/<key>.json     { contentType } — a sidecar, so objects stay raw files
+//   tmp/<random>.part   uploads in progress; renamed into objects/ only when complete (atomic), so a reader
+//                       never sees half an object and a failed or oversize upload leaves nothing behind.
+// Presigned URLs point at Pier itself (`/blobs/<key>`, see routes.ts) and carry an HMAC from the keyring.
+
+export type SignedQuery = { exp?: string; sig?: string; max?: string; ct?: string };
+export type VerifiedUrl = { maxBytes?: number; contentType?: string };
+
+const TMP_SUFFIX = '.part';
+
+export class DiskBlobStore implements BlobStore {
+  readonly driver = 'disk' as const;
+  readonly root: string;
+  readonly #keyring: Keyring;
+  readonly #clock: Clock;
+  readonly #publicUrl: string;
+
+  constructor(opts: { root: string; keyring: Keyring; clock: Clock; publicUrl: string }) {
+    this.root = opts.root;
+    this.#keyring = opts.keyring;
+    this.#clock = opts.clock;
+    this.#publicUrl = opts.publicUrl.replace(/\/+$/, '');
+  }
+
+  #objectPath(key: string): string {
+    assertBlobKey(key);
+    return path.join(this.root, 'objects', key);
+  }
+
+  #metaPath(key: string): string {
+    return path.join(this.root, 'meta', `${key}.json`);
+  }
+
+  async put(key: string, body: Buffer | Readable, opts: PutOptions = {}): Promise<BlobInfo> {
+    const dest = this.#objectPath(key);
+    const tmpDir = path.join(this.root, 'tmp');
+    await fsp.mkdir(tmpDir, { recursive: true });
+    const tmp = path.join(tmpDir, `${crypto.randomUUID()}${TMP_SUFFIX}`);
+    let size = 0;
+    const max = opts.maxBytes;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (max !== undefined && size > max) {
+          done(errors.tooLarge(`The object is larger than the ${max} bytes allowed.`));
+          return;
+        }
+        done(null, chunk);
+      },
+    });
+    const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+    try {
+      await pipeline(source, counter, fs.createWriteStream(tmp, { flags: 'wx', flush: true }));
+      await mkdirFor(dest);
+      const meta = { contentType: opts.contentType };
+      const metaFile = this.#metaPath(key);
+      await mkdirFor(metaFile);
+      await fsp.rename(tmp, dest).catch(mapConflict);
+      // Written after the object so a crash in between loses at most the content type, never the bytes.
+      const metaTmp = `${tmp}.meta`;
+      await fsp.writeFile(metaTmp, JSON.stringify(meta), { flag: 'wx' });
+      await fsp.rename(metaTmp, metaFile);
+    } catch (err) {
+      await fsp.rm(tmp, { force: true });
+      await fsp.rm(`${tmp}.meta`, { force: true });
+      throw err;
+    }
+    return { size, contentType: opts.contentType };
+  }
+
+  async get(key: string, opts: { range?: ByteRange } = {}): Promise<(BlobInfo & { body: Readable }) | null> {
+    const file = this.#objectPath(key);
+    let fh: fsp.FileHandle;
+    try {
+      fh = await fsp.open(file, 'r');
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) {
+        await fh.close();
+        return null;
+      }
+      const contentType = await this.#readContentType(key);
+      const range = opts.range;
+      const body = fh.createReadStream(range ? { start: range.start, end: range.end } : {});
+      return { size: st.size, contentType, body };
+    } catch (err) {
+      await fh.close();
+      throw err;
+    }
+  }
+
+  async head(key: string): Promise<BlobInfo | null> {
+    const file = this.#objectPath(key);
+    try {
+      const st = await fsp.stat(file);
+      if (!st.isFile()) return null;
+      return { size: st.size, contentType: await this.#readContentType(key) };
+    } catch (err) {
+      if (isMissing(err)) return null;
+      throw err;
+    }
+  }
+
+  async delete(key: string): Promise<void> {
+    const file = this.#objectPath(key);
+    await fsp.rm(this.#metaPath(key), { force: true });
+    try {
+      const st = await fsp.stat(file);
+      if (st.isFile()) await fsp.rm(file, { force: true });
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+    }
+  }
+
+  async presignPut(
+    key: string,
+    opts: { expiresInSec: number; contentType?: string; maxBytes?: number },
+  ): Promise<PresignedPut> {
+    assertBlobKey(key);
+    const exp = this.#expiry(opts.expiresInSec);
+    const url = this.#signedUrl('PUT', key, exp, opts.maxBytes, opts.contentType);
+    return {
+      url,
+      method: 'PUT',
+      headers: opts.contentType ? { 'content-type': opts.contentType } : {},
+      expiresAt: new Date(exp * 1000),
+    };
+  }
+
+  async presignGet(key: string, opts: { expiresInSec: number }): Promise<string> {
+    assertBlobKey(key);
+    return this.#signedUrl('GET', key, this.#expiry(opts.expiresInSec));
+  }
+
+  /** Checks a presigned URL's signature, then its expiry; throws SIGNATURE_INVALID or URL_EXPIRED. */
+  verify(method: 'GET' | 'PUT', key: string, q: SignedQuery): VerifiedUrl {
+    const { exp, sig, max, ct } = q;
+    if (!sig || !exp || !/^\d{1,12}$/.test(exp) || (max !== undefined && !/^\d{1,16}$/.test(max))) {
+      throw errors.signatureInvalid();
+    }
+    if (!this.#keyring.verify(canonical(method, key, exp, max, ct), sig)) throw errors.signatureInvalid();
+    if (Number(exp) * 1000 <= this.#clock.now().getTime()) throw errors.urlExpired();
+    return { maxBytes: max === undefined ? undefined : Number(max), contentType: ct };
+  }
+
+  async sweepTemp(olderThanMs: number): Promise<number> {
+    const dir = path.join(this.root, 'tmp');
+    let names: string[];
+    try {
+      names = await fsp.readdir(dir);
+    } catch (err) {
+      if (isMissing(err)) return 0;
+      throw err;
+    }
+    const cutoff = this.#clock.now().getTime() - olderThanMs;
+    let removed = 0;
+    for (const name of names) {
+      const file = path.join(dir, name);
+      const st = await fsp.stat(file).catch(() => null);
+      if (st && st.mtimeMs < cutoff) {
+        await fsp.rm(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  #expiry(expiresInSec: number): number {
+    if (!Number.isFinite(expiresInSec) || expiresInSec <= 0) {
+      throw errors.validation('expiresInSec must be a positive number of seconds.');
+    }
+    return Math.floor(this.#clock.now().getTime() / 1000 + expiresInSec);
+  }
+
+  #signedUrl(method: 'GET' | 'PUT', key: string, exp: number, maxBytes?: number, ct?: string): string {
+    const q = new URLSearchParams({ exp: String(exp) });
+    const max = maxBytes === undefined ? undefined : String(Math.floor(maxBytes));
+    if (max !== undefined) q.set('max', max);
+    if (ct !== undefined) q.set('ct', ct);
+    q.set('sig', this.#keyring.sign(canonical(method, key, String(exp), max, ct)));
+    return `${this.#publicUrl}/blobs/${key}?${q.toString()}`;
+  }
+
+  async #readContentType(key: string): Promise<string | undefined> {
+    try {
+      const meta = JSON.parse(await fsp.readFile(this.#metaPath(key), 'utf8')) as { contentType?: string };
+      return typeof meta.contentType === 'string' ? meta.contentType : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+// Everything the URL grants is signed: method, key, expiry, size limit and content type; the 'blob' prefix
+// keeps these signatures apart from other things the same keyring signs (cursors).
+function canonical(method: string, key: string, exp: string, max?: string, ct?: string): string {
+  return ['blob', method, key, exp, max ?? '', ct ?? ''].join('\n');
+}
+
+async function mkdirFor(file: string): Promise<void> {
+  try {
+    await fsp.mkdir(path.dirname(file), { recursive: true });
+  } catch (err) {
+    mapConflict(err);
+  }
+}
+
+function mapConflict(err: unknown): never {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') {
+    throw errors.blobKeyConflict();
+  }
+  throw err;
+}
+
+function isMissing(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException).code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

@@ -1,0 +1,4 @@
+import type { V1Area } from './kit.ts';
+
+// Every v1 area, one line each; the plugin mounts each at /v1<prefix>.
+export const v1Areas: V1Area[] = [];
