@@ -47,14 +47,54 @@ export function notFoundPage(res: http.ServerResponse, slug: string): void {
   page(res, 404, 'No app here', `Nothing is deployed at <b>${slug}</b>.`);
 }
 
-function forwardedHeaders(req: http.IncomingMessage, tls: boolean): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(req.headers)) if (v !== undefined && !HOP.has(k)) out[k] = v;
+/** The Host header straight from rawHeaders (reading req.headers would build the whole headers object). */
+function rawHost(raw: string[]): string | undefined {
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') return raw[i + 1];
+  return undefined;
+}
+
+/** The request's headers for the app as a flat raw list: hop-by-hop dropped, X-Forwarded-* set. */
+function forwardedHeaders(
+  req: http.IncomingMessage,
+  tls: boolean,
+): { headers: string[]; host: string; hasBody: boolean } {
+  const raw = req.rawHeaders;
+  const out: string[] = [];
+  let host = '';
+  let xff = '';
+  let hasBody = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const k = raw[i]!.toLowerCase();
+    const v = raw[i + 1]!;
+    if (HOP.has(k)) {
+      if (k === 'transfer-encoding') hasBody = true;
+      continue;
+    }
+    if (k === 'x-forwarded-for') {
+      xff = xff ? `${xff}, ${v}` : v;
+      continue;
+    }
+    if (k === 'x-forwarded-proto' || k === 'x-forwarded-host') continue;
+    if (k === 'host') host = v;
+    else if (k === 'content-length' && v !== '0') hasBody = true;
+    out.push(raw[i]!, v);
+  }
   const ip = req.socket.remoteAddress ?? '';
-  const prior = req.headers['x-forwarded-for'];
-  out['x-forwarded-for'] = prior ? `${prior}, ${ip}` : ip;
-  out['x-forwarded-proto'] = tls ? 'https' : 'http';
-  out['x-forwarded-host'] = req.headers.host ?? '';
+  out.push(
+    'x-forwarded-for',
+    xff ? `${xff}, ${ip}` : ip,
+    'x-forwarded-proto',
+    tls ? 'https' : 'http',
+    'x-forwarded-host',
+    host,
+  );
+  return { headers: out, host, hasBody };
+}
+
+function responseHeaders(raw: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (!HOP.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
   return out;
 }
 
@@ -73,7 +113,7 @@ export class HostRouter {
 
   /** Handles the request when its Host is an app hostname; returns false to let Pier answer it. */
   handle(req: http.IncomingMessage, res: http.ServerResponse): boolean {
-    const slug = appSlugFromHost(req.headers.host, this.#appsDomain);
+    const slug = appSlugFromHost(rawHost(req.rawHeaders), this.#appsDomain);
     if (slug === null) return false;
     const inst = this.#lookup(slug);
     if (!inst) notFoundPage(res, slug);
@@ -92,19 +132,18 @@ export class HostRouter {
       }
     };
     res.once('close', finish);
+    const fwd = forwardedHeaders(req, this.#tls);
     const upstream = http.request(
       {
         host: '127.0.0.1',
         port: inst.proc.port,
         method: req.method,
         path: req.url,
-        headers: forwardedHeaders(req, this.#tls),
+        headers: fwd.headers as unknown as http.OutgoingHttpHeaders,
         agent: inst.agent,
       },
       (up) => {
-        const headers: Record<string, string | string[]> = {};
-        for (const [k, v] of Object.entries(up.headers)) if (v !== undefined && !HOP.has(k)) headers[k] = v;
-        res.writeHead(up.statusCode ?? 502, up.statusMessage, headers);
+        res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up.rawHeaders));
         up.pipe(res);
         up.on('error', () => res.destroy());
       },
@@ -115,7 +154,9 @@ export class HostRouter {
       else res.destroy();
       finish();
     });
-    req.pipe(upstream);
+    // Bodies stream through without buffering; a request without one ends at once.
+    if (fwd.hasBody) req.pipe(upstream);
+    else upstream.end();
   }
 
   /** WebSocket (and other) upgrades to an app hostname: a raw two-way pipe to the app. */
@@ -138,12 +179,10 @@ export class HostRouter {
       socket.destroy();
     };
     up.on('connect', () => {
-      const headers = forwardedHeaders(req, this.#tls);
-      headers.connection = 'Upgrade';
-      headers.upgrade = req.headers.upgrade ?? 'websocket';
+      const { headers } = forwardedHeaders(req, this.#tls);
+      headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
       let raw = `${req.method} ${req.url} HTTP/1.1\r\n`;
-      for (const [k, v] of Object.entries(headers))
-        for (const one of Array.isArray(v) ? v : [v]) raw += `${k}: ${one}\r\n`;
+      for (let i = 0; i < headers.length; i += 2) raw += `${headers[i]}: ${headers[i + 1]}\r\n`;
       up.write(`${raw}\r\n`);
       if (head.length) up.write(head);
       up.pipe(socket);

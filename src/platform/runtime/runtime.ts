@@ -66,6 +66,9 @@ export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
         : supervisor.stop(msg.projectId).then(() => dbs.close(msg.projectId));
     run.catch((err) => deps.log.error({ err, projectId: msg.projectId }, `app ${msg.op} failed`));
   });
+  // Embedded mode: have the PGlite template ready before the first app of a new project starts.
+  if (!deps.config.databaseUrl)
+    void dbs.template().catch((err) => deps.log.warn({ err }, 'could not prepare the PGlite template'));
   const recovered = recoverLiveApps(deps, supervisor).catch((err) =>
     deps.log.error({ err }, 'recovering live apps failed'),
   );
