@@ -41,7 +41,7 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   ROLES: z
     .string()
-    .default('api,worker,router')
+    .default('api,worker,router,proxy')
     .transform((v) => v.split(',').map((s) => s.trim()))
     .pipe(z.array(z.enum(['api', 'worker', 'router', 'proxy'])).min(1)),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
@@ -64,6 +64,32 @@ const envSchema = z.object({
   DKIM_DOMAIN: optionalString,
   DKIM_SELECTOR: optionalString,
   DKIM_PRIVATE_KEY: optionalString,
+  // models (src/core/ai): platform keys per vendor; base URLs let an operator (or a test) point elsewhere
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: optionalString.pipe(z.url().optional()),
+  GOOGLE_API_KEY: optionalString,
+  GOOGLE_BASE_URL: optionalString.pipe(z.url().optional()),
+  MISTRAL_API_KEY: optionalString,
+  MISTRAL_BASE_URL: optionalString.pipe(z.url().optional()),
+  PIER_MODELS_URL: optionalString.pipe(z.url().optional()),
+  PIER_MODELS_KEY: optionalString,
+  EMBEDDING_MODEL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(openai|anthropic|google|mistral|pier|pier-local)\/.+$/, 'must look like <provider>/<model>')
+      .optional(),
+  ),
+  TEXT_MODEL: optionalString.pipe(
+    z
+      .string()
+      .regex(/^(openai|anthropic|google|mistral|pier)\/.+$/, 'must look like <provider>/<model>')
+      .optional(),
+  ),
+  MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
+  MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
+  MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
 });
 
 export type Config = {
@@ -94,6 +120,23 @@ export type Config = {
   /** Outbound mail; without it mail goes to the built-in outbox (dev inbox). */
   smtp?: { url: string; poolSize: number; ignoreTls: boolean };
   dkim?: { domain: string; selector: string; privateKey: string };
+  models: ModelsConfig;
+};
+
+export type VendorId = 'openai' | 'anthropic' | 'google' | 'mistral';
+
+/** Platform-level model settings; the keys are secrets and must never be logged. */
+export type ModelsConfig = {
+  vendors: Record<VendorId, { apiKey?: string; baseUrl?: string }>;
+  /** The operator's own OpenAI-compatible endpoint (Ollama, vLLM, llama.cpp server): provider `pier`. */
+  pier?: { baseUrl: string; apiKey?: string };
+  /** `<provider>/<model>` used by embed(); unset → the built-in local embedder. */
+  embeddingModel?: string;
+  /** `<provider>/<model>` used by summarize() and extract(); unset → the deterministic fallbacks. */
+  textModel?: string;
+  maxRetries: number;
+  retryBaseMs: number;
+  timeoutMs: number;
 };
 
 export class ConfigError extends Error {
@@ -155,5 +198,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             privateKey: e.DKIM_PRIVATE_KEY.replace(/\\n/g, '\n'),
           }
         : undefined,
+    models: {
+      vendors: {
+        openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },
+        anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL },
+        google: { apiKey: e.GOOGLE_API_KEY, baseUrl: e.GOOGLE_BASE_URL },
+        mistral: { apiKey: e.MISTRAL_API_KEY, baseUrl: e.MISTRAL_BASE_URL },
+      },
+      pier: e.PIER_MODELS_URL ? { baseUrl: e.PIER_MODELS_URL, apiKey: e.PIER_MODELS_KEY } : undefined,
+      embeddingModel: e.EMBEDDING_MODEL,
+      textModel: e.TEXT_MODEL,
+      maxRetries: e.MODEL_MAX_RETRIES,
+      retryBaseMs: e.MODEL_RETRY_BASE_MS,
+      timeoutMs: e.MODEL_TIMEOUT_MS,
+    },
   };
 }

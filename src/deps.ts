@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import type { Config } from './config.ts';
+import { createModels, type Models } from './core/ai/models.ts';
 import { CredentialService } from './core/auth/credentials.ts';
 import type { BlobStore } from './core/blobs/blob-store.ts';
 import { createBlobStore } from './core/blobs/create-blob-store.ts';
@@ -24,6 +25,7 @@ export type Deps = {
   jobs: JobQueue<JobRegistry, Deps>;
   blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
+  models: Models;
 };
 
 export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits' | 'blobs'>> & {
@@ -34,21 +36,25 @@ export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'li
   jobOptions?: JobQueueOptions;
 };
 
-export function createLogger(config: Config): FastifyBaseLogger {
-  return pino({
-    level: config.logLevel,
-    redact: {
-      paths: [
-        'req.headers.authorization',
-        'req.headers.cookie',
-        '*.token',
-        '*.secret',
-        '*.apiKey',
-        '*.value',
-      ],
-      censor: '[redacted]',
+/** The process logger; `destination` lets tests read what would be logged. */
+export function createLogger(config: Config, destination?: pino.DestinationStream): FastifyBaseLogger {
+  return pino(
+    {
+      level: config.logLevel,
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          '*.token',
+          '*.secret',
+          '*.apiKey',
+          '*.value',
+        ],
+        censor: '[redacted]',
+      },
     },
-  }) as unknown as FastifyBaseLogger;
+    destination,
+  ) as unknown as FastifyBaseLogger;
 }
 
 /** Opens the database, applies migrations and wires the shared services; no listening, no workers. */
@@ -77,6 +83,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     jobs,
     blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
+    models: createModels(config.models),
   };
   jobs.bind(deps);
   return deps;

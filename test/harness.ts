@@ -60,9 +60,11 @@ export type TestAppOptions = {
   keyring?: Keyring;
   /** Start the hosting runtime (router role: app processes, host router) with the job workers. */
   hosting?: boolean;
-  /** Listen on a real loopback port (needed for the host router and app traffic). */
-  listen?: boolean;
+  /** Listen on a real loopback port (needed for the host router and app traffic); a number picks it. */
+  listen?: boolean | number;
   blobs?: DepsOverrides['blobs'];
+  /** A logger of the test's own (to assert what is, and is not, logged). */
+  log?: DepsOverrides['log'];
 };
 
 async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
@@ -141,17 +143,18 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
     limits: opts.limits,
     blobs: opts.blobs,
     jobOptions: opts.jobOptions,
+    log: opts.log,
   });
   const stopBackground =
     opts.background || opts.hosting
       ? await startBackground(deps, { worker: true, router: opts.hosting })
       : async () => {};
   const runtime = hostingRuntime(deps);
-  const app = await buildApp(deps, { logger: false, hostRouter: runtime?.router });
+  const app = await buildApp(deps, { logger: Boolean(opts.log), hostRouter: runtime?.router });
   await app.ready();
   let url = '';
   if (opts.listen) {
-    await app.listen({ port: 0, host: '127.0.0.1' });
+    await app.listen({ port: typeof opts.listen === 'number' ? opts.listen : 0, host: '127.0.0.1' });
     url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   }
   return {
@@ -184,6 +187,8 @@ export async function testApp(opts: TestAppOptions = {}): Promise<TestApp> {
         ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
     close: async () => {
+      // A test may leave a response unread on a keep-alive connection; close would wait for it forever.
+      if (app.server.listening) app.server.closeAllConnections();
       await app.close();
       await stopBackground();
       if (owned) {

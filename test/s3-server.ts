@@ -5,9 +5,15 @@ import S3rver from 's3rver';
 import type { Config } from '../src/config.ts';
 
 // A local S3-compatible server (s3rver) on 127.0.0.1:<random port> with a temp folder, for tests of the
-// S3 blob driver and of anything that stores blobs on S3.
+// S3 blob driver and of anything that stores blobs on S3: `testApp({ env: s3.env })` gives an app whose
+// deps.blobs is the S3 driver. Note s3rver does not verify presigned-URL signatures.
 
-export type TestS3 = { s3: NonNullable<Config['s3']>; close(): Promise<void> };
+export type TestS3 = {
+  s3: NonNullable<Config['s3']>;
+  /** The S3_* variables pointing Pier at this server. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+};
 
 export async function startTestS3(bucket = 'pier-test'): Promise<TestS3> {
   const directory = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-s3-'));
@@ -19,9 +25,17 @@ export async function startTestS3(bucket = 'pier-test'): Promise<TestS3> {
     configureBuckets: [{ name: bucket }],
   });
   const addr = await server.run();
+  const endpoint = `http://127.0.0.1:${addr.port}`;
   return {
+    env: {
+      S3_BUCKET: bucket,
+      S3_ENDPOINT: endpoint,
+      S3_ACCESS_KEY_ID: 'S3RVER',
+      S3_SECRET_ACCESS_KEY: 'S3RVER',
+      S3_FORCE_PATH_STYLE: 'true',
+    },
     s3: {
-      endpoint: `http://127.0.0.1:${addr.port}`,
+      endpoint,
       region: 'us-east-1',
       bucket,
       accessKeyId: 'S3RVER',

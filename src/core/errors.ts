@@ -140,6 +140,43 @@ export const errors = {
     ),
   tooManyRedirects: (max: number) =>
     new ApiError('TOO_MANY_REDIRECTS', 502, `The remote server redirected more than ${max} times.`),
+  // models (src/core/ai, the model proxy)
+  modelNotAvailable: (model: string) =>
+    new ApiError(
+      'MODEL_NOT_AVAILABLE',
+      404,
+      `No provider with a key serves the model '${model}' for this organization.`,
+    ),
+  invalidModel: (message: string) => new ApiError('INVALID_MODEL', 400, message),
+  modelCapabilityUnsupported: (provider: string, what: string) =>
+    new ApiError('MODEL_CAPABILITY_UNSUPPORTED', 400, `The provider '${provider}' does not offer ${what}.`),
+  modelProviderRateLimited: (provider: string, retryAfterSec: number) =>
+    new ApiError(
+      'MODEL_PROVIDER_RATE_LIMITED',
+      429,
+      `The model provider '${provider}' is rate limiting requests; retry in ${retryAfterSec} s.`,
+      { 'retry-after': String(retryAfterSec) },
+    ),
+  modelProviderError: (provider: string, status: number | undefined) =>
+    new ApiError(
+      'MODEL_PROVIDER_ERROR',
+      502,
+      `The model provider '${provider}' failed${status ? ` with HTTP ${status}` : ''} after retries.`,
+    ),
+  modelProviderRejected: (provider: string, status: number, detail: string) =>
+    new ApiError(
+      'MODEL_PROVIDER_REJECTED',
+      status === 401 || status === 403 ? 502 : 400,
+      `The model provider '${provider}' refused the request (HTTP ${status}): ${detail}`,
+    ),
+  modelProviderUnavailable: (provider: string) =>
+    new ApiError('MODEL_PROVIDER_UNAVAILABLE', 503, `The model provider '${provider}' could not be reached.`),
+  embedderDimensionMismatch: (recorded: number, given: number, model: string) =>
+    new ApiError(
+      'EMBEDDER_DIMENSION_MISMATCH',
+      409,
+      `This installation stores ${recorded}-dimension vectors; '${model}' makes ${given}. Re-embed to switch.`,
+    ),
 
   // hosting (deployments, runtime)
   artifactInvalid: (why: string) => new ApiError('ARTIFACT_INVALID', 400, why),

@@ -28,8 +28,10 @@ export type FnDef<
   I extends z.ZodType = z.ZodType,
   O extends z.ZodType = z.ZodType,
   A extends FnAuth = FnAuth,
+  N extends string = string,
 > = {
-  name: string;
+  /** Kept as a literal type so the SDK can type `call(name, input)` from the registry. */
+  name: N;
   summary: string;
   auth: A;
   input: I;
@@ -39,8 +41,8 @@ export type FnDef<
   handler: (ctx: FnContext<CallerFor<A>>, input: z.infer<I>) => Promise<z.infer<O>>;
 };
 
-export function defineFn<I extends z.ZodType, O extends z.ZodType, A extends FnAuth>(
-  def: FnDef<I, O, A>,
-): FnDef<I, O, A> {
+export function defineFn<I extends z.ZodType, O extends z.ZodType, A extends FnAuth, const N extends string>(
+  def: FnDef<I, O, A, N>,
+): FnDef<I, O, A, N> {
   return def;
 }

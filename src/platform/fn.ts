@@ -19,6 +19,13 @@ import {
   startDeploymentWithScope,
 } from './deployments.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import { getModelUsageForCli } from './model-usage.ts';
+import {
+  listModelProvidersForCli,
+  removeModelProviderKeyForCli,
+  resolveModel,
+  setModelProviderKeyForCli,
+} from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
 import { destroyProjectForCli } from './project-hosting.ts';
 import {
@@ -65,6 +72,11 @@ export const functions = [
   listApiKeysForCli,
   revokeApiKeyForCli,
   adminCreateApiKey,
+  setModelProviderKeyForCli,
+  removeModelProviderKeyForCli,
+  listModelProvidersForCli,
+  resolveModel,
+  getModelUsageForCli,
 ] as const;
 
 export type Functions = typeof functions;

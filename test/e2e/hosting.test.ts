@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.ts';
 import { Keyring } from '../../src/core/crypto.ts';
 import type { Db } from '../../src/core/db/client.ts';
+import { freePort } from '../../src/platform/runtime/local-driver.ts';
 import { dropAppDatabases, openTestDb, type TestApp, testApp, uniq } from '../harness.ts';
 import { deploy, fixtures, nodeAppDir, packDir, settle, upload, viaRouter, waitFor } from '../hosting.ts';
 import { seedOrg, seedPlatform, seedProject } from '../seed.ts';
 import { makeTarGz } from '../tarball.ts';
+import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
 // Whole-system hosting on real processes: one Pier per file (restarted once), apps deployed through the
 // function API, reached through the router by Host header.
@@ -19,15 +21,19 @@ let db: { db: Db; url?: string; drop: () => Promise<void> };
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-e2e-hosting-'));
 const keyring = Keyring.random();
 
+let port = 0;
+
 function start(): Promise<TestApp> {
   return testApp({
+    listen: port,
     db: db.db,
     dataDir,
     keyring,
     clock: systemClock,
     hosting: true,
-    listen: true,
     env: {
+      // The real address, so presigned upload URLs work for the CLI too.
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
       APPS_DOMAIN: 'apps.test',
       APP_HEALTH_TIMEOUT_MS: '8000',
       ...(db.url ? { DATABASE_URL: db.url } : {}),
@@ -36,10 +42,12 @@ function start(): Promise<TestApp> {
 }
 
 beforeAll(async () => {
+  port = await freePort();
   db = await openTestDb();
   t = await start();
 });
 afterAll(async () => {
+  removeScratchHomes();
   await t?.close();
   if (t) await dropAppDatabases(t.deps);
   await db?.db.close();
@@ -409,5 +417,29 @@ describe('static sites, quota, bad artifacts, scopes, destroy', () => {
       owner.token,
     );
     expect(member.statusCode).toBe(409);
+  });
+});
+
+describe('pier deploy', () => {
+  it('packs, uploads, follows to live and prints the URL; deployments, logs and destroy', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const home = scratchHome();
+    const o = { url: t.url, home, env: { PIER_TOKEN: owner.token } };
+    const dep = await pier(['deploy', path.join(fixtures, 'static-site'), '--project', p.slug], o);
+    expect(dep.stderr).toMatch(/Packed 4 files/);
+    expect(dep.stderr).toMatch(/Uploaded 100%/);
+    expect(dep.stderr).toMatch(/live/);
+    expect(dep.stdout).toBe(`Live at http://${p.slug}.apps.test\n`);
+    expect(dep.code).toBe(0);
+    expect((await viaRouter(t, p.slug, '/')).body).toContain('Hello from a static site');
+    const list = await pier(['deployments', '--project', p.slug], o);
+    expect(list.stdout).toMatch(/live\s+static/);
+    const none = await pier(['deploy', path.join(fixtures, 'static-site')], o);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--project/);
+    const gone = await pier(['destroy', p.slug, '--yes'], o);
+    expect(gone.stdout).toBe(`Destroyed ${p.slug}.\n`);
+    expect((await viaRouter(t, p.slug, '/')).status).toBe(404);
   });
 });

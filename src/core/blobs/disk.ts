@@ -71,11 +71,10 @@ export class DiskBlobStore implements BlobStore {
     const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
     try {
       await pipeline(source, counter, fs.createWriteStream(tmp, { flags: 'wx', flush: true }));
-      await mkdirFor(dest);
       const meta = { contentType: opts.contentType };
       const metaFile = this.#metaPath(key);
       await mkdirFor(metaFile);
-      await fsp.rename(tmp, dest).catch(mapConflict);
+      await moveIntoPlace(tmp, dest);
       // Written after the object so a crash in between loses at most the content type, never the bytes.
       const metaTmp = `${tmp}.meta`;
       await fsp.writeFile(metaTmp, JSON.stringify(meta), { flag: 'wx' });
@@ -127,13 +126,17 @@ export class DiskBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     const file = this.#objectPath(key);
-    await fsp.rm(this.#metaPath(key), { force: true });
+    const metaFile = this.#metaPath(key);
+    await fsp.rm(metaFile, { force: true });
     try {
       const st = await fsp.stat(file);
       if (st.isFile()) await fsp.rm(file, { force: true });
     } catch (err) {
       if (!isMissing(err)) throw err;
     }
+    // Empty folders left behind would make a later key of the folder's name a conflict.
+    await pruneEmptyParents(file, path.join(this.root, 'objects'));
+    await pruneEmptyParents(metaFile, path.join(this.root, 'meta'));
   }
 
   async presignPut(
@@ -219,6 +222,32 @@ export class DiskBlobStore implements BlobStore {
 // keeps these signatures apart from other things the same keyring signs (cursors).
 function canonical(method: string, key: string, exp: string, max?: string, ct?: string): string {
   return ['blob', method, key, exp, max ?? '', ct ?? ''].join('\n');
+}
+
+// A concurrent delete may prune the folder between mkdir and rename; one retry covers that.
+async function moveIntoPlace(tmp: string, dest: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    await mkdirFor(dest);
+    try {
+      await fsp.rename(tmp, dest);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt === 0 && fs.existsSync(tmp)) continue;
+      mapConflict(err);
+    }
+  }
+}
+
+async function pruneEmptyParents(file: string, stopAt: string): Promise<void> {
+  let dir = path.dirname(file);
+  while (dir.startsWith(`${stopAt}${path.sep}`)) {
+    try {
+      await fsp.rmdir(dir);
+    } catch {
+      return; // not empty (or already gone): stop
+    }
+    dir = path.dirname(dir);
+  }
 }
 
 async function mkdirFor(file: string): Promise<void> {

@@ -54,5 +54,5 @@ describe('blobs.sweep-temp job', () => {
       await store.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 120_000); // two PGlite opens from disk, each with migrations: slow on a busy machine
 });

@@ -17,4 +17,5 @@ export const migrationSets: MigrationSet[] = [
   { area: 'v1', schema: ['src/v1/tables.ts'] },
   // hosting: app databases, deployments, app logs (references platform's projects and orgs)
   { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
+  { area: 'models', schema: ['src/platform/models-tables.ts'] },
 ];

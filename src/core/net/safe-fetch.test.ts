@@ -163,6 +163,10 @@ describe('safeFetch', () => {
     expect(res.text()).toBe('GET');
     expect(lookups).toBe(1);
     expect(main.seen.at(-1)!.headers.host).toBe(`pinned.example:${port}`);
+    // The Host header is not the caller's to choose.
+    await safeFetch(`${base}/echo`, { ...loop, headers: { Host: 'admin.internal', 'x-ok': '1' } });
+    expect(main.seen.at(-1)!.headers.host).toBe(new URL(base).host);
+    expect(main.seen.at(-1)!.headers['x-ok']).toBe('1');
   });
 
   it('refuses non-http schemes and credentials in the URL', async () => {

@@ -47,6 +47,7 @@ export const SAFE_FETCH_DEFAULTS = { timeoutMs: 15_000, maxBytes: 10 * 1024 * 10
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 // Credentials meant for one origin never follow a redirect to another (as browsers' fetch does).
 const ORIGIN_BOUND = ['authorization', 'cookie', 'proxy-authorization'];
+const CONNECTION_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade']);
 
 export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}): Promise<SafeResponse> {
   const timeoutMs = opts.timeoutMs ?? SAFE_FETCH_DEFAULTS.timeoutMs;
@@ -59,7 +60,11 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
   let method = (opts.method ?? 'GET').toUpperCase();
   let body = opts.body;
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(opts.headers ?? {})) headers[k.toLowerCase()] = v;
+  for (const [k, v] of Object.entries(opts.headers ?? {})) {
+    // Framing and routing headers are Pier's to set: a caller-chosen Host could reach another virtual
+    // host on the checked address, and a wrong length would desynchronise the connection.
+    if (!CONNECTION_HEADERS.has(k.toLowerCase())) headers[k.toLowerCase()] = v;
+  }
   const redirects: string[] = [];
 
   try {

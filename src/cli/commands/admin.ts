@@ -1,0 +1,127 @@
+import { type Command, Option } from 'commander';
+import type { CliContext } from '../context.ts';
+import { fields, toJson, wantsJson } from '../output.ts';
+
+// pier admin … — operator commands, sent with the operator key to the running server (never the database).
+
+const ROLES = ['owner', 'admin', 'member'] as const;
+const PLANS = ['free', 'pro'] as const;
+
+export function register(program: Command, ctx: CliContext): void {
+  const admin = program
+    .command('admin')
+    .description('Operator commands (operator key from PIER_OPERATOR_KEY or $DATA_DIR/operator.key)');
+  const print = (cmd: Command, data: unknown, human: string) =>
+    ctx.io.stdout.write(wantsJson(cmd) ? toJson(data) : human);
+
+  admin
+    .command('user')
+    .description('Users')
+    .command('create')
+    .description('Create a user by e-mail (does nothing if it exists)')
+    .requiredOption('--email <email>', 'e-mail address')
+    .action(async (opts: { email: string }, cmd: Command) => {
+      const u = await ctx.operatorClient().call('adminCreateUser', { email: opts.email });
+      print(cmd, u, `${u.created ? 'Created' : 'Already there:'} user ${u.email} (${u.id}).\n`);
+    });
+
+  admin
+    .command('org')
+    .description('Organizations')
+    .command('create')
+    .description('Create an organization owned by a user (created if new)')
+    .requiredOption('--slug <slug>', 'organization slug')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--owner <email>', "the owner's e-mail")
+    .action(async (opts: { slug: string; name: string; owner: string }, cmd: Command) => {
+      const o = await ctx
+        .operatorClient()
+        .call('adminCreateOrg', { slug: opts.slug, name: opts.name, ownerEmail: opts.owner });
+      print(
+        cmd,
+        o,
+        `Created organization ${o.slug}.\n${fields([
+          ['id', o.id],
+          ['name', o.name],
+          ['plan', o.plan],
+          ['owner', o.owner.email],
+        ])}`,
+      );
+    });
+
+  admin
+    .command('member')
+    .description('Memberships')
+    .command('add')
+    .description("Add a user (created if new) to an organization, or change the member's role")
+    .requiredOption('--org <slug>', 'organization slug')
+    .requiredOption('--email <email>', "the member's e-mail")
+    .addOption(new Option('--role <role>', 'role').choices(ROLES).makeOptionMandatory())
+    .action(async (opts: { org: string; email: string; role: (typeof ROLES)[number] }, cmd: Command) => {
+      const m = await ctx
+        .operatorClient()
+        .call('adminAddMember', { orgSlug: opts.org, email: opts.email, role: opts.role });
+      print(cmd, m, `${m.email} is ${m.role} of ${m.orgSlug}.\n`);
+    });
+
+  admin
+    .command('plan')
+    .description('Plans')
+    .command('set')
+    .description("Set an organization's plan")
+    .requiredOption('--org <slug>', 'organization slug')
+    .addOption(new Option('--plan <plan>', 'plan').choices(PLANS).makeOptionMandatory())
+    .action(async (opts: { org: string; plan: (typeof PLANS)[number] }, cmd: Command) => {
+      const p = await ctx.operatorClient().call('adminSetPlan', { orgSlug: opts.org, plan: opts.plan });
+      print(cmd, p, `${p.orgSlug} is on the ${p.plan} plan.\n`);
+    });
+
+  admin
+    .command('login-code')
+    .description('Login codes')
+    .command('create')
+    .description("Mint a single-use login code for a user (created if new) for 'pier login --code'")
+    .requiredOption('--email <email>', "the user's e-mail")
+    .option('--label <label>', 'label of the token the code turns into')
+    .action(async (opts: { email: string; label?: string }, cmd: Command) => {
+      const c = await ctx
+        .operatorClient()
+        .call('adminCreateLoginCode', { email: opts.email, ...(opts.label ? { label: opts.label } : {}) });
+      print(cmd, c, `Login code for ${opts.email}: ${c.code} (single use, expires ${c.expiresAt}).\n`);
+    });
+
+  const cred = admin.command('platform-credential').description('Platform credentials for partner services');
+  cred
+    .command('create')
+    .description('Issue a platform credential with named scopes (shown once)')
+    .requiredOption('--scopes <scopes>', 'comma-separated: org.create, project.create, deploy, model.resolve')
+    .option('--label <label>', 'label')
+    .action(async (opts: { scopes: string; label?: string }, cmd: Command) => {
+      const scopes = opts.scopes
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const c = await ctx.operatorClient().call('adminCreatePlatformCredential', {
+        // The server validates the names and answers VALIDATION_ERROR for unknown ones.
+        scopes: scopes as ('org.create' | 'project.create' | 'deploy' | 'model.resolve')[],
+        ...(opts.label ? { label: opts.label } : {}),
+      });
+      print(
+        cmd,
+        c,
+        `${fields([
+          ['credential', c.credential],
+          ['key id', c.keyId],
+          ['scopes', c.scopes.join(', ')],
+        ])}Store the credential now; it is not shown again.\n`,
+      );
+    });
+  cred
+    .command('revoke')
+    .description('Revoke a platform credential by key id')
+    .requiredOption('--key-id <keyId>', 'the key id (the middle part of plat.<keyId>.<secret>)')
+    .action(async (opts: { keyId: string }, cmd: Command) => {
+      const r = await ctx.operatorClient().call('adminRevokePlatformCredential', { keyId: opts.keyId });
+      print(cmd, r, `Revoked platform credential ${r.keyId}.\n`);
+    });
+}

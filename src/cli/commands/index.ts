@@ -1,0 +1,14 @@
+import type { Command } from 'commander';
+import type { CliContext } from '../context.ts';
+import * as admin from './admin.ts';
+import * as auth from './auth.ts';
+import * as hosting from './hosting.ts';
+import * as orgs from './orgs.ts';
+import * as projects from './projects.ts';
+import * as secrets from './secrets.ts';
+
+/** A command group: one file in this folder exporting `register(program, ctx)`. */
+export type CommandGroup = { register(program: Command, ctx: CliContext): void };
+
+// Every group of `pier` commands, in the order `pier --help` lists them. Add a new file here.
+export const commandGroups: CommandGroup[] = [auth, orgs, projects, secrets, hosting, admin];

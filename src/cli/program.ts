@@ -1,0 +1,51 @@
+import { Command, CommanderError } from 'commander';
+import { commandGroups } from './commands/index.ts';
+import { type CliIo, createContext } from './context.ts';
+import { type CliEnv, readCliEnv } from './env.ts';
+import { describeFailure } from './errors.ts';
+
+export const VERSION = '0.1.0';
+
+/** The whole `pier` program: global options, then every command group's commands. */
+export function buildProgram(env: CliEnv, io: CliIo): Command {
+  const ctx = createContext(env, io);
+  const program = new Command('pier')
+    .description('Pier: deploy and run small business apps')
+    .version(VERSION, '-v, --version')
+    .option('--json', 'print machine-readable JSON')
+    .showHelpAfterError(false)
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => io.stdout.write(s),
+      writeErr: (s) => io.stderr.write(s),
+      // Failures are printed once, as `error CODE: message`, by runCli.
+      outputError: () => {},
+    });
+  for (const group of commandGroups) group.register(program, ctx);
+  return program;
+}
+
+/** Runs one command line and returns the exit status; never throws and never exits the process. */
+export async function runCli(
+  argv: string[],
+  io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+  env: CliEnv = readCliEnv(),
+): Promise<number> {
+  const program = buildProgram(env, io);
+  try {
+    if (argv.length === 0) {
+      program.outputHelp();
+      return 0;
+    }
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    // --help and --version end through exitOverride with status 0.
+    if (err instanceof CommanderError && err.exitCode === 0) return 0;
+    // A command group run without a subcommand has printed its help on stderr: a usage error.
+    if (err instanceof CommanderError && err.code === 'commander.help') return 2;
+    const { line, exitCode } = describeFailure(err);
+    io.stderr.write(`${line}\n`);
+    return exitCode;
+  }
+}

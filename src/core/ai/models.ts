@@ -1,0 +1,274 @@
+import {
+  embedMany,
+  jsonSchema,
+  type ModelMessage,
+  Output,
+  generateImage as sdkGenerateImage,
+  generateSpeech as sdkGenerateSpeech,
+  generateText as sdkGenerateText,
+  streamText as sdkStreamText,
+} from 'ai';
+import type { ModelsConfig } from '../../config.ts';
+import { errors } from '../errors.ts';
+import { EXTRACTIVE_SUMMARY_MODEL, type SummaryOptions, summarizeExtractive } from './extractive-summary.ts';
+import { extractHeuristic, HEURISTIC_EXTRACT_MODEL, type JsonSchema } from './heuristic-extract.ts';
+import {
+  embedLocalMany,
+  LOCAL_EMBEDDER_DIMENSION,
+  localEmbedderModelId,
+  parseLocalEmbedderId,
+} from './local-embedder.ts';
+import { isProviderFailure, isRetryable, retryDelayMs, toApiError, withRetry } from './provider-errors.ts';
+import {
+  embeddingModel,
+  imageModel,
+  languageModel,
+  type ResolvedModel,
+  resolveWithPlatform,
+  speechModel,
+} from './providers.ts';
+
+// The one door to models for every area: text, streaming, structured output, embeddings, images, speech,
+// and the deterministic fallbacks. Pass `resolved` (an organization's answer from resolveModel) to use its
+// key; otherwise the platform's keys from config are used. Every result names the model that produced it.
+
+// The SDK's own warnings go to the console; Pier logs through pino, and a model choice is the caller's.
+globalThis.AI_SDK_LOG_WARNINGS = false;
+
+export type Usage = { promptTokens: number; completionTokens: number; totalTokens: number };
+
+export type TextRequest = {
+  /** `provider/model` or a bare name from the family table; ignored when `resolved` is given. */
+  model?: string;
+  resolved?: ResolvedModel;
+  system?: string;
+  prompt?: string;
+  messages?: ModelMessage[];
+  maxOutputTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stopSequences?: string[];
+  abortSignal?: AbortSignal;
+};
+
+export type StreamEvent =
+  | { type: 'text'; text: string }
+  | { type: 'finish'; finishReason: string; usage: Usage };
+
+const EMBED_BATCH = 96;
+
+function usageOf(
+  u: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
+): Usage {
+  const promptTokens = u?.inputTokens ?? 0;
+  const completionTokens = u?.outputTokens ?? 0;
+  return { promptTokens, completionTokens, totalTokens: u?.totalTokens ?? promptTokens + completionTokens };
+}
+
+export const modelName = (r: Pick<ResolvedModel, 'provider' | 'model'>) => `${r.provider}/${r.model}`;
+
+export type Models = ReturnType<typeof createModels>;
+
+export function createModels(config: ModelsConfig) {
+  const target = (req: { model?: string; resolved?: ResolvedModel }, fallback?: string): ResolvedModel => {
+    if (req.resolved) return req.resolved;
+    const name = req.model ?? fallback;
+    if (!name) throw errors.invalidModel('Name a model.');
+    return resolveWithPlatform(config, name);
+  };
+  const retry = <T>(r: ResolvedModel, fn: () => Promise<T>) =>
+    withRetry(fn, { retries: config.maxRetries, baseMs: config.retryBaseMs, provider: r.provider });
+  const common = (req: TextRequest) => {
+    const base = {
+      system: req.system,
+      maxOutputTokens: req.maxOutputTokens,
+      temperature: req.temperature,
+      topP: req.topP,
+      stopSequences: req.stopSequences,
+      maxRetries: 0,
+      abortSignal: req.abortSignal ?? AbortSignal.timeout(config.timeoutMs),
+    };
+    if (req.messages) return { ...base, messages: req.messages };
+    return { ...base, prompt: req.prompt ?? '' };
+  };
+
+  async function generateText(req: TextRequest) {
+    const r = target(req);
+    const res = await retry(r, () => sdkGenerateText({ model: languageModel(r), ...common(req) }));
+    return {
+      text: res.text,
+      finishReason: String(res.finishReason),
+      usage: usageOf(res.usage),
+      model: modelName(r),
+    };
+  }
+
+  /** Streams text deltas, then one finish event. Retries only before the first delta reached the caller. */
+  function streamText(req: TextRequest): { model: string; events: AsyncGenerator<StreamEvent> } {
+    const r = target(req);
+    async function* events(): AsyncGenerator<StreamEvent> {
+      for (let attempt = 1; ; attempt++) {
+        let emitted = false;
+        try {
+          const res = sdkStreamText({ model: languageModel(r), ...common(req), onError: () => {} });
+          for await (const part of res.fullStream) {
+            if (part.type === 'text-delta') {
+              emitted = true;
+              yield { type: 'text', text: part.text };
+            } else if (part.type === 'error') throw part.error;
+            else if (part.type === 'finish')
+              yield {
+                type: 'finish',
+                finishReason: String(part.finishReason),
+                usage: usageOf(part.totalUsage),
+              };
+          }
+          return;
+        } catch (err) {
+          if (!isProviderFailure(err)) throw err;
+          if (emitted || attempt > config.maxRetries || !isRetryable(err)) throw toApiError(err, r.provider);
+          await new Promise((ok) => setTimeout(ok, retryDelayMs(err, attempt, config.retryBaseMs)));
+        }
+      }
+    }
+    return { model: modelName(r), events: events() };
+  }
+
+  async function generateObject(req: TextRequest & { schema: JsonSchema; schemaName?: string }) {
+    const r = target(req);
+    const res = await retry(r, () =>
+      sdkGenerateText({
+        model: languageModel(r),
+        ...common(req),
+        output: Output.object({ schema: jsonSchema(req.schema as never), name: req.schemaName }),
+      }),
+    );
+    return { object: res.output as unknown, usage: usageOf(res.usage), model: modelName(r) };
+  }
+
+  /**
+   * Embeds texts in batches through EMBEDDING_MODEL (or `opts.model` / `opts.resolved`); with none
+   * configured, through the built-in local embedder. `model` is the id to store beside each vector.
+   */
+  async function embed(
+    texts: string[],
+    opts: { model?: string; resolved?: ResolvedModel } = {},
+  ): Promise<{ vectors: number[][]; model: string; dimension: number; usage: { tokens: number } }> {
+    const name = opts.resolved ? undefined : (opts.model ?? config.embeddingModel ?? localEmbedderModelId());
+    const local = name ? parseLocalEmbedderId(name) : null;
+    if (name?.startsWith('pier-local/') && !local)
+      throw errors.invalidModel(`Unknown local embedder '${name}'.`);
+    if (local) {
+      return {
+        vectors: embedLocalMany(texts, local.dimension),
+        model: name!,
+        dimension: local.dimension,
+        usage: { tokens: 0 },
+      };
+    }
+    const r = target({ model: name, resolved: opts.resolved });
+    const m = embeddingModel(r);
+    const vectors: number[][] = [];
+    let tokens = 0;
+    for (let i = 0; i < texts.length; i += EMBED_BATCH) {
+      const values = texts.slice(i, i + EMBED_BATCH);
+      const res = await retry(r, () =>
+        embedMany({ model: m, values, maxRetries: 0, abortSignal: AbortSignal.timeout(config.timeoutMs) }),
+      );
+      vectors.push(...res.embeddings);
+      tokens += res.usage?.tokens ?? 0;
+    }
+    const dimension = vectors[0]?.length ?? 0;
+    if (vectors.some((v) => v.length !== dimension)) throw errors.modelProviderError(r.provider, undefined);
+    return { vectors, model: modelName(r), dimension, usage: { tokens } };
+  }
+
+  /** Summarises with TEXT_MODEL (or `opts.model`), else extractively; `model` says which did it. */
+  async function summarize(
+    texts: string[],
+    opts: SummaryOptions & { model?: string; resolved?: ResolvedModel } = {},
+  ): Promise<{ text: string; model: string }> {
+    if (!opts.resolved && !opts.model && !config.textModel)
+      return { text: summarizeExtractive(texts, opts), model: EXTRACTIVE_SUMMARY_MODEL };
+    const res = await generateText({
+      model: opts.model ?? config.textModel,
+      resolved: opts.resolved,
+      system:
+        'Summarise the notes faithfully and concisely. Keep names, numbers, dates and decisions. ' +
+        'Do not add facts that are not in the notes.',
+      prompt: texts.map((t, i) => `[${i + 1}] ${t}`).join('\n\n'),
+      maxOutputTokens: Math.ceil((opts.maxChars ?? 1200) / 3),
+    });
+    return { text: res.text.trim(), model: res.model };
+  }
+
+  /** Extracts data matching a JSON schema from a page with TEXT_MODEL (or `opts.model`), else heuristically. */
+  async function extract(
+    html: string,
+    schema: JsonSchema,
+    opts: { model?: string; resolved?: ResolvedModel; instructions?: string } = {},
+  ): Promise<{ data: Record<string, unknown>; model: string }> {
+    if (!opts.resolved && !opts.model && !config.textModel)
+      return { data: extractHeuristic(html, schema), model: HEURISTIC_EXTRACT_MODEL };
+    const res = await generateObject({
+      model: opts.model ?? config.textModel,
+      resolved: opts.resolved,
+      schema,
+      system: `Extract the requested fields from the web page. ${opts.instructions ?? ''}`.trim(),
+      prompt: html.slice(0, 200_000),
+    });
+    return { data: res.object as Record<string, unknown>, model: res.model };
+  }
+
+  async function generateImage(req: {
+    model?: string;
+    resolved?: ResolvedModel;
+    prompt: string;
+    n?: number;
+    size?: `${number}x${number}`;
+  }) {
+    const r = target(req);
+    const res = await retry(r, () =>
+      sdkGenerateImage({
+        model: imageModel(r),
+        prompt: req.prompt,
+        n: req.n ?? 1,
+        size: req.size,
+        maxRetries: 0,
+      }),
+    );
+    return {
+      images: res.images.map((i) => ({ base64: i.base64, mediaType: i.mediaType })),
+      model: modelName(r),
+    };
+  }
+
+  async function generateSpeech(req: {
+    model?: string;
+    resolved?: ResolvedModel;
+    text: string;
+    voice?: string;
+  }) {
+    const r = target(req);
+    const res = await retry(r, () =>
+      sdkGenerateSpeech({ model: speechModel(r), text: req.text, voice: req.voice, maxRetries: 0 }),
+    );
+    return { audio: { base64: res.audio.base64, mediaType: res.audio.mediaType }, model: modelName(r) };
+  }
+
+  return {
+    config,
+    resolve: (name: string) => resolveWithPlatform(config, name),
+    generateText,
+    streamText,
+    generateObject,
+    embed,
+    summarize,
+    extract,
+    generateImage,
+    generateSpeech,
+    /** The embedder id and dimension this installation uses now (for recording and change detection). */
+    embedderId: () => config.embeddingModel ?? localEmbedderModelId(),
+    defaultLocalDimension: LOCAL_EMBEDDER_DIMENSION,
+  };
+}

@@ -1,0 +1,155 @@
+import crypto from 'node:crypto';
+import type { ModelMessage } from 'ai';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { StreamEvent, Usage } from '../../core/ai/models.ts';
+import { ApiError, errorBody, errors } from '../../core/errors.ts';
+import { recordModelUsage } from '../../platform/model-usage.ts';
+import type { ApiKeyCaller, ProxyContext } from './plugin.ts';
+
+// OpenAI's chat completions wire format in and out, whatever vendor serves the model.
+
+const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const message = z.object({
+  role: z.enum(['system', 'developer', 'user', 'assistant']),
+  content: z.union([z.string(), z.array(textPart), z.null()]).optional(),
+  name: z.string().optional(),
+});
+
+export const chatBody = z.object({
+  model: z.string().min(1).max(200),
+  messages: z.array(message).min(1).max(1000),
+  stream: z.boolean().optional(),
+  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+  top_p: z.number().min(0).max(1).nullish(),
+  max_tokens: z.number().int().positive().nullish(),
+  max_completion_tokens: z.number().int().positive().nullish(),
+  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
+  n: z.literal(1).nullish(),
+  tools: z.array(z.unknown()).max(0, 'tools are not supported by the model proxy yet').optional(),
+  user: z.string().optional(),
+});
+type ChatBody = z.infer<typeof chatBody>;
+
+const textOf = (c: ChatBody['messages'][number]['content']) =>
+  typeof c === 'string' ? c : (c ?? []).map((p) => p.text).join('');
+
+function toModelMessages(messages: ChatBody['messages']): { system?: string; messages: ModelMessage[] } {
+  const system: string[] = [];
+  const out: ModelMessage[] = [];
+  for (const m of messages) {
+    const text = textOf(m.content);
+    if (m.role === 'system' || m.role === 'developer') system.push(text);
+    else out.push({ role: m.role, content: text });
+  }
+  if (out.length === 0)
+    throw errors.validation('messages: at least one user or assistant message is needed.');
+  return { system: system.length ? system.join('\n\n') : undefined, messages: out };
+}
+
+const FINISH: Record<string, string> = {
+  stop: 'stop',
+  length: 'length',
+  'content-filter': 'content_filter',
+  'tool-calls': 'tool_calls',
+};
+const finishReason = (r: string) => FINISH[r] ?? 'stop';
+const usageBody = (u: Usage) => ({
+  prompt_tokens: u.promptTokens,
+  completion_tokens: u.completionTokens,
+  total_tokens: u.totalTokens,
+});
+
+export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
+  const { deps } = ctx;
+  app.post('/chat/completions', { schema: { body: chatBody } }, async (req, reply) => {
+    const caller = req.caller as ApiKeyCaller;
+    const body = req.body as ChatBody;
+    const resolved = await ctx.resolve(caller.orgId, body.model);
+    const { system, messages } = toModelMessages(body.messages);
+    const request = {
+      resolved,
+      system,
+      messages,
+      temperature: body.temperature ?? undefined,
+      topP: body.top_p ?? undefined,
+      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+      stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
+    };
+    const id = `chatcmpl-${crypto.randomBytes(12).toString('base64url')}`;
+    const created = Math.floor(deps.clock.now().getTime() / 1000);
+    const record = (usage: Usage) =>
+      recordModelUsage(deps, {
+        orgId: caller.orgId,
+        environment: caller.environment,
+        model: `${resolved.provider}/${resolved.model}`,
+        usage,
+      }).catch((err) => req.log.error({ err }, 'recording model usage failed'));
+
+    if (!body.stream) {
+      const res = await deps.models.generateText(request);
+      await record(res.usage);
+      return {
+        id,
+        object: 'chat.completion',
+        created,
+        model: body.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: res.text, refusal: null },
+            logprobs: null,
+            finish_reason: finishReason(res.finishReason),
+          },
+        ],
+        usage: usageBody(res.usage),
+      };
+    }
+
+    const { events } = deps.models.streamText(request);
+    // The first event is awaited before any byte is sent, so a provider failure is still a clean error reply.
+    const first = await events.next();
+    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+      `data: ${JSON.stringify({
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+      })}\n\n`;
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-request-id': req.id,
+    });
+    raw.write(chunk({ role: 'assistant', content: '' }, null));
+    const write = (ev: StreamEvent) => {
+      if (ev.type === 'text') raw.write(chunk({ content: ev.text }, null));
+      else {
+        raw.write(chunk({}, finishReason(ev.finishReason)));
+        if (body.stream_options?.include_usage)
+          raw.write(
+            `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageBody(ev.usage) })}\n\n`,
+          );
+        void record(ev.usage);
+      }
+    };
+    try {
+      if (!first.done) write(first.value);
+      for await (const ev of events) {
+        if (raw.destroyed) break;
+        write(ev);
+      }
+      raw.write('data: [DONE]\n\n');
+    } catch (err) {
+      // Mid-stream failure: the status is already sent, so the error travels as an SSE event.
+      const e = err instanceof ApiError ? err : errors.internal();
+      raw.write(`data: ${JSON.stringify(errorBody(e))}\n\n`);
+    }
+    raw.end();
+  });
+}

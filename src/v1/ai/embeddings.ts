@@ -1,0 +1,49 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
+import { recordModelUsage } from '../../platform/model-usage.ts';
+import type { ApiKeyCaller, ProxyContext } from './plugin.ts';
+
+// OpenAI's embeddings wire format. `encoding_format: base64` (the official client's default) is
+// little-endian float32, as OpenAI sends it. `pier-local/hash-<dim>-v1` is served by the built-in embedder.
+
+export const embeddingsBody = z.object({
+  model: z.string().min(1).max(200),
+  input: z.union([z.string(), z.array(z.string()).min(1).max(2048)]),
+  encoding_format: z.enum(['float', 'base64']).optional(),
+  dimensions: z.number().int().positive().optional(),
+  user: z.string().optional(),
+});
+type EmbeddingsBody = z.infer<typeof embeddingsBody>;
+
+function toBase64(v: number[]): string {
+  return Buffer.from(new Float32Array(v).buffer).toString('base64');
+}
+
+export async function embeddingsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
+  const { deps } = ctx;
+  app.post('/embeddings', { schema: { body: embeddingsBody } }, async (req) => {
+    const caller = req.caller as ApiKeyCaller;
+    const body = req.body as EmbeddingsBody;
+    const texts = typeof body.input === 'string' ? [body.input] : body.input;
+    const res = parseLocalEmbedderId(body.model)
+      ? await deps.models.embed(texts, { model: body.model })
+      : await deps.models.embed(texts, { resolved: await ctx.resolve(caller.orgId, body.model) });
+    await recordModelUsage(deps, {
+      orgId: caller.orgId,
+      environment: caller.environment,
+      model: res.model,
+      usage: { promptTokens: res.usage.tokens, completionTokens: 0, totalTokens: res.usage.tokens },
+    }).catch((err) => req.log.error({ err }, 'recording model usage failed'));
+    return {
+      object: 'list',
+      data: res.vectors.map((v, index) => ({
+        object: 'embedding',
+        index,
+        embedding: body.encoding_format === 'base64' ? toBase64(v) : v,
+      })),
+      model: body.model,
+      usage: { prompt_tokens: res.usage.tokens, total_tokens: res.usage.tokens },
+    };
+  });
+}

@@ -1,0 +1,76 @@
+import { embedLocal } from '../../src/core/ai/local-embedder.ts';
+import { type FakeServer, json, replyText, sse, startFake, words } from './fake-server.ts';
+import { EMBED_DIM } from './openai-server.ts';
+
+// Google's Gemini API (v1beta): models/{m}:generateContent, :streamGenerateContent?alt=sse,
+// :batchEmbedContents and :embedContent, authenticated with x-goog-api-key.
+
+type Content = { role?: string; parts: { text?: string }[] };
+const textOf = (c: Content) => c.parts.map((p) => p.text ?? '').join('');
+
+export function startGoogleServer(): Promise<FakeServer> {
+  return startFake((req, res) => {
+    const m = /^\/v1beta\/models\/([^:]+):(\w+)(\?.*)?$/.exec(req.path);
+    if (req.method !== 'POST' || !m) {
+      json(res, 404, { error: { code: 404, message: 'Not found', status: 'NOT_FOUND' } });
+      return;
+    }
+    if (!req.headers['x-goog-api-key']) {
+      json(res, 403, { error: { code: 403, message: 'API key missing', status: 'PERMISSION_DENIED' } });
+      return;
+    }
+    const [, model, method] = m;
+    const body = req.body as Record<string, unknown>;
+    if (method === 'generateContent' || method === 'streamGenerateContent') {
+      const contents = body.contents as Content[];
+      const last = textOf([...contents].reverse().find((c) => c.role === 'user') ?? { parts: [] });
+      const text = replyText('google', last);
+      const prompt = words(contents.map(textOf).join(' ')).length;
+      const usageMetadata = {
+        promptTokenCount: prompt,
+        candidatesTokenCount: words(text).length,
+        totalTokenCount: prompt + words(text).length,
+      };
+      if (method === 'generateContent') {
+        json(res, 200, {
+          candidates: [{ content: { role: 'model', parts: [{ text }] }, finishReason: 'STOP', index: 0 }],
+          usageMetadata,
+          modelVersion: model,
+        });
+        return;
+      }
+      const parts = text.split(/(?<= )/);
+      sse(
+        res,
+        parts.map((t, i) => ({
+          data: {
+            candidates: [
+              {
+                content: { role: 'model', parts: [{ text: t }] },
+                index: 0,
+                ...(i === parts.length - 1 ? { finishReason: 'STOP' } : {}),
+              },
+            ],
+            ...(i === parts.length - 1 ? { usageMetadata } : {}),
+            modelVersion: model,
+          },
+        })),
+      );
+      return;
+    }
+    if (method === 'batchEmbedContents') {
+      const requests = body.requests as { content: Content }[];
+      json(res, 200, {
+        embeddings: requests.map((r) => ({ values: Array.from(embedLocal(textOf(r.content), EMBED_DIM)) })),
+      });
+      return;
+    }
+    if (method === 'embedContent') {
+      json(res, 200, {
+        embedding: { values: Array.from(embedLocal(textOf(body.content as Content), EMBED_DIM)) },
+      });
+      return;
+    }
+    json(res, 404, { error: { code: 404, message: `unknown method ${method}`, status: 'NOT_FOUND' } });
+  });
+}

@@ -1,0 +1,100 @@
+import type http from 'node:http';
+import { embedLocal } from '../../src/core/ai/local-embedder.ts';
+import { type FakeServer, json, type Recorded, replyText, sse, startFake, words } from './fake-server.ts';
+
+// OpenAI's wire format: POST /v1/chat/completions (JSON or SSE with stream: true) and POST /v1/embeddings.
+// Also serves as the `pier` endpoint (an OpenAI-compatible server such as Ollama or vLLM) and, with
+// vendor 'mistral', as Mistral's API, which uses the same shapes.
+
+type Msg = { role: string; content: string | { type: string; text?: string }[] };
+const textOf = (c: Msg['content']) => (typeof c === 'string' ? c : c.map((p) => p.text ?? '').join(''));
+
+export const EMBED_DIM = 8;
+
+type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema };
+function sample(schema: Schema, seed: string): unknown {
+  if (schema.type === 'object')
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, sample(v, seed)]));
+  if (schema.type === 'array') return [sample(schema.items ?? {}, seed)];
+  if (schema.type === 'number' || schema.type === 'integer') return seed.length;
+  if (schema.type === 'boolean') return true;
+  return seed;
+}
+
+export function openaiHandler(vendor: string, prefix = '/v1') {
+  return (req: Recorded, res: http.ServerResponse) => {
+    const body = req.body as Record<string, unknown>;
+    if (req.method === 'POST' && req.path === `${prefix}/chat/completions`) {
+      const messages = body.messages as Msg[];
+      const prompt = messages.map((m) => textOf(m.content)).join(' ');
+      const last = textOf([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
+      // Structured output: answer with an object of the requested JSON schema, filled with sample values.
+      const format = body.response_format as { type?: string; json_schema?: { schema?: Schema } } | undefined;
+      const text =
+        format?.type === 'json_schema'
+          ? JSON.stringify(sample(format.json_schema?.schema ?? {}, last))
+          : format?.type === 'json_object'
+            ? JSON.stringify({ echo: last })
+            : replyText(vendor, last);
+      const usage = {
+        prompt_tokens: words(prompt).length,
+        completion_tokens: words(text).length,
+        total_tokens: words(prompt).length + words(text).length,
+      };
+      const base = { id: 'cmpl-fake', created: 1_700_000_000, model: body.model };
+      if (!body.stream) {
+        json(res, 200, {
+          ...base,
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+          usage,
+        });
+        return;
+      }
+      const chunk = (delta: unknown, finish: string | null, extra = {}) =>
+        JSON.stringify({
+          ...base,
+          object: 'chat.completion.chunk',
+          choices: [{ index: 0, delta, finish_reason: finish }],
+          ...extra,
+        });
+      const parts = text.split(/(?<= )/);
+      sse(res, [
+        chunk({ role: 'assistant', content: '' }, null),
+        ...parts.map((p) => chunk({ content: p }, null)),
+        // OpenAI sends usage in an extra chunk with no choices; Mistral puts it on the finishing chunk.
+        ...(vendor === 'mistral'
+          ? [chunk({}, 'stop', { usage })]
+          : [
+              chunk({}, 'stop'),
+              JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage }),
+            ]),
+        '[DONE]',
+      ]);
+      return;
+    }
+    if (req.method === 'POST' && req.path === `${prefix}/embeddings`) {
+      const input = body.input as string | string[];
+      const texts = typeof input === 'string' ? [input] : input;
+      const tokens = texts.reduce((n, t) => n + words(t).length, 0);
+      json(res, 200, {
+        object: 'list',
+        model: body.model,
+        data: texts.map((t, index) => ({
+          object: 'embedding',
+          index,
+          embedding: Array.from(embedLocal(t, EMBED_DIM)),
+        })),
+        usage: { prompt_tokens: tokens, total_tokens: tokens },
+      });
+      return;
+    }
+    json(res, 404, {
+      error: { message: `no route ${req.method} ${req.path}`, type: 'invalid_request_error' },
+    });
+  };
+}
+
+export function startOpenAIServer(vendor = 'openai'): Promise<FakeServer> {
+  return startFake(openaiHandler(vendor));
+}
