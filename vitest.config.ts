@@ -10,7 +10,8 @@ const shared = {
 export default defineConfig({
   test: {
     projects: [
-      { test: { ...shared, name: 'pglite' } },
+      // Only this project runs the browser tests, so only it builds the dashboard (when stale).
+      { test: { ...shared, name: 'pglite', globalSetup: ['test/e2e/browser/global-setup.ts'] } },
       ...(process.env.TEST_DATABASE_URL
         ? [
             {

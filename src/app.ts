@@ -8,6 +8,9 @@ import { DiskBlobStore } from './core/blobs/disk.ts';
 import { diskBlobRoutes } from './core/blobs/routes.ts';
 import { errorBody, errors } from './core/errors.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
+import { dashboardAuthRoutes } from './dashboard/auth-routes.ts';
+import { sessionResolver } from './dashboard/sessions.ts';
+import { dashboardStaticRoutes } from './dashboard/static-routes.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
 import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
@@ -23,7 +26,10 @@ declare module 'fastify' {
 
 export type AppOptions = {
   logger?: boolean;
+  /** Ways to find a caller besides a bearer header; default: the dashboard's session cookie. */
   callerResolvers?: CallerResolver[];
+  /** Where the built dashboard lives (default web/dist). */
+  webDist?: string;
   /** Serves app hostnames in front of Fastify (the router role); see docs/operations.md "App hosting". */
   hostRouter?: HostRouter;
 };
@@ -77,11 +83,13 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
 
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
-  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [] });
+  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [sessionResolver(deps)] });
   // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
   if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
   await app.register(v1Routes, { deps, prefix: '/v1' });
   if (deps.config.roles.includes('proxy')) await app.register(modelProxyRoutes, { deps, prefix: '/v1/ai' });
+  await app.register(dashboardAuthRoutes, { deps });
+  await app.register(dashboardStaticRoutes, { dist: opts.webDist });
 
   app.setNotFoundHandler(async (req, reply) => {
     return reply

@@ -90,6 +90,7 @@ const envSchema = z.object({
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  SIGNUP: z.enum(['on', 'off']).default('on'),
 });
 
 export type Config = {
@@ -105,6 +106,8 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
   shutdownGraceMs: number;
+  /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
+  signup: boolean;
   /** How long a new app version has to pass its health check before the deploy fails. */
   appHealthTimeoutMs: number;
   s3?: {
@@ -174,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    signup: e.SIGNUP === 'on',
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     s3: e.S3_BUCKET
       ? {

@@ -1,10 +1,16 @@
 import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
 import { webhookDeliverJob } from './core/webhooks.ts';
+import { reembedJob } from './platform/reembed.ts';
 import { deployJob } from './platform/runtime/deploy-job.ts';
 
 // The typed registry of every background job: areas add their defineJob()s to this list, and
 // `deps.jobs.enqueue(name, payload)` only compiles for a listed name with a payload its schema accepts.
-export const jobDefs = [sweepBlobTempJob, webhookDeliverJob, deployJob] as const satisfies readonly JobDef[];
+export const jobDefs = [
+  sweepBlobTempJob,
+  webhookDeliverJob,
+  reembedJob,
+  deployJob,
+] as const satisfies readonly JobDef[];
 
 export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

@@ -9,7 +9,10 @@ async function serve(): Promise<void> {
   const started = Date.now();
   let config: ReturnType<typeof loadConfig>;
   try {
-    config = loadConfig(process.env);
+    // `pier serve --roles proxy` runs only the named roles (same as ROLES=proxy).
+    const i = process.argv.indexOf('--roles');
+    const roles = i > 0 ? process.argv[i + 1] : undefined;
+    config = loadConfig(roles ? { ...process.env, ROLES: roles } : process.env);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);

@@ -177,6 +177,16 @@ export const errors = {
       409,
       `This installation stores ${recorded}-dimension vectors; '${model}' makes ${given}. Re-embed to switch.`,
     ),
+  // dashboard: sessions, passwords, members, tokens
+  signInFailed: () => new ApiError('SIGNIN_FAILED', 401, 'The e-mail or password is not right.'),
+  signUpDisabled: () => new ApiError('SIGNUP_DISABLED', 403, 'Sign-up is turned off on this Pier.'),
+  signUpFailed: () =>
+    new ApiError('SIGNUP_FAILED', 409, 'An account could not be created with that e-mail; try signing in.'),
+  weakPassword: () => new ApiError('WEAK_PASSWORD', 400, 'Passwords need 10 to 200 characters.'),
+  csrfInvalid: () =>
+    new ApiError('CSRF_INVALID', 403, 'This request needs the x-csrf-token header of your session.'),
+  linkInvalid: () => new ApiError('LINK_INVALID', 400, 'That link is not valid any more; ask for a new one.'),
+  memberNotFound: () => new ApiError('MEMBER_NOT_FOUND', 404, 'That member was not found.'),
 
   // hosting (deployments, runtime)
   artifactInvalid: (why: string) => new ApiError('ARTIFACT_INVALID', 400, why),

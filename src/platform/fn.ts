@@ -18,7 +18,15 @@ import {
   startDeploymentForCli,
   startDeploymentWithScope,
 } from './deployments.ts';
+import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import {
+  createOrgForCli,
+  inviteMemberForCli,
+  listMembersForCli,
+  removeMemberForCli,
+  setMemberRoleForCli,
+} from './members.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
   listModelProvidersForCli,
@@ -27,6 +35,12 @@ import {
   setModelProviderKeyForCli,
 } from './models.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import {
+  createTokenForCli,
+  listTokensForCli,
+  revokeTokenByIdForCli,
+  updateTokenLabelForCli,
+} from './personal-tokens.ts';
 import { destroyProjectForCli } from './project-hosting.ts';
 import {
   createProjectForCli,
@@ -77,6 +91,17 @@ export const functions = [
   listModelProvidersForCli,
   resolveModel,
   getModelUsageForCli,
+  // dashboard: personal tokens, members, organizations, invite links
+  createTokenForCli,
+  listTokensForCli,
+  updateTokenLabelForCli,
+  revokeTokenByIdForCli,
+  listMembersForCli,
+  inviteMemberForCli,
+  setMemberRoleForCli,
+  removeMemberForCli,
+  createOrgForCli,
+  adminCreateInviteLink,
 ] as const;
 
 export type Functions = typeof functions;

@@ -10,10 +10,9 @@ import { slugInput } from './schemas.ts';
 
 // Token usage through the model proxy, counted per organization, environment, model and UTC day.
 
-export async function recordModelUsage(
-  deps: Deps,
-  input: { orgId: string; environment: Environment; model: string; usage: Usage },
-): Promise<void> {
+type UsageInput = { orgId: string; environment: Environment; model: string; usage: Usage };
+
+export async function recordModelUsage(deps: Deps, input: UsageInput, requests = 1): Promise<void> {
   const day = deps.clock.now().toISOString().slice(0, 10);
   const u = input.usage;
   await deps.db.orm
@@ -23,7 +22,7 @@ export async function recordModelUsage(
       environment: input.environment,
       model: input.model,
       day,
-      requests: 1,
+      requests,
       promptTokens: u.promptTokens,
       completionTokens: u.completionTokens,
       totalTokens: u.totalTokens,
@@ -31,12 +30,52 @@ export async function recordModelUsage(
     .onConflictDoUpdate({
       target: [modelUsage.orgId, modelUsage.environment, modelUsage.model, modelUsage.day],
       set: {
-        requests: sql`${modelUsage.requests} + 1`,
+        requests: sql`${modelUsage.requests} + ${requests}`,
         promptTokens: sql`${modelUsage.promptTokens} + ${u.promptTokens}`,
         completionTokens: sql`${modelUsage.completionTokens} + ${u.completionTokens}`,
         totalTokens: sql`${modelUsage.totalTokens} + ${u.totalTokens}`,
       },
     });
+}
+
+/**
+ * Sums usage in memory and writes it at most every `delayMs` (one upsert per organization, environment and
+ * model), so a busy proxy does not write a row per request. flush() on shutdown writes what is left.
+ */
+export class UsageBuffer {
+  readonly #deps: Deps;
+  readonly #delayMs: number;
+  #pending = new Map<string, { input: UsageInput; requests: number }>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(deps: Deps, delayMs = 200) {
+    this.#deps = deps;
+    this.#delayMs = delayMs;
+  }
+
+  add(input: UsageInput): void {
+    const k = `${input.orgId}|${input.environment}|${input.model}`;
+    const cur = this.#pending.get(k);
+    if (cur) {
+      cur.requests += 1;
+      cur.input.usage.promptTokens += input.usage.promptTokens;
+      cur.input.usage.completionTokens += input.usage.completionTokens;
+      cur.input.usage.totalTokens += input.usage.totalTokens;
+    } else this.#pending.set(k, { input: { ...input, usage: { ...input.usage } }, requests: 1 });
+    this.#timer ??= setTimeout(() => void this.flush(), this.#delayMs);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const batch = [...this.#pending.values()];
+    this.#pending = new Map();
+    for (const { input, requests } of batch) {
+      await recordModelUsage(this.#deps, input, requests).catch((err) =>
+        this.#deps.log.error({ err, orgId: input.orgId }, 'recording model usage failed'),
+      );
+    }
+  }
 }
 
 const usageRow = z.object({

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
+import { revokeSession } from '../dashboard/sessions.ts';
 import type { Deps } from '../deps.ts';
 import { defineFn } from './fn-kit.ts';
 import { userSchema } from './schemas.ts';
@@ -31,13 +32,15 @@ export const whoamiForCli = defineFn({
 
 export const revokeTokenForCli = defineFn({
   name: 'revokeTokenForCli',
-  summary: 'Revokes the calling token (log out); the user’s other tokens stay valid.',
+  summary:
+    'Revokes the calling token (log out); the user’s other tokens stay valid. Called with a dashboard session, signs that session out.',
   auth: { kind: 'user' },
   input: z.strictObject({}),
   output: z.object({ ok: z.literal(true) }),
   errors: [],
   handler: async ({ deps, caller }) => {
-    await deps.credentials.revoke(caller.credentialId);
+    if (caller.via === 'session') await revokeSession(deps, caller.sessionId ?? caller.credentialId);
+    else await deps.credentials.revoke(caller.credentialId);
     return { ok: true as const };
   },
 });

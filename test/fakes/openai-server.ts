@@ -59,6 +59,19 @@ export function openaiHandler(vendor: string, prefix = '/v1') {
           ...extra,
         });
       const parts = text.split(/(?<= )/);
+      if (String(body.model).includes('broken-stream')) {
+        // A failure after the first tokens, as OpenAI reports it inside an open stream.
+        sse(res, [
+          chunk({ role: 'assistant', content: parts[0] }, null),
+          JSON.stringify({
+            error: {
+              message: 'The server had an error while processing your request.',
+              type: 'server_error',
+            },
+          }),
+        ]);
+        return;
+      }
       sse(res, [
         chunk({ role: 'assistant', content: '' }, null),
         ...parts.map((p) => chunk({ content: p }, null)),
@@ -87,6 +100,19 @@ export function openaiHandler(vendor: string, prefix = '/v1') {
         })),
         usage: { prompt_tokens: tokens, total_tokens: tokens },
       });
+      return;
+    }
+    if (req.method === 'POST' && req.path === `${prefix}/images/generations`) {
+      // A 1×1 PNG per requested image.
+      const png =
+        'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+      const n = Number(body.n ?? 1);
+      json(res, 200, { created: 1_700_000_000, data: Array.from({ length: n }, () => ({ b64_json: png })) });
+      return;
+    }
+    if (req.method === 'POST' && req.path === `${prefix}/audio/speech`) {
+      res.writeHead(200, { 'content-type': 'audio/mpeg' });
+      res.end(Buffer.from(`ID3fake-mp3:${String(body.input)}`));
       return;
     }
     json(res, 404, {

@@ -14,15 +14,23 @@ export function register(program: Command, ctx: CliContext): void {
   const print = (cmd: Command, data: unknown, human: string) =>
     ctx.io.stdout.write(wantsJson(cmd) ? toJson(data) : human);
 
-  admin
-    .command('user')
-    .description('Users')
+  const user = admin.command('user').description('Users');
+  user
     .command('create')
     .description('Create a user by e-mail (does nothing if it exists)')
     .requiredOption('--email <email>', 'e-mail address')
     .action(async (opts: { email: string }, cmd: Command) => {
       const u = await ctx.operatorClient().call('adminCreateUser', { email: opts.email });
       print(cmd, u, `${u.created ? 'Created' : 'Already there:'} user ${u.email} (${u.id}).\n`);
+    });
+  // Until mail delivery sends it, the operator passes this link on: it sets the user's dashboard password.
+  user
+    .command('invite-link')
+    .description('Print a one-time link (7 days) for a user (created if new) to set a dashboard password')
+    .requiredOption('--email <email>', 'e-mail address')
+    .action(async (opts: { email: string }, cmd: Command) => {
+      const l = await ctx.operatorClient().call('adminCreateInviteLink', { email: opts.email });
+      print(cmd, l, `${l.url}\n(for ${l.email}; works once, until ${l.expiresAt})\n`);
     });
 
   admin

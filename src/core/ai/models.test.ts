@@ -151,6 +151,26 @@ describe('structured output and embeddings', () => {
   });
 });
 
+describe('images and speech', () => {
+  it('generates images and speech where the provider offers them', async () => {
+    const img = await models.generateImage({
+      model: 'openai/dall-e-3',
+      prompt: 'a chair',
+      n: 2,
+      size: '1024x1024',
+    });
+    expect(img.model).toBe('openai/dall-e-3');
+    expect(img.images).toHaveLength(2);
+    expect(img.images[0]!.mediaType).toBe('image/png');
+    const speech = await models.generateSpeech({ model: 'tts-1', text: 'hello', voice: 'alloy' });
+    expect(Buffer.from(speech.audio.base64, 'base64').toString()).toBe('ID3fake-mp3:hello');
+    expect(speech.model).toBe('openai/tts-1');
+    await expect(models.generateImage({ model: 'anthropic/claude-x', prompt: 'p' })).rejects.toMatchObject({
+      code: 'MODEL_CAPABILITY_UNSUPPORTED',
+    });
+  });
+});
+
 describe('provider failures', () => {
   it('retries a 5xx and a 429 and then succeeds', async () => {
     const before = anthropic.requests.length;

@@ -9,6 +9,8 @@ export type Caller =
       via: 'token' | 'session';
       label: string;
       createdAt: Date;
+      /** Set when via is 'session': the dashboard session (credentialId holds the same id). */
+      sessionId?: string;
     }
   | { kind: 'platform'; credentialId: string; keyId: string; scopes: string[] }
   | { kind: 'operator'; credentialId: string; keyId: string }

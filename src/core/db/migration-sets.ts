@@ -18,4 +18,5 @@ export const migrationSets: MigrationSet[] = [
   // hosting: app databases, deployments, app logs (references platform's projects and orgs)
   { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
   { area: 'models', schema: ['src/platform/models-tables.ts'] },
+  { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
 ];

@@ -4,7 +4,6 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
-import { recordModelUsage } from '../../platform/model-usage.ts';
 import type { ApiKeyCaller, ProxyContext } from './plugin.ts';
 
 // OpenAI's chat completions wire format in and out, whatever vendor serves the model.
@@ -80,16 +79,16 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
     const id = `chatcmpl-${crypto.randomBytes(12).toString('base64url')}`;
     const created = Math.floor(deps.clock.now().getTime() / 1000);
     const record = (usage: Usage) =>
-      recordModelUsage(deps, {
+      ctx.usage.add({
         orgId: caller.orgId,
         environment: caller.environment,
         model: `${resolved.provider}/${resolved.model}`,
         usage,
-      }).catch((err) => req.log.error({ err }, 'recording model usage failed'));
+      });
 
     if (!body.stream) {
       const res = await deps.models.generateText(request);
-      await record(res.usage);
+      record(res.usage); // buffered, written off the response path
       return {
         id,
         object: 'chat.completion',
@@ -135,7 +134,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
           raw.write(
             `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageBody(ev.usage) })}\n\n`,
           );
-        void record(ev.usage);
+        record(ev.usage);
       }
     };
     try {

@@ -1,7 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
-import { recordModelUsage } from '../../platform/model-usage.ts';
 import type { ApiKeyCaller, ProxyContext } from './plugin.ts';
 
 // OpenAI's embeddings wire format. `encoding_format: base64` (the official client's default) is
@@ -29,12 +28,13 @@ export async function embeddingsRoute(app: FastifyInstance, ctx: ProxyContext): 
     const res = parseLocalEmbedderId(body.model)
       ? await deps.models.embed(texts, { model: body.model })
       : await deps.models.embed(texts, { resolved: await ctx.resolve(caller.orgId, body.model) });
-    await recordModelUsage(deps, {
+    // Buffered and written off the response path.
+    ctx.usage.add({
       orgId: caller.orgId,
       environment: caller.environment,
       model: res.model,
       usage: { promptTokens: res.usage.tokens, completionTokens: 0, totalTokens: res.usage.tokens },
-    }).catch((err) => req.log.error({ err }, 'recording model usage failed'));
+    });
     return {
       object: 'list',
       data: res.vectors.map((v, index) => ({

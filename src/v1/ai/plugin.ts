@@ -1,17 +1,22 @@
 import type { FastifyInstance } from 'fastify';
+import type { ResolvedModel } from '../../core/ai/providers.ts';
 import type { Caller } from '../../core/auth/caller.ts';
 import { resolveCaller } from '../../core/auth/resolve.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { UsageBuffer } from '../../platform/model-usage.ts';
 import { chatCompletionsRoute } from './chat-completions.ts';
 import { embeddingsRoute } from './embeddings.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
+
+const RESOLVE_TTL_MS = 10_000;
 
 export type ApiKeyCaller = Extract<Caller, { kind: 'apikey' }>;
 
 export type ProxyContext = {
   deps: Deps;
-  resolve: (orgId: string, model: string) => ReturnType<typeof resolveThroughApi>;
+  usage: UsageBuffer;
+  resolve: (orgId: string, model: string) => Promise<ResolvedModel>;
 };
 
 /**
@@ -23,9 +28,25 @@ export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps 
   const { deps } = opts;
   const cred = new ProxyCredential(deps);
   const root = app;
+  // Answers are kept for RESOLVE_TTL_MS per (organization, model): resolveModel (and its audit event) runs
+  // once per pair and period instead of on every request, and a key change reaches the proxy within it.
+  const cache = new Map<string, { at: number; value: Promise<ResolvedModel> }>();
+  const usage = new UsageBuffer(deps);
+  app.addHook('onClose', async () => usage.flush());
   const ctx: ProxyContext = {
     deps,
-    resolve: (orgId, model) => resolveThroughApi(root, cred, orgId, model),
+    usage,
+    resolve: (orgId, model) => {
+      const k = `${orgId}\u0000${model}`;
+      const now = Date.now();
+      const hit = cache.get(k);
+      if (hit && now - hit.at < RESOLVE_TTL_MS) return hit.value;
+      if (cache.size > 10_000) cache.clear();
+      const value = resolveThroughApi(root, cred, orgId, model);
+      cache.set(k, { at: now, value });
+      value.catch(() => cache.delete(k)); // refusals are not cached
+      return value;
+    },
   };
   app.addHook('onRequest', async (req) => {
     req.caller = await resolveCaller(req, deps.credentials);

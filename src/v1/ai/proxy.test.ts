@@ -102,13 +102,14 @@ describe('chat completions through the official openai client', () => {
     expect(res.model).toBe('gpt-4o-mini');
     expect(res.usage).toEqual({ prompt_tokens: 4, completion_tokens: 4, total_tokens: 8 });
     expect(fakes.openai.requests.at(-1)!.headers.authorization).toBe(`Bearer ${KEYS.openai}`);
-    const [u] = await usageOf(org.id);
-    expect(u).toMatchObject({
-      environment: 'production',
-      model: 'openai/gpt-4o-mini',
-      requests: 1,
-      totalTokens: 8,
-    });
+    await expect
+      .poll(async () => (await usageOf(org.id))[0])
+      .toMatchObject({
+        environment: 'production',
+        model: 'openai/gpt-4o-mini',
+        requests: 1,
+        totalTokens: 8,
+      });
   });
 
   it.each([
@@ -222,6 +223,31 @@ describe('provider failures through the proxy', () => {
   });
 });
 
+describe('a failure inside a started stream', () => {
+  it('ends the SSE stream with an error event in our envelope and no [DONE]', async () => {
+    const { key } = await tenant();
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/ai/chat/completions',
+      headers: { authorization: `Bearer ${key.key}` },
+      payload: {
+        model: 'openai/gpt-broken-stream',
+        stream: true,
+        messages: [{ role: 'user', content: 'x' }],
+      },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toContain('text/event-stream');
+    const events = res.body
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => e.replace(/^data: /, ''));
+    expect(JSON.parse(events[1]!).choices[0].delta.content).toBe('openai ');
+    expect(JSON.parse(events.at(-1)!)).toMatchObject({ error: { code: 'MODEL_PROVIDER_ERROR' } });
+    expect(res.body).not.toContain('[DONE]');
+  });
+});
+
 describe('embeddings', () => {
   it('serves embeddings to the openai client (base64 by default) and as floats', async () => {
     const { org, client, key } = await tenant();
@@ -247,12 +273,9 @@ describe('embeddings', () => {
     expect(floats.json().data[0].embedding).toHaveLength(EMBED_DIM);
     const local = await client.embeddings.create({ model: 'pier-local/hash-384-v1', input: 'offline' });
     expect(local.data[0]!.embedding).toHaveLength(384);
-    const rows = await usageOf(org.id);
-    expect(rows.map((r) => r.model).sort()).toEqual([
-      'mistral/mistral-embed',
-      'openai/text-embedding-3-small',
-      'pier-local/hash-384-v1',
-    ]);
+    await expect
+      .poll(async () => (await usageOf(org.id)).map((r) => r.model).sort())
+      .toEqual(['mistral/mistral-embed', 'openai/text-embedding-3-small', 'pier-local/hash-384-v1']);
   });
 });
 
@@ -268,7 +291,8 @@ describe('the proxy credential and secrecy', () => {
     const [cred] = await live();
     expect(cred!.scopes).toEqual(['model.resolve']);
     await t.deps.credentials.revoke(cred!.id);
-    await client.chat.completions.create({ model: 'gpt-4o', messages: [{ role: 'user', content: 'b' }] });
+    // another model, so the proxy's short resolution cache does not answer
+    await client.chat.completions.create({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'b' }] });
     const all = await live();
     expect(all.filter((c) => !c.revokedAt)).toHaveLength(1);
   });

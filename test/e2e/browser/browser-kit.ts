@@ -1,0 +1,62 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { type TestApp, testApp } from '../../harness.ts';
+
+// One real Pier on a real port and one headless Chromium per test file.
+
+export const ARTIFACTS = path.resolve('test-artifacts/screenshots');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startPier(env: Record<string, string> = {}): Promise<{ t: TestApp; base: string }> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const t = await testApp({ env: { PUBLIC_URL: base, ...env } });
+  await t.app.listen({ port, host: '127.0.0.1' });
+  return { t, base };
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(ARTIFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Calls the function API from the test process, as a CLI or script would. */
+export async function callFn(base: string, name: string, body: unknown, token?: string) {
+  const r = await fetch(`${base}/api/fn/${name}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body: JSON.stringify(body),
+  });
+  return {
+    status: r.status,
+    body: (await r.json()) as Record<string, unknown> & { error?: { code: string } },
+  };
+}

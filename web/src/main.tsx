@@ -1,0 +1,161 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { dashboardPost, fn, loadSession, type Org, type SessionInfo, whenSignedOut } from './api.ts';
+import { ApiKeysPage } from './pages/api-keys.tsx';
+import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
+import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
+import { MembersPage } from './pages/members.tsx';
+import { NewOrgPage } from './pages/new-org.tsx';
+import { ProjectPage } from './pages/project.tsx';
+import { ProjectsPage } from './pages/projects.tsx';
+import { TokensPage } from './pages/tokens.tsx';
+import { navigate, useLocation } from './router.ts';
+import './styles.css';
+import { Link } from './ui.tsx';
+
+const PUBLIC = ['/sign-in', '/sign-up', '/set-password'];
+const ORG_KEY = 'pier.org';
+
+function App() {
+  const { path, query } = useLocation();
+  const [session, setSession] = useState<SessionInfo | null>(null);
+  const [orgs, setOrgs] = useState<Org[] | null>(null);
+  const [orgSlug, setOrgSlug] = useState<string | null>(localStorage.getItem(ORG_KEY));
+
+  const refresh = async () => {
+    const s = await loadSession();
+    setSession(s);
+    if (s.user) setOrgs(await fn<Org[]>('listMyOrgsForCli'));
+    else setOrgs(null);
+    return s;
+  };
+  useEffect(() => {
+    whenSignedOut(() => void refresh());
+    void refresh();
+  }, []);
+
+  if (!session) return <p class="loading">Loading…</p>;
+  const here = path + location.search;
+  const onSignedIn = async (next: string) => {
+    await refresh();
+    navigate(next, true);
+  };
+  if (!session.user && !PUBLIC.includes(path)) {
+    // Sign in first and come back (the approval page of `pier login` relies on this).
+    history.replaceState(null, '', `/sign-in?next=${encodeURIComponent(here)}`);
+    return <SignInPage session={session} next={here} onSignedIn={onSignedIn} />;
+  }
+  if (path === '/sign-in')
+    return <SignInPage session={session} next={query.get('next')} onSignedIn={onSignedIn} />;
+  if (path === '/sign-up') return <SignUpPage session={session} onSignedIn={onSignedIn} />;
+  if (path === '/set-password') return <SetPasswordPage onSignedIn={onSignedIn} />;
+  if (!orgs) return <p class="loading">Loading…</p>;
+
+  const org = orgs.find((o) => o.slug === orgSlug) ?? orgs[0];
+  const chooseOrg = (slug: string) => {
+    localStorage.setItem(ORG_KEY, slug);
+    setOrgSlug(slug);
+  };
+  const signOut = async () => {
+    await dashboardPost('sign-out', {}).catch(() => {});
+    localStorage.removeItem(ORG_KEY);
+    await refresh();
+    navigate('/sign-in', true);
+  };
+  const user = session.user!;
+
+  let page: preact.JSX.Element;
+  const projectMatch = /^\/projects\/([^/]+)$/.exec(path);
+  if (path === '/cli/login') page = <CliApprovePage session={session} query={query} />;
+  else if (path === '/cli') page = <HandOffPage user={user} />;
+  else if (path === '/tokens') page = <TokensPage />;
+  else if (path === '/orgs/new')
+    page = (
+      <NewOrgPage
+        onCreated={async (slug) => {
+          chooseOrg(slug);
+          await refresh();
+          navigate('/projects');
+        }}
+      />
+    );
+  else if (!org) page = <NoOrg />;
+  else if (path === '/' || path === '/projects') page = <ProjectsPage org={org} session={session} />;
+  else if (projectMatch)
+    page = <ProjectPage slug={decodeURIComponent(projectMatch[1]!)} orgs={orgs} session={session} />;
+  else if (path === '/members') page = <MembersPage org={org} user={user} />;
+  else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
+  else page = <NotFound />;
+
+  const nav: [string, string][] = [
+    ['/projects', 'Projects'],
+    ['/members', 'Members'],
+    ['/tokens', 'Tokens'],
+    ['/cli', 'CLI sign-in'],
+    ['/api-keys', 'API keys'],
+  ];
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <Link href="/projects" class="brand">
+          Pier
+        </Link>
+        {orgs.length ? (
+          <label class="org-switch">
+            <span class="sr-only">Organization</span>
+            <select value={org?.slug} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
+              {orgs.map((o) => (
+                <option value={o.slug} key={o.slug}>
+                  {o.name} ({o.role})
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        <Link href="/orgs/new" class="new-org">
+          New organization
+        </Link>
+        <nav aria-label="Main">
+          {nav.map(([href, label]) => (
+            <Link key={href} href={href} current={path === href || (href === '/projects' && !!projectMatch)}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <div class="who">
+          <span data-testid="signed-in-as">{user.email}</span>
+          <button type="button" class="secondary" onClick={signOut}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main">{page}</main>
+    </>
+  );
+}
+
+function NoOrg() {
+  return (
+    <section class="page">
+      <h1 id="page-title">Welcome to Pier</h1>
+      <p>You are not in an organization yet. Create one, or ask an owner to invite you.</p>
+      <Link href="/orgs/new" class="button">
+        Create an organization
+      </Link>
+    </section>
+  );
+}
+
+function NotFound() {
+  return (
+    <section class="page">
+      <h1 id="page-title">Page not found</h1>
+      <Link href="/projects">Back to projects</Link>
+    </section>
+  );
+}
+
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,174 @@
+import { useState } from 'preact/hooks';
+import { fn, isManager, type Org, type User } from '../api.ts';
+import { ConfirmButton, CopyButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+
+// Members of the current organization. Owners and admins invite, change roles and remove; members see
+// the list only. The server keeps the last owner; the page explains its refusal.
+
+type Member = { userId: string; email: string; role: Org['role']; joinedAt: string; pending: boolean };
+type Invited = { email: string; inviteUrl: string | null; alreadyMember: boolean };
+
+export function MembersPage(props: { org: Org; user: User }) {
+  const { data, error, reload } = useLoad(
+    () => fn<Member[]>('listMembersForCli', { orgSlug: props.org.slug }),
+    [props.org.slug],
+  );
+  const [actionError, setActionError] = useState<unknown>(null);
+  const manager = isManager(props.org);
+  // Least privilege first: it is the invitation form's default.
+  const roles: Org['role'][] =
+    props.org.role === 'owner' ? ['member', 'admin', 'owner'] : ['member', 'admin'];
+  const act = async (f: () => Promise<unknown>) => {
+    setActionError(null);
+    try {
+      await f();
+      reload();
+    } catch (e) {
+      setActionError(e);
+    }
+  };
+  return (
+    <Page title="Members" intro={`People in ${props.org.name}.`}>
+      {!manager ? <p class="notice">Only owners and admins can invite or change members.</p> : null}
+      <ErrorNote error={error} />
+      <ErrorNote error={actionError} />
+      {data ? (
+        <table aria-label="Members">
+          <thead>
+            <tr>
+              <th scope="col">E-mail</th>
+              <th scope="col">Role</th>
+              <th scope="col">Joined</th>
+              {manager ? <th scope="col">Actions</th> : null}
+            </tr>
+          </thead>
+          <tbody>
+            {data.map((m) => {
+              const mayTouch = manager && (props.org.role === 'owner' || m.role !== 'owner');
+              return (
+                <tr key={m.userId} data-testid={`member-${m.email}`}>
+                  <td data-label="E-mail">
+                    {m.email}
+                    {m.userId === props.user.id ? <span class="badge">you</span> : null}
+                    {m.pending ? <span class="badge">invited</span> : null}
+                  </td>
+                  <td data-label="Role">
+                    {mayTouch ? (
+                      <label>
+                        <span class="sr-only">Role of {m.email}</span>
+                        <select
+                          value={m.role}
+                          onChange={(e) =>
+                            act(() =>
+                              fn('setMemberRoleForCli', {
+                                orgSlug: props.org.slug,
+                                userId: m.userId,
+                                role: (e.target as HTMLSelectElement).value,
+                              }),
+                            )
+                          }
+                        >
+                          {(roles.includes(m.role) ? roles : [m.role, ...roles]).map((r) => (
+                            <option key={r} value={r}>
+                              {r}
+                            </option>
+                          ))}
+                        </select>
+                      </label>
+                    ) : (
+                      m.role
+                    )}
+                  </td>
+                  <td data-label="Joined">{fmtDate(m.joinedAt)}</td>
+                  {manager ? (
+                    <td data-label="Actions">
+                      {mayTouch ? (
+                        <ConfirmButton
+                          label="Remove"
+                          confirm={`Remove ${m.email}?`}
+                          onConfirm={() =>
+                            act(() => fn('removeMemberForCli', { orgSlug: props.org.slug, userId: m.userId }))
+                          }
+                        />
+                      ) : null}
+                    </td>
+                  ) : null}
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      ) : null}
+      {manager ? <Invite org={props.org} roles={roles} onInvited={reload} /> : null}
+    </Page>
+  );
+}
+
+function Invite(props: { org: Org; roles: Org['role'][]; onInvited: () => void }) {
+  const [error, setError] = useState<unknown>(null);
+  const [invited, setInvited] = useState<Invited | null>(null);
+  return (
+    <form
+      class="card inline-form"
+      aria-label="Invite a member"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        const form = e.currentTarget as HTMLFormElement;
+        const f = new FormData(form);
+        setError(null);
+        try {
+          const r = await fn<Invited>('inviteMemberForCli', {
+            orgSlug: props.org.slug,
+            email: String(f.get('email')),
+            role: String(f.get('role')),
+          });
+          setInvited(r);
+          form.reset();
+          props.onInvited();
+        } catch (err) {
+          setError(err);
+        }
+      }}
+    >
+      <h2>Invite by e-mail</h2>
+      <label>
+        E-mail
+        <input name="email" type="email" required />
+      </label>
+      <label>
+        Role
+        <select name="role">
+          {props.roles.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit">Invite</button>
+      <ErrorNote error={error} />
+      {invited ? (
+        <div role="status" class="invited">
+          {invited.alreadyMember ? (
+            <p>{invited.email} is already a member.</p>
+          ) : (
+            <p>Added {invited.email}.</p>
+          )}
+          {invited.inviteUrl ? (
+            <>
+              <p>Send them this one-time link to set a password (valid 7 days):</p>
+              <div class="secret-row">
+                <code class="secret" data-copy={invited.inviteUrl} data-testid="invite-url">
+                  {invited.inviteUrl}
+                </code>
+                <CopyButton value={invited.inviteUrl} label="Copy link" />
+              </div>
+            </>
+          ) : (
+            <p>They already have a password and see the organization when they sign in.</p>
+          )}
+        </div>
+      ) : null}
+    </form>
+  );
+}
