@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { eq } from 'drizzle-orm';
@@ -47,6 +48,14 @@ export async function provisionAppDatabase(deps: Deps, projectId: string): Promi
       );
       await c.query(`CREATE DATABASE ${id} OWNER ${id}`);
       await c.query(`REVOKE ALL ON DATABASE ${id} FROM PUBLIC`);
+      // Nor may apps connect to Pier's own database (PUBLIC has CONNECT on every new database by default).
+      // Pier's user owns it, so it keeps its own access; when it does not own it, that is the operator's call.
+      await c
+        .query('SELECT current_database() AS name')
+        .then(({ rows }) =>
+          c.query(`REVOKE CONNECT ON DATABASE ${pg.escapeIdentifier(rows[0].name)} FROM PUBLIC`),
+        )
+        .catch(() => {});
     } finally {
       await c.end().catch(() => {});
     }
@@ -138,8 +147,7 @@ export class AppDbServers {
       const tmp = `${dir}.${process.pid}.tmp`;
       fs.rmSync(tmp, { recursive: true, force: true });
       fs.mkdirSync(path.dirname(tmp), { recursive: true });
-      const db = await PGlite.create({ dataDir: tmp });
-      await db.close();
+      await this.#initInWorker(tmp);
       fs.rmSync(dir, { recursive: true, force: true });
       fs.renameSync(tmp, dir);
       return dir;
@@ -148,6 +156,29 @@ export class AppDbServers {
       this.#template = null;
     });
     return this.#template;
+  }
+
+  #worker: Worker | null = null;
+
+  /** initdb in WASM blocks its thread for seconds, so it runs in a worker thread, not on Pier's event loop. */
+  #initInWorker(dataDir: string): Promise<void> {
+    const code =
+      'const { workerData } = require("node:worker_threads");' +
+      'import(workerData.module).then(async ({ PGlite }) => {' +
+      '  const db = await PGlite.create({ dataDir: workerData.dataDir }); await db.close(); });';
+    return new Promise((resolve, reject) => {
+      const w = new Worker(code, {
+        eval: true,
+        workerData: { module: import.meta.resolve('@electric-sql/pglite'), dataDir },
+      });
+      this.#worker = w;
+      w.once('error', reject);
+      w.once('exit', (code) => {
+        this.#worker = null;
+        if (code === 0) resolve();
+        else reject(new Error(`initialising the PGlite template exited with code ${code}`));
+      });
+    });
   }
 
   #open(projectId: string): Promise<Served> {
@@ -182,7 +213,8 @@ export class AppDbServers {
   }
 
   async closeAll(): Promise<void> {
-    // A template still being initialised would outlive the runtime otherwise.
+    // A template still being initialised is abandoned (its temporary folder is redone next time).
+    await this.#worker?.terminate();
     await this.#template?.catch(() => {});
     await Promise.all([...this.#served.keys()].map((id) => this.close(id)));
   }
