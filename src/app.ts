@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import http from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
@@ -12,6 +13,7 @@ import { sessionResolver } from './dashboard/sessions.ts';
 import { dashboardStaticRoutes } from './dashboard/static-routes.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
+import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
 import { modelProxyRoutes } from './v1/ai/plugin.ts';
 import { v1Routes } from './v1/plugin.ts';
@@ -28,6 +30,8 @@ export type AppOptions = {
   callerResolvers?: CallerResolver[];
   /** Where the built dashboard lives (default web/dist). */
   webDist?: string;
+  /** Serves app hostnames in front of Fastify (the router role); see docs/operations.md "App hosting". */
+  hostRouter?: HostRouter;
 };
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
@@ -46,6 +50,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two: half the logging cost per call.
     logController: new LogController({ disableRequestLogging: true }),
+    // App hostnames are answered by a plain handler in front of Fastify: no routing, hooks or parsing for
+    // proxied traffic, and WebSocket upgrades go straight to the app.
+    ...(opts.hostRouter ? { serverFactory: hostRouterServer(opts.hostRouter) } : {}),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -68,6 +75,16 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       'request',
     );
     done();
+  });
+
+  // Pier's own routes are never reachable through an app hostname, even on a node without the router.
+  const appsDomain = deps.config.appsDomain;
+  app.addHook('onRequest', async (req, reply) => {
+    const slug = appSlugFromHost(req.headers.host, appsDomain);
+    if (slug !== null) {
+      notFoundPage(reply.raw, slug);
+      return reply.hijack();
+    }
   });
 
   app.get('/healthz', async () => ({ ok: true }));
@@ -97,4 +114,16 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
   });
   return app;
+}
+
+function hostRouterServer(router: HostRouter) {
+  return (handler: http.RequestListener) => {
+    const server = http.createServer((req, res) => {
+      if (!router.handle(req, res)) handler(req, res);
+    });
+    server.on('upgrade', (req, socket, head) => {
+      if (!router.upgrade(req, socket, head)) socket.destroy();
+    });
+    return server;
+  };
 }

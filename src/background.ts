@@ -2,6 +2,7 @@ import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
 import { startAccessCache } from './platform/access-cache.ts';
+import { announceSecretChanges, startHostingRuntime } from './platform/runtime/runtime.ts';
 import { IDEMPOTENCY_PRUNE_CRON } from './v1/idempotency.ts';
 import { closeMailTransport } from './v1/mail/worker.ts';
 import { scheduleMemoryJobs } from './v1/memory/worker.ts';
@@ -12,12 +13,18 @@ const REVOKED_CHANNEL = 'pier_credential_revoked';
  * Starts what runs beside the HTTP server: the cross-process cache invalidation, the job queue and,
  * with the worker role, the job consumers. Returns a stop function that drains running jobs.
  */
-export async function startBackground(deps: Deps, opts: { worker: boolean }): Promise<() => Promise<void>> {
+export async function startBackground(
+  deps: Deps,
+  opts: { worker: boolean; router?: boolean },
+): Promise<() => Promise<void>> {
   const unlisten = await listen(deps.db, deps.config.databaseUrl, REVOKED_CHANNEL, (keyId) =>
     deps.credentials.forget(keyId),
   );
   deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
   const stopAccessCache = await startAccessCache(deps);
+  announceSecretChanges(deps);
+  // The hosting runtime (router role) is up before the workers, so deploy jobs find it.
+  const hosting = opts.router ? await startHostingRuntime(deps) : null;
   await deps.jobs.start();
   if (opts.worker) {
     // Schedules live in the database (one row per name), so every worker may (re)state them at start.
@@ -30,6 +37,7 @@ export async function startBackground(deps: Deps, opts: { worker: boolean }): Pr
     await deps.jobs.stop(deps.config.shutdownGraceMs);
     closeMailTransport(deps);
     await stopAccessCache();
+    await hosting?.stop();
     await unlisten();
   };
 }

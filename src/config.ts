@@ -45,6 +45,7 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((s) => s.trim()))
     .pipe(z.array(z.enum(['api', 'worker', 'router', 'proxy'])).min(1)),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -112,6 +113,8 @@ export type Config = {
   shutdownGraceMs: number;
   /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
   signup: boolean;
+  /** How long a new app version has to pass its health check before the deploy fails. */
+  appHealthTimeoutMs: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -182,6 +185,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
+    appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

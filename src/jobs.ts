@@ -2,6 +2,7 @@ import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
 import { webhookDeliverJob } from './core/webhooks.ts';
 import { reembedJob } from './platform/reembed.ts';
+import { deployJob } from './platform/runtime/deploy-job.ts';
 import { pruneIdempotencyJob } from './v1/idempotency.ts';
 import { mailDeliverJob } from './v1/mail/worker.ts';
 import { memoryCompactJob, memoryTiersJob } from './v1/memory/worker.ts';
@@ -16,6 +17,7 @@ export const jobDefs = [
   memoryTiersJob,
   mailDeliverJob,
   pruneIdempotencyJob,
+  deployJob,
 ] as const satisfies readonly JobDef[];
 
 export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

@@ -3,6 +3,7 @@ import { startBackground } from './background.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps } from './deps.ts';
 import { ensureOperatorKey } from './platform/operator-key.ts';
+import { hostingRuntime } from './platform/runtime/runtime.ts';
 
 async function serve(): Promise<void> {
   const started = Date.now();
@@ -22,8 +23,11 @@ async function serve(): Promise<void> {
   const deps = await createDeps(config);
   const operator = await ensureOperatorKey(deps);
   const roles = new Set(config.roles);
-  const stopBackground = await startBackground(deps, { worker: roles.has('worker') });
-  const app = await buildApp(deps);
+  const stopBackground = await startBackground(deps, {
+    worker: roles.has('worker'),
+    router: roles.has('router'),
+  });
+  const app = await buildApp(deps, { hostRouter: hostingRuntime(deps)?.router });
   await app.listen({ port: config.port, host: config.host });
 
   const where = operator.source === 'env' ? 'PIER_OPERATOR_KEY' : operator.file;
@@ -31,7 +35,8 @@ async function serve(): Promise<void> {
   process.stdout.write(
     `\nPier is running at ${config.publicUrl}\n` +
       `  database: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}/db`}\n` +
-      `  operator key: ${where}\n\n`,
+      `  operator key: ${where}\n` +
+      `  apps: http://<project>.${config.appsDomain}\n\n`,
   );
 
   let stopping = false;

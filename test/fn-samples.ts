@@ -52,6 +52,16 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   getModelUsageForCli: (c) => ({ orgSlug: c.orgSlug }),
   listOutboxForCli: (c) => ({ orgSlug: c.orgSlug }),
   getOutboxMessageForCli: (c) => ({ orgSlug: c.orgSlug, id: MISSING_ID }),
+  createDeploymentForCli: (c) => ({ projectSlug: c.projectSlug }),
+  createDeployment: () => ({ projectId: MISSING_ID }),
+  startDeploymentForCli: () => ({ deploymentId: MISSING_ID }),
+  startDeployment: () => ({ deploymentId: MISSING_ID }),
+  getDeploymentForCli: () => ({ deploymentId: MISSING_ID }),
+  getDeployment: () => ({ deploymentId: MISSING_ID }),
+  listDeploymentsForCli: (c) => ({ projectSlug: c.projectSlug }),
+  getAppLogsForCli: (c) => ({ projectSlug: c.projectSlug }),
+  // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
+  destroyProjectForCli: () => ({ slug: 'no-such-project' }),
 };
 
 const MISSING_ID = '00000000-0000-4000-8000-000000000000';
@@ -67,4 +77,10 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   getOutboxMessageForCli: 404,
   // No provider key in the fuzz tenant and none configured for the platform.
   resolveModel: 404,
+  createDeployment: 404,
+  startDeploymentForCli: 404,
+  startDeployment: 404,
+  getDeploymentForCli: 404,
+  getDeployment: 404,
+  destroyProjectForCli: 404,
 };

@@ -12,6 +12,9 @@ import { type Clock, ManualClock } from '../src/core/clock.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
 import { createDeps, createLogger, type Deps, type DepsOverrides } from '../src/deps.ts';
+import { dropAppDatabase } from '../src/platform/runtime/app-databases.ts';
+import { type HostingRuntime, hostingRuntime } from '../src/platform/runtime/runtime.ts';
+import { appDatabases } from '../src/platform/runtime/tables.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
 // suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).
@@ -23,6 +26,10 @@ export type TestApp = {
   deps: Deps;
   clock: Clock;
   dataDir: string;
+  /** http://127.0.0.1:<port> when started with listen. */
+  url: string;
+  /** The hosting runtime when started with hosting. */
+  runtime?: HostingRuntime;
   call(
     name: string,
     body: unknown,
@@ -66,6 +73,11 @@ export type TestAppOptions = {
   persist?: boolean;
   /** Capture the JSON logs (level info) into this stream. */
   logStream?: Writable;
+  /** Start the hosting runtime (router role: app processes, host router) with the job workers. */
+  hosting?: boolean;
+  /** Listen on a real loopback port (needed for the host router and app traffic); a number picks it. */
+  listen?: boolean | number;
+  blobs?: DepsOverrides['blobs'];
   /** A logger of the test's own (to assert what is, and is not, logged). */
   log?: DepsOverrides['log'];
 };
@@ -176,17 +188,28 @@ async function build(
     clock: opts.clock,
     keyring: opts.keyring,
     limits: opts.limits,
+    blobs: opts.blobs,
     jobOptions: opts.jobOptions,
     log: opts.log ?? (opts.logStream ? createLogger(config, opts.logStream) : undefined),
   });
   let stopBackground = async () => {};
-  if (opts.background) stopBackground = await startBackground(deps, { worker: true });
+  if (opts.background || opts.hosting)
+    stopBackground = await startBackground(deps, { worker: true, router: opts.hosting });
   else if (opts.queue) {
     await deps.jobs.start();
     stopBackground = () => deps.jobs.stop(1000);
   }
-  const app = await buildApp(deps, { logger: Boolean(opts.log ?? opts.logStream) });
+  const runtime = hostingRuntime(deps);
+  const app = await buildApp(deps, {
+    logger: Boolean(opts.log ?? opts.logStream),
+    hostRouter: runtime?.router,
+  });
   await app.ready();
+  let url = '';
+  if (opts.listen) {
+    await app.listen({ port: typeof opts.listen === 'number' ? opts.listen : 0, host: '127.0.0.1' });
+    url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  }
   const shutdown = async () => {
     // A test may leave a response unread on a keep-alive connection; close would wait for it forever.
     if (app.server.listening) app.server.closeAllConnections();
@@ -198,6 +221,8 @@ async function build(
     deps,
     clock: opts.clock,
     dataDir: opts.dataDir,
+    url,
+    runtime,
     call: (name, body, token, headers = {}, callOpts = {}) =>
       app.inject({
         method: 'POST',
@@ -230,11 +255,19 @@ async function build(
     close: async () => {
       await shutdown();
       if (storage) {
+        await dropAppDatabases(deps);
         await db.close();
         await storage.drop();
       }
     },
   };
+}
+
+/** Project databases live beside the test database on the server; tests drop them with it. */
+export async function dropAppDatabases(deps: Deps): Promise<void> {
+  if (!onPostgres) return;
+  const rows = await deps.db.orm.select({ projectId: appDatabases.projectId }).from(appDatabases);
+  for (const r of rows) await dropAppDatabase(deps, r.projectId).catch(() => {});
 }
 
 export function uniq(prefix = 't'): string {

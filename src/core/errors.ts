@@ -219,6 +219,41 @@ export const errors = {
   suppressionNotFound: () =>
     new ApiError('SUPPRESSION_NOT_FOUND', 404, 'That address is not on the suppression list.'),
   outboxMessageNotFound: () => new ApiError('OUTBOX_MESSAGE_NOT_FOUND', 404, 'Outbox message not found.'),
+
+  // hosting (deployments, runtime)
+  artifactInvalid: (why: string) => new ApiError('ARTIFACT_INVALID', 400, why),
+  artifactTooLarge: (maxBytes: number) =>
+    new ApiError(
+      'ARTIFACT_TOO_LARGE',
+      413,
+      `The artifact is larger than ${Math.round(maxBytes / 1024 / 1024)} MB; leave build outputs and caches out.`,
+    ),
+  artifactMissing: () =>
+    new ApiError(
+      'ARTIFACT_MISSING',
+      400,
+      'Nothing was uploaded for this deployment; PUT the artifact to uploadUrl first.',
+    ),
+  uploadExpired: () =>
+    new ApiError(
+      'UPLOAD_EXPIRED',
+      400,
+      'The upload URL of this deployment has expired; create a new deployment.',
+    ),
+  deploymentNotFound: (id?: string) =>
+    new ApiError(
+      'DEPLOYMENT_NOT_FOUND',
+      404,
+      id ? `Deployment '${id}' was not found.` : 'Deployment not found.',
+    ),
+  deploymentStarted: (status: string) =>
+    new ApiError(
+      'DEPLOYMENT_ALREADY_STARTED',
+      409,
+      `This deployment was already started (status ${status}).`,
+    ),
+  projectNotReady: (slug: string, status: string) =>
+    new ApiError('PROJECT_NOT_READY', 409, `Project '${slug}' is ${status}, not ready for deployments.`),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

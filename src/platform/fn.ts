@@ -8,6 +8,16 @@ import {
   adminSetPlan,
 } from './admin.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
+import {
+  createDeploymentForCli,
+  createDeploymentWithScope,
+  getAppLogsForCli,
+  getDeploymentForCli,
+  getDeploymentWithScope,
+  listDeploymentsForCli,
+  startDeploymentForCli,
+  startDeploymentWithScope,
+} from './deployments.ts';
 import { adminCreateInviteLink } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
@@ -32,6 +42,7 @@ import {
   revokeTokenByIdForCli,
   updateTokenLabelForCli,
 } from './personal-tokens.ts';
+import { destroyProjectForCli } from './project-hosting.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
@@ -56,6 +67,15 @@ export const functions = [
   revokeTokenForCli,
   createOrganization,
   createProjectInOrg,
+  destroyProjectForCli,
+  createDeploymentForCli,
+  startDeploymentForCli,
+  getDeploymentForCli,
+  listDeploymentsForCli,
+  getAppLogsForCli,
+  createDeploymentWithScope,
+  startDeploymentWithScope,
+  getDeploymentWithScope,
   adminCreateUser,
   adminCreateOrg,
   adminAddMember,

@@ -14,6 +14,7 @@ import {
 } from './access.ts';
 import { audit } from './audit.ts';
 import { defineFn } from './fn-kit.ts';
+import { provisionProject } from './project-hosting.ts';
 import { projectListItemSchema, projectSchema, slugInput } from './schemas.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, projects } from './tables.ts';
@@ -47,12 +48,12 @@ export async function createProject(
         slug: input.slug,
         name: input.name,
         region,
-        // Until the hosting runtime provisions machines, a new project is ready with nothing deployed.
-        status: 'ready',
+        status: 'provisioning',
         createdAt: deps.clock.now(),
       })
       .returning();
-    return p!;
+    // Its database, hostname and machine slot; ends `ready` (nothing deployed yet) or `error` with why.
+    return await provisionProject(deps, p!);
   } catch (err) {
     if (isUniqueViolation(err)) throw errors.slugTaken(input.slug);
     throw err;

@@ -15,6 +15,8 @@ export const migrationSets: MigrationSet[] = [
   { area: 'platform', schema: ['src/platform/tables.ts'] },
   { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
   { area: 'v1', schema: ['src/v1/tables.ts'] },
+  // hosting: app databases, deployments, app logs (references platform's projects and orgs)
+  { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
   { area: 'models', schema: ['src/platform/models-tables.ts'] },
   { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
   { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },

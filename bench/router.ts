@@ -1,0 +1,47 @@
+// Requests/s through Pier's host router to a hello-world app, beside the same app hit directly, in the same
+// run. autocannon runs in a child process so it does not share Pier's event loop. Rounds alternate
+// (direct, router, …) and the medians are compared. Run: npm run bench:router
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { helloArtifact, startPier } from './hosting-setup.ts';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const bin = path.resolve('node_modules/.bin/autocannon');
+
+// Asynchronous on purpose: Pier runs in this process and must keep serving while autocannon runs.
+async function cannon(port: number, host?: string): Promise<number> {
+  const args = ['-j', '-c', String(CONNECTIONS), '-d', String(DURATION)];
+  if (host) args.push('-H', `host=${host}`);
+  args.push(`http://127.0.0.1:${port}/`);
+  const { stdout } = await promisify(execFile)(bin, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const out = JSON.parse(stdout);
+  if (out.non2xx || out.errors) throw new Error(`errors: ${out.non2xx} non-2xx, ${out.errors} errors`);
+  return out.requests.average as number;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const pier = await startPier();
+try {
+  await pier.deploy(await helloArtifact('1'));
+  const host = `${pier.project.slug}.apps.bench`;
+  await cannon(pier.appPort()); // warm-up
+  const direct: number[] = [];
+  const routed: number[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    direct.push(await cannon(pier.appPort()));
+    routed.push(await cannon(pier.port, host));
+  }
+  const d = median(direct);
+  const r = median(routed);
+  console.log(`direct : ${direct.map((x) => x.toFixed(0)).join(', ')} req/s (median ${d.toFixed(0)})`);
+  console.log(`router : ${routed.map((x) => x.toFixed(0)).join(', ')} req/s (median ${r.toFixed(0)})`);
+  console.log(
+    `ratio router/direct: ${(r / d).toFixed(2)} (target ≥ 0.70: ${r / d >= 0.7 ? 'met' : 'MISSED'})`,
+  );
+} finally {
+  await pier.stop();
+}

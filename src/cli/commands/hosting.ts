@@ -1,0 +1,129 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { CliContext } from '../context.ts';
+import { followDeployment } from '../deploy/follow.ts';
+import { packApp } from '../deploy/pack.ts';
+import { progressBar, uploadArtifact } from '../deploy/upload.ts';
+import { usageError } from '../errors.ts';
+import { table, toJson, wantsJson } from '../output.ts';
+
+// pier deploy · pier logs · pier deployments · pier destroy
+
+/** --project, else "project" in the folder's pier.json. */
+function projectFor(dir: string, given?: string): string {
+  if (given) return given;
+  try {
+    const cfg = JSON.parse(fs.readFileSync(path.join(dir, 'pier.json'), 'utf8')) as { project?: unknown };
+    if (typeof cfg.project === 'string' && cfg.project) return cfg.project;
+  } catch {
+    // no pier.json, or not JSON: the server says what is wrong with it at deploy time
+  }
+  throw usageError('Which project? Pass --project <slug> (or put "project" in pier.json).');
+}
+
+export function register(program: Command, ctx: CliContext): void {
+  program
+    .command('deploy')
+    .description('Pack a folder (honouring .gitignore and .pierignore), upload it and follow it to live')
+    .argument('[dir]', 'the app folder', '.')
+    .option('--project <slug>', 'project slug')
+    .action(async (dir: string, opts: { project?: string }, cmd: Command) => {
+      const projectSlug = projectFor(dir, opts.project);
+      const client = ctx.userClient();
+      const err = ctx.io.stderr;
+      const tty = Boolean((err as { isTTY?: boolean }).isTTY);
+      const packed = await packApp(dir);
+      try {
+        err.write(`Packed ${packed.files} files (${(packed.bytes / 1024 / 1024).toFixed(1)} MB).\n`);
+        const created = await client.call('createDeploymentForCli', { projectSlug });
+        let lastPct = -1;
+        await uploadArtifact(created, packed.file, (sent, total) => {
+          const pct = Math.floor((sent / total) * 100);
+          if (tty) err.write(`\rUploading ${progressBar(sent, total)}`);
+          else if (pct >= lastPct + 25 || sent === total) err.write(`Uploaded ${pct}%\n`);
+          lastPct = pct;
+        });
+        if (tty) err.write('\n');
+        await client.call('startDeploymentForCli', { deploymentId: created.deploymentId });
+        const { deployment, lastLogs } = await followDeployment(
+          {
+            getDeployment: (id) => client.call('getDeploymentForCli', { deploymentId: id }),
+            logs: async (o) => (await client.call('getAppLogsForCli', { projectSlug, ...o })).lines,
+          },
+          created.deploymentId,
+          { onStatus: (s) => err.write(`  ${s}\n`) },
+        );
+        if (wantsJson(cmd)) ctx.io.stdout.write(toJson({ ...deployment, logs: lastLogs }));
+        else if (deployment.status === 'failed') {
+          ctx.io.stdout.write(`Deployment failed: ${deployment.errorMessage ?? 'no reason given'}\n`);
+          if (lastLogs.length)
+            ctx.io.stdout.write(`Last log lines:\n${lastLogs.map((l) => `  ${l.line}`).join('\n')}\n`);
+        } else ctx.io.stdout.write(`Live at ${deployment.url}\n`);
+        if (deployment.status === 'failed') process.exitCode = 1;
+      } finally {
+        fs.rmSync(path.dirname(packed.file), { recursive: true, force: true });
+      }
+    });
+
+  program
+    .command('logs')
+    .description("Show the app's output (stdout, stderr and Pier's notes), newest last")
+    .requiredOption('--project <slug>', 'project slug')
+    .option('-n, --lines <n>', 'how many lines', '100')
+    .option('-f, --follow', 'keep printing new lines')
+    .action(async (opts: { project: string; lines: string; follow?: boolean }, cmd: Command) => {
+      const client = ctx.userClient();
+      const limit = Math.min(1000, Math.max(1, Number(opts.lines) || 100));
+      let { lines } = await client.call('getAppLogsForCli', { projectSlug: opts.project, limit });
+      const print = (ls: typeof lines) => {
+        for (const l of ls)
+          ctx.io.stdout.write(wantsJson(cmd) ? `${JSON.stringify(l)}\n` : `${l.ts} ${l.stream} ${l.line}\n`);
+      };
+      print(lines);
+      let afterId = lines.at(-1)?.id ?? 0;
+      while (opts.follow) {
+        await new Promise((r) => setTimeout(r, 1000));
+        ({ lines } = await client.call('getAppLogsForCli', {
+          projectSlug: opts.project,
+          limit: 1000,
+          afterId,
+        }));
+        print(lines);
+        afterId = lines.at(-1)?.id ?? afterId;
+      }
+    });
+
+  program
+    .command('deployments')
+    .description("List a project's deployments, newest first")
+    .requiredOption('--project <slug>', 'project slug')
+    .action(async (opts: { project: string }, cmd: Command) => {
+      const rows = await ctx.userClient().call('listDeploymentsForCli', { projectSlug: opts.project });
+      ctx.io.stdout.write(
+        wantsJson(cmd)
+          ? toJson(rows)
+          : table(
+              rows,
+              [
+                { header: 'id', value: (d) => d.id },
+                { header: 'status', value: (d) => d.status },
+                { header: 'type', value: (d) => d.appType },
+                { header: 'created at', value: (d) => d.createdAt },
+                { header: 'error', value: (d) => d.errorMessage },
+              ],
+              `No deployments of ${opts.project} yet; run 'pier deploy --project ${opts.project}'.`,
+            ),
+      );
+    });
+
+  program
+    .command('destroy')
+    .description("Stop a project's app, drop its database, free its hostname (owner; cannot be undone)")
+    .argument('<slug>', 'project slug')
+    .requiredOption('--yes', 'confirm: this deletes the database')
+    .action(async (slug: string, _opts: unknown, cmd: Command) => {
+      const res = await ctx.userClient().call('destroyProjectForCli', { slug });
+      ctx.io.stdout.write(wantsJson(cmd) ? toJson(res) : `Destroyed ${res.slug}.\n`);
+    });
+}

@@ -1,0 +1,197 @@
+import http from 'node:http';
+import net from 'node:net';
+import type stream from 'node:stream';
+import { serveStatic } from './static-site.ts';
+import type { Instance, NodeInstance } from './supervisor.ts';
+
+// The host router sits in front of Fastify on Pier's own HTTP server (a plain `request`/`upgrade` handler,
+// not a Fastify route, so proxying costs one header parse and one pipe). A request whose Host is
+// `<slug>.<APPS_DOMAIN>` goes to the app and never to Pier's routes; any other Host falls through to Pier.
+
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-authorization',
+  'proxy-authenticate',
+]);
+
+/** The project slug an app hostname names, or null when the host is not an app hostname. */
+export function appSlugFromHost(host: string | undefined, appsDomain: string): string | null {
+  if (!host) return null;
+  let h = host.toLowerCase();
+  let domain = appsDomain.toLowerCase();
+  // Compare without ports when the configured domain has none (a proxy in front may add or drop one).
+  if (!domain.includes(':')) h = h.replace(/:\d+$/, '');
+  else if (!h.includes(':')) domain = domain.replace(/:\d+$/, '');
+  if (!h.endsWith(`.${domain}`)) return null;
+  const slug = h.slice(0, -domain.length - 1);
+  return /^[a-z0-9-]{1,63}$/.test(slug) ? slug : null;
+}
+
+function page(res: http.ServerResponse, status: number, title: string, text: string): void {
+  const body = `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body style="font-family:system-ui;max-width:40rem;margin:4rem auto"><h1>${title}</h1><p>${text}</p><p style="color:#888">Pier</p></body></html>\n`;
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+export function notFoundPage(res: http.ServerResponse, slug: string): void {
+  page(res, 404, 'No app here', `Nothing is deployed at <b>${slug}</b>.`);
+}
+
+/** The Host header straight from rawHeaders (reading req.headers would build the whole headers object). */
+function rawHost(raw: string[]): string | undefined {
+  for (let i = 0; i < raw.length; i += 2)
+    if (raw[i]!.length === 4 && raw[i]!.toLowerCase() === 'host') return raw[i + 1];
+  return undefined;
+}
+
+/** The request's headers for the app as a flat raw list: hop-by-hop dropped, X-Forwarded-* set. */
+function forwardedHeaders(
+  req: http.IncomingMessage,
+  tls: boolean,
+): { headers: string[]; host: string; hasBody: boolean } {
+  const raw = req.rawHeaders;
+  const out: string[] = [];
+  let host = '';
+  let xff = '';
+  let hasBody = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const k = raw[i]!.toLowerCase();
+    const v = raw[i + 1]!;
+    if (HOP.has(k)) {
+      if (k === 'transfer-encoding') hasBody = true;
+      continue;
+    }
+    if (k === 'x-forwarded-for') {
+      xff = xff ? `${xff}, ${v}` : v;
+      continue;
+    }
+    if (k === 'x-forwarded-proto' || k === 'x-forwarded-host') continue;
+    if (k === 'host') host = v;
+    else if (k === 'content-length' && v !== '0') hasBody = true;
+    out.push(raw[i]!, v);
+  }
+  const ip = req.socket.remoteAddress ?? '';
+  out.push(
+    'x-forwarded-for',
+    xff ? `${xff}, ${ip}` : ip,
+    'x-forwarded-proto',
+    tls ? 'https' : 'http',
+    'x-forwarded-host',
+    host,
+  );
+  return { headers: out, host, hasBody };
+}
+
+function responseHeaders(raw: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (!HOP.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+  return out;
+}
+
+export type HostLookup = (slug: string) => Instance | null;
+
+export class HostRouter {
+  readonly #appsDomain: string;
+  readonly #lookup: HostLookup;
+  readonly #tls: boolean;
+
+  constructor(appsDomain: string, lookup: HostLookup, opts: { tls?: boolean } = {}) {
+    this.#appsDomain = appsDomain;
+    this.#lookup = lookup;
+    this.#tls = opts.tls ?? false;
+  }
+
+  /** Handles the request when its Host is an app hostname; returns false to let Pier answer it. */
+  handle(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+    const slug = appSlugFromHost(rawHost(req.rawHeaders), this.#appsDomain);
+    if (slug === null) return false;
+    const inst = this.#lookup(slug);
+    if (!inst) notFoundPage(res, slug);
+    else if (inst.kind === 'static') serveStatic(inst.root, inst.spa, req, res);
+    else this.#proxy(inst, req, res);
+    return true;
+  }
+
+  #proxy(inst: NodeInstance, req: http.IncomingMessage, res: http.ServerResponse): void {
+    inst.inflight++;
+    let done = false;
+    const finish = () => {
+      if (!done) {
+        done = true;
+        inst.inflight--;
+      }
+    };
+    res.once('close', finish);
+    const fwd = forwardedHeaders(req, this.#tls);
+    const upstream = http.request(
+      {
+        host: '127.0.0.1',
+        port: inst.proc.port,
+        method: req.method,
+        path: req.url,
+        headers: fwd.headers as unknown as http.OutgoingHttpHeaders,
+        agent: inst.agent,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up.rawHeaders));
+        up.pipe(res);
+        up.on('error', () => res.destroy());
+      },
+    );
+    upstream.on('error', () => {
+      if (!res.headersSent)
+        page(res, 502, 'App unavailable', 'The app did not answer; it may be restarting.');
+      else res.destroy();
+      finish();
+    });
+    // Bodies stream through without buffering; a request without one ends at once.
+    if (fwd.hasBody) req.pipe(upstream);
+    else upstream.end();
+  }
+
+  /** WebSocket (and other) upgrades to an app hostname: a raw two-way pipe to the app. */
+  upgrade(req: http.IncomingMessage, socket: stream.Duplex, head: Buffer): boolean {
+    const slug = appSlugFromHost(req.headers.host, this.#appsDomain);
+    if (slug === null) return false;
+    const inst = this.#lookup(slug);
+    if (inst?.kind !== 'node') {
+      socket.end('HTTP/1.1 404 Not Found\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      return true;
+    }
+    inst.inflight++;
+    const up = net.connect(inst.proc.port, '127.0.0.1');
+    let done = false;
+    const close = () => {
+      if (done) return;
+      done = true;
+      inst.inflight--;
+      up.destroy();
+      socket.destroy();
+    };
+    up.on('connect', () => {
+      const { headers } = forwardedHeaders(req, this.#tls);
+      headers.push('connection', 'Upgrade', 'upgrade', req.headers.upgrade ?? 'websocket');
+      let raw = `${req.method} ${req.url} HTTP/1.1\r\n`;
+      for (let i = 0; i < headers.length; i += 2) raw += `${headers[i]}: ${headers[i + 1]}\r\n`;
+      up.write(`${raw}\r\n`);
+      if (head.length) up.write(head);
+      up.pipe(socket);
+      socket.pipe(up);
+    });
+    up.on('error', close);
+    up.on('close', close);
+    socket.on('error', close);
+    socket.on('close', close);
+    return true;
+  }
+}

@@ -1,0 +1,445 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/clock.ts';
+import { Keyring } from '../../src/core/crypto.ts';
+import type { Db } from '../../src/core/db/client.ts';
+import { freePort } from '../../src/platform/runtime/local-driver.ts';
+import { dropAppDatabases, openTestDb, type TestApp, testApp, uniq } from '../harness.ts';
+import { deploy, fixtures, nodeAppDir, packDir, settle, upload, viaRouter, waitFor } from '../hosting.ts';
+import { seedOrg, seedPlatform, seedProject } from '../seed.ts';
+import { makeTarGz } from '../tarball.ts';
+import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
+
+// Whole-system hosting on real processes: one Pier per file (restarted once), apps deployed through the
+// function API, reached through the router by Host header.
+
+let t: TestApp;
+let db: { db: Db; url?: string; drop: () => Promise<void> };
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-e2e-hosting-'));
+const keyring = Keyring.random();
+
+let port = 0;
+
+function start(): Promise<TestApp> {
+  return testApp({
+    listen: port,
+    db: db.db,
+    dataDir,
+    keyring,
+    clock: systemClock,
+    hosting: true,
+    env: {
+      // The real address, so presigned upload URLs work for the CLI too.
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      APPS_DOMAIN: 'apps.test',
+      APP_HEALTH_TIMEOUT_MS: '8000',
+      ...(db.url ? { DATABASE_URL: db.url } : {}),
+    },
+  });
+}
+
+beforeAll(async () => {
+  port = await freePort();
+  db = await openTestDb();
+  t = await start();
+});
+afterAll(async () => {
+  removeScratchHomes();
+  await t?.close();
+  if (t) await dropAppDatabases(t.deps);
+  await db?.db.close();
+  await db?.drop();
+});
+
+/** Fires requests back to back until stop() and counts the ones that failed. */
+function requestLoop(slug: string, pathname = '/') {
+  let running = true;
+  let ok = 0;
+  const failures: string[] = [];
+  const seen = new Set<string>();
+  const done = (async () => {
+    while (running) {
+      try {
+        const r = await viaRouter(t, slug, pathname);
+        if (r.status === 200) {
+          ok++;
+          seen.add(r.body);
+        } else failures.push(`${r.status} ${r.body.slice(0, 80)}`);
+      } catch (err) {
+        failures.push((err as Error).message);
+      }
+    }
+  })();
+  return {
+    seen,
+    stop: async () => {
+      running = false;
+      await done;
+      return { ok, failures };
+    },
+  };
+}
+
+async function json(slug: string, pathname = '/') {
+  const r = await viaRouter(t, slug, pathname);
+  expect(r.status).toBe(200);
+  return JSON.parse(r.body);
+}
+
+describe('hosting a Node app', () => {
+  let owner: { token: string };
+  let slug: string;
+
+  it('deploys, reads its secret and DATABASE_URL, writes rows, streams, upgrades', async () => {
+    const s = await seedOrg(t.deps);
+    owner = s.owner;
+    const p = await seedProject(t.deps, s.org, uniq('node'));
+    slug = p.slug;
+    expect(p.status).toBe('ready');
+    await t.call('setSecretForCli', { projectSlug: slug, key: 'GREETING', value: 'one' }, owner.token);
+
+    const { started, id } = await deploy(t, owner.token, slug, await packDir(nodeAppDir('1')));
+    expect(started.statusCode).toBe(200);
+    expect(started.json()).toMatchObject({
+      status: 'building',
+      appType: 'node',
+      url: `http://${slug}.apps.test`,
+    });
+    const d = await settle(t, owner.token, id);
+    expect(d).toMatchObject({ status: 'live' });
+    expect(d.liveAt).toBeTruthy();
+
+    expect(await json(slug)).toMatchObject({ version: '1', greeting: 'one' });
+    expect((await json(slug, '/db')).visits).toBe(1);
+    expect((await json(slug, '/db')).visits).toBe(2);
+
+    const env = await json(slug, '/env');
+    expect(env.nodeEnv).toBe('production');
+    const allowed = [
+      'DATABASE_URL',
+      'GREETING',
+      'HOME',
+      'HOST',
+      'LANG',
+      'NODE_ENV',
+      'PATH',
+      'PORT',
+      'PWD',
+      'SHLVL',
+      '_',
+    ];
+    expect(env.keys.filter((k: string) => !allowed.includes(k))).toEqual([]);
+
+    const headers = await json(slug, '/headers');
+    expect(headers['x-forwarded-host']).toBe(`${slug}.apps.test`);
+    expect(headers['x-forwarded-proto']).toBe('http');
+    expect(headers['x-forwarded-for']).toContain('127.0.0.1');
+
+    const stream = await viaRouter(t, slug, '/stream');
+    expect(stream.body).toBe('chunk 0\nchunk 1\nchunk 2\n');
+    const big = Buffer.alloc(3 * 1024 * 1024, 7);
+    const echo = await viaRouter(t, slug, '/echo', { method: 'POST', body: big });
+    expect(echo.body.length).toBe(big.length);
+
+    // A WebSocket upgrade through the router.
+    const url = new URL(t.url);
+    const frame = await new Promise<string>((resolve, reject) => {
+      const sock = net.connect(Number(url.port), url.hostname, () =>
+        sock.write(
+          `GET /ws HTTP/1.1\r\nHost: ${slug}.apps.test\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+            'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
+        ),
+      );
+      let buf = '';
+      sock.on('data', (c) => {
+        buf += c.toString('latin1');
+        if (buf.includes('hello from')) {
+          sock.destroy();
+          resolve(buf);
+        }
+      });
+      sock.on('error', reject);
+      setTimeout(() => reject(new Error('no websocket frame')), 5000).unref();
+    });
+    expect(frame).toMatch(/^HTTP\/1\.1 101/);
+    expect(frame).toContain('hello from 1');
+
+    const logs = await waitFor('app logs', async () => {
+      const r = await t.call('getAppLogsForCli', { projectSlug: slug }, owner.token);
+      const lines = r.json().lines as { line: string }[];
+      return lines.some((l) => l.line.startsWith('listening on')) ? lines : null;
+    });
+    expect(logs.at(-1)).toBeTruthy();
+  });
+
+  it('rolls a secret change out within 10 s with no failed request and no deploy', async () => {
+    const before = await json(slug);
+    const loop = requestLoop(slug);
+    const t0 = Date.now();
+    await t.call('setSecretForCli', { projectSlug: slug, key: 'GREETING', value: 'two' }, owner.token);
+    await waitFor('the new greeting', async () => (await json(slug)).greeting === 'two', 10_000);
+    const took = Date.now() - t0;
+    await t.call('removeSecretForCli', { projectSlug: slug, key: 'GREETING' }, owner.token);
+    await waitFor('the greeting to go', async () => (await json(slug)).greeting === null, 10_000);
+    const { ok, failures } = await loop.stop();
+    expect(failures).toEqual([]);
+    expect(ok).toBeGreaterThan(10);
+    expect(took).toBeLessThan(10_000);
+    expect((await json(slug)).pid).not.toBe(before.pid);
+    const list = await t.call('listDeploymentsForCli', { projectSlug: slug }, owner.token);
+    expect(list.json()).toHaveLength(1);
+  });
+
+  it('keeps the old version serving when a deploy fails, and switches with no failed request', async () => {
+    const broken = nodeAppDir('2', {
+      'pier.json': JSON.stringify({
+        start: 'node -e "console.error(\'boom: missing config\'); process.exit(1)"',
+      }),
+    });
+    const loop = requestLoop(slug);
+    const bad = await deploy(t, owner.token, slug, await packDir(broken));
+    expect(bad.started.statusCode).toBe(200);
+    const failed = await settle(t, owner.token, bad.id);
+    expect(failed.status).toBe('failed');
+    expect(failed.errorMessage).toMatch(/exited during start-up \(code 1\)/);
+    expect((await json(slug)).version).toBe('1');
+    await waitFor('the failure in the logs', async () => {
+      const logs = await t.call('getAppLogsForCli', { projectSlug: slug, limit: 20 }, owner.token);
+      return logs.json().lines.some((l: { line: string }) => l.line === 'boom: missing config');
+    });
+
+    const good = await deploy(t, owner.token, slug, await packDir(nodeAppDir('3')));
+    expect((await settle(t, owner.token, good.id)).status).toBe('live');
+    await waitFor('version 3', async () => (await json(slug)).version === '3');
+    const { failures } = await loop.stop();
+    expect(failures).toEqual([]);
+    const list = (await t.call('listDeploymentsForCli', { projectSlug: slug }, owner.token)).json();
+    expect(list.map((d: { status: string }) => d.status)).toEqual(['live', 'failed', 'superseded']);
+    // The database survived the versions.
+    expect((await json(slug, '/db')).visits).toBe(3);
+  });
+
+  it('restarts a crashed app', async () => {
+    const { pid } = await json(slug);
+    process.kill(pid, 'SIGKILL');
+    const back = await waitFor('the app to come back', async () => {
+      const r = await viaRouter(t, slug);
+      return r.status === 200 && JSON.parse(r.body).pid !== pid ? JSON.parse(r.body) : null;
+    });
+    expect(back.version).toBe('3');
+    await waitFor('the crash in the logs', async () => {
+      const logs = (await t.call('getAppLogsForCli', { projectSlug: slug }, owner.token)).json();
+      return logs.lines.some((l: { line: string }) => /the app exited .*; restarting in/.test(l.line));
+    });
+  });
+
+  it('brings live apps back after Pier restarts', async () => {
+    const { pid } = await json(slug);
+    await t.close();
+    expect(() => process.kill(pid, 0)).toThrow(); // stopped with Pier
+    t = await start();
+    await t.runtime!.recovered;
+    expect(await json(slug)).toMatchObject({ version: '3', greeting: null });
+    expect((await json(slug, '/db')).visits).toBe(4);
+  });
+
+  it('answers 404 for unknown slugs, other tenants and Pier routes on app hostnames', async () => {
+    const unknown = await viaRouter(t, 'no-such-app', '/api/fn/whoamiForCli', { method: 'POST' });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers['content-type']).toMatch(/text\/html/);
+    expect(unknown.body).toContain('No app here');
+    const s = await seedOrg(t.deps);
+    const undeployed = await seedProject(t.deps, s.org);
+    expect((await viaRouter(t, undeployed.slug, '/healthz')).status).toBe(404);
+
+    const other = await seedOrg(t.deps);
+    const deps = await t.call('listDeploymentsForCli', { projectSlug: slug }, other.owner.token);
+    expect(deps.json().error.code).toBe('PROJECT_NOT_FOUND');
+    const [latest] = (await t.call('listDeploymentsForCli', { projectSlug: slug }, owner.token)).json();
+    const got = await t.call('getDeploymentForCli', { deploymentId: latest.id }, other.owner.token);
+    expect(got.statusCode).toBe(404);
+    expect(got.json().error.code).toBe('DEPLOYMENT_NOT_FOUND');
+    const start = await t.call('startDeploymentForCli', { deploymentId: latest.id }, other.owner.token);
+    expect(start.statusCode).toBe(404);
+    const logs = await t.call('getAppLogsForCli', { projectSlug: slug }, other.owner.token);
+    expect(logs.statusCode).toBe(404);
+    const create = await t.call('createDeploymentForCli', { projectSlug: slug }, other.owner.token);
+    expect(create.statusCode).toBe(404);
+  });
+});
+
+describe('static sites, quota, bad artifacts, scopes, destroy', () => {
+  it('serves a static site with content types, caching and SPA fallback', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const { id } = await deploy(t, owner.token, p.slug, await packDir(path.join(fixtures, 'static-site')));
+    expect((await settle(t, owner.token, id)).status).toBe('live');
+    const home = await viaRouter(t, p.slug, '/');
+    expect(home.status).toBe(200);
+    expect(home.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(home.headers['cache-control']).toMatch(/must-revalidate/);
+    expect(home.body).toContain('Hello from a static site');
+    const css = await viaRouter(t, p.slug, '/assets/app.css');
+    expect(css.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(css.headers['cache-control']).toBe('public, max-age=3600');
+    const again = await viaRouter(t, p.slug, '/assets/app.css', {
+      headers: { 'if-none-match': String(css.headers.etag) },
+    });
+    expect(again.status).toBe(304);
+    const deep = await viaRouter(t, p.slug, '/orders/42');
+    expect(deep.status).toBe(200);
+    expect(deep.body).toContain('Hello from a static site');
+    expect((await viaRouter(t, p.slug, '/missing.js')).status).toBe(404);
+    expect((await viaRouter(t, p.slug, '/secret.txt')).status).not.toBe(200); // .pierignore
+    expect((await viaRouter(t, p.slug, '/../../../etc/passwd')).body).not.toContain('root:');
+
+    // Free plan: one deployed app per organization.
+    const second = await seedProject(t.deps, org);
+    const quota = await t.call('createDeploymentForCli', { projectSlug: second.slug }, owner.token);
+    expect(quota.statusCode).toBe(400);
+    expect(quota.json().error.code).toBe('QUOTA_EXCEEDED');
+    // Redeploying the same project is fine.
+    const again2 = await t.call('createDeploymentForCli', { projectSlug: p.slug }, owner.token);
+    expect(again2.statusCode).toBe(200);
+
+    // Destroy: the app stops, the hostname is freed, the project leaves the lists.
+    const destroyed = await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
+    expect(destroyed.json()).toEqual({ ok: true, slug: p.slug });
+    expect((await viaRouter(t, p.slug, '/')).status).toBe(404);
+    const list = (await t.call('listMyProjectsForCli', {}, owner.token)).json();
+    expect(list.map((x: { slug: string }) => x.slug)).not.toContain(p.slug);
+    expect((await t.call('getProjectForCli', { slug: p.slug }, owner.token)).statusCode).toBe(404);
+    // The quota slot is free again, and the slug can be taken anew.
+    expect(
+      (await t.call('createDeploymentForCli', { projectSlug: second.slug }, owner.token)).statusCode,
+    ).toBe(200);
+    const reuse = await t.call(
+      'createProjectForCli',
+      { orgSlug: org.slug, slug: p.slug, name: 'Again' },
+      owner.token,
+    );
+    expect(reuse.json()).toMatchObject({ slug: p.slug, status: 'ready' });
+  });
+
+  it('refuses every bad artifact with a clear 4xx and leaves the live app alone', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const site = await deploy(t, owner.token, p.slug, await packDir(path.join(fixtures, 'static-site')));
+    expect((await settle(t, owner.token, site.id)).status).toBe('live');
+    const cases: [string, Buffer, number, string, RegExp][] = [
+      ['not gzip', Buffer.from('just text'), 400, 'ARTIFACT_INVALID', /not a gzip/],
+      [
+        'escaping',
+        makeTarGz([
+          { path: 'index.html', body: 'x' },
+          { path: '../x', body: 'x' },
+        ]),
+        400,
+        'ARTIFACT_INVALID',
+        /outside/,
+      ],
+      ['absolute', makeTarGz([{ path: '/tmp/x', body: 'x' }]), 400, 'ARTIFACT_INVALID', /outside/],
+      [
+        'link out',
+        makeTarGz([
+          { path: 'index.html', body: 'x' },
+          { path: 'l', type: 'symlink', linkpath: '/etc/passwd' },
+        ]),
+        400,
+        'ARTIFACT_INVALID',
+        /outside/,
+      ],
+      [
+        'no app',
+        makeTarGz([{ path: 'README.md', body: 'x' }]),
+        400,
+        'ARTIFACT_INVALID',
+        /No recognisable app/,
+      ],
+      ['too big', Buffer.alloc(100 * 1024 * 1024 + 1), 413, 'ARTIFACT_TOO_LARGE', /larger than 100 MB/],
+    ];
+    for (const [what, artifact, status, code, message] of cases) {
+      const { started, id, uploaded } = await deploy(t, owner.token, p.slug, artifact);
+      if (status === 413 && uploaded === 413) {
+        // The disk store's presigned PUT enforces the size itself; the deployment never got an artifact.
+        expect(started.json().error.code, what).toBe('ARTIFACT_MISSING');
+        expect((await viaRouter(t, p.slug, '/')).body, what).toContain('Hello from a static site');
+        continue;
+      }
+      expect(started.statusCode, what).toBe(status);
+      expect(started.json().error.code, what).toBe(code);
+      expect(started.json().error.message, what).toMatch(message);
+      const d = (await t.call('getDeploymentForCli', { deploymentId: id }, owner.token)).json();
+      expect(d.status, what).toBe('failed');
+      expect((await viaRouter(t, p.slug, '/')).body, what).toContain('Hello from a static site');
+    }
+    // Starting before uploading, and starting twice.
+    const created = (await t.call('createDeploymentForCli', { projectSlug: p.slug }, owner.token)).json();
+    const early = await t.call('startDeploymentForCli', { deploymentId: created.deploymentId }, owner.token);
+    expect(early.json().error.code).toBe('ARTIFACT_MISSING');
+    const twice = await t.call('startDeploymentForCli', { deploymentId: site.id }, owner.token);
+    expect(twice.statusCode).toBe(409);
+  });
+
+  it('deploys with a platform credential holding the deploy scope, and nothing more', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const deployer = await seedPlatform(t.deps, ['deploy']);
+    const creator = await seedPlatform(t.deps, ['project.create']);
+    const denied = await t.call('createDeployment', { projectId: p.id }, creator.token);
+    expect(denied.json().error.code).toBe('PLATFORM_SCOPE_DENIED');
+    const created = await t.call('createDeployment', { projectId: p.id }, deployer.token);
+    expect(created.statusCode).toBe(200);
+    expect(await upload(t, created.json(), await packDir(path.join(fixtures, 'static-site')))).toBe(200);
+    const started = await t.call(
+      'startDeployment',
+      { deploymentId: created.json().deploymentId },
+      deployer.token,
+    );
+    expect(started.json().status).toBe('building');
+    await waitFor('live', async () => {
+      const d = await t.call('getDeployment', { deploymentId: created.json().deploymentId }, deployer.token);
+      return d.json().status === 'live';
+    });
+    for (const [fn, body] of [
+      ['createProjectInOrg', { orgId: org.id, slug: uniq('x'), name: 'x' }],
+      ['setSecretForCli', { projectSlug: p.slug, key: 'A', value: 'b' }],
+      ['listSecretsForCli', { projectSlug: p.slug }],
+    ] as const) {
+      expect((await t.call(fn, body, deployer.token)).statusCode, fn).toBe(403);
+    }
+    const member = await t.call(
+      'startDeploymentForCli',
+      { deploymentId: created.json().deploymentId },
+      owner.token,
+    );
+    expect(member.statusCode).toBe(409);
+  });
+});
+
+describe('pier deploy', () => {
+  it('packs, uploads, follows to live and prints the URL; deployments, logs and destroy', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const home = scratchHome();
+    const o = { url: t.url, home, env: { PIER_TOKEN: owner.token } };
+    const dep = await pier(['deploy', path.join(fixtures, 'static-site'), '--project', p.slug], o);
+    expect(dep.stderr).toMatch(/Packed 4 files/);
+    expect(dep.stderr).toMatch(/Uploaded 100%/);
+    expect(dep.stderr).toMatch(/live/);
+    expect(dep.stdout).toBe(`Live at http://${p.slug}.apps.test\n`);
+    expect(dep.code).toBe(0);
+    expect((await viaRouter(t, p.slug, '/')).body).toContain('Hello from a static site');
+    const list = await pier(['deployments', '--project', p.slug], o);
+    expect(list.stdout).toMatch(/live\s+static/);
+    const none = await pier(['deploy', path.join(fixtures, 'static-site')], o);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/--project/);
+    const gone = await pier(['destroy', p.slug, '--yes'], o);
+    expect(gone.stdout).toBe(`Destroyed ${p.slug}.\n`);
+    expect((await viaRouter(t, p.slug, '/')).status).toBe(404);
+  });
+});

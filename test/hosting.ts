@@ -1,0 +1,157 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { packApp } from '../src/cli/deploy/pack.ts';
+import type { TestApp } from './harness.ts';
+
+// Helpers for hosting tests: build app folders from the fixtures, pack, upload and deploy them.
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const fixtures = path.join(root, 'test/fixtures/hosting');
+
+/** Copies a package and its dependencies (recursively) from Pier's node_modules into an app's. */
+function copyDepTree(name: string, into: string, seen = new Set<string>()): void {
+  if (seen.has(name)) return;
+  seen.add(name);
+  const src = path.join(root, 'node_modules', name);
+  if (!fs.existsSync(src)) return; // optional dependency not installed
+  fs.cpSync(src, path.join(into, name), { recursive: true, dereference: true });
+  const pkg = JSON.parse(fs.readFileSync(path.join(src, 'package.json'), 'utf8'));
+  for (const dep of Object.keys(pkg.dependencies ?? {})) copyDepTree(dep, into, seen);
+}
+
+let pgModules: string | null = null;
+/** node_modules holding `pg` and its dependency tree, built once per test process. */
+function pgNodeModules(): string {
+  if (!pgModules) {
+    pgModules = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'pier-pg-')), 'node_modules');
+    copyDepTree('pg', pgModules);
+  }
+  return pgModules;
+}
+
+/** A Node app folder: the fixture, its dependencies inside, a version and extra files. */
+export function nodeAppDir(version: string, extra: Record<string, string> = {}): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-app-'));
+  fs.cpSync(path.join(fixtures, 'node-app'), dir, { recursive: true });
+  fs.cpSync(pgNodeModules(), path.join(dir, 'node_modules'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'version.json'), JSON.stringify({ version }));
+  for (const [f, body] of Object.entries(extra)) fs.writeFileSync(path.join(dir, f), body);
+  return dir;
+}
+
+export async function packDir(dir: string): Promise<Buffer> {
+  const { file } = await packApp(dir);
+  const buf = fs.readFileSync(file);
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  return buf;
+}
+
+/** PUTs the artifact to the presigned upload URL (Pier's own /blobs URLs go in through inject). */
+export async function upload(
+  t: TestApp,
+  created: { uploadUrl: string; uploadHeaders: Record<string, string> },
+  body: Buffer,
+): Promise<number> {
+  const url = new URL(created.uploadUrl);
+  if (created.uploadUrl.startsWith(t.deps.config.publicUrl)) {
+    const res = await t.app.inject({
+      method: 'PUT',
+      url: url.pathname + url.search,
+      headers: created.uploadHeaders,
+      payload: body,
+    });
+    return res.statusCode;
+  }
+  const res = await fetch(created.uploadUrl, {
+    method: 'PUT',
+    headers: created.uploadHeaders,
+    body: new Uint8Array(body),
+  });
+  return res.status;
+}
+
+/** create → upload → start; returns the start answer (status and body). */
+export async function deploy(t: TestApp, token: string, projectSlug: string, artifact: Buffer) {
+  const created = await t.call('createDeploymentForCli', { projectSlug }, token);
+  if (created.statusCode !== 200) return { created, uploaded: 0, started: created, id: '' };
+  const uploaded = await upload(t, created.json(), artifact);
+  const id = created.json().deploymentId as string;
+  const started = await t.call('startDeploymentForCli', { deploymentId: id }, token);
+  return { created, uploaded, started, id };
+}
+
+export async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  everyMs = 50,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+/** Waits until the deployment leaves building/starting; returns its final view. */
+export async function settle(t: TestApp, token: string, deploymentId: string, timeoutMs = 30_000) {
+  return waitFor(
+    `deployment ${deploymentId} to settle`,
+    async () => {
+      const r = await t.call('getDeploymentForCli', { deploymentId }, token);
+      const d = r.json();
+      return ['live', 'failed', 'superseded'].includes(d.status) ? d : null;
+    },
+    timeoutMs,
+  );
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+export type RouterResponse = { status: number; headers: http.IncomingHttpHeaders; body: string };
+
+/** A request to an app through Pier's router, by Host header (fetch cannot set Host, so plain http). */
+export function viaRouter(
+  t: TestApp,
+  slug: string,
+  pathname = '/',
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; host?: string } = {},
+): Promise<RouterResponse> {
+  const url = new URL(t.url);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: pathname,
+        method: opts.method ?? 'GET',
+        agent,
+        headers: { ...opts.headers, host: opts.host ?? `${slug}.${t.deps.config.appsDomain}` },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).toString(),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
