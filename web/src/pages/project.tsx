@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
-import { ApiError, fn, isManager, type Org, type SessionInfo } from '../api.ts';
+import { fn, isManager, type Org, type SessionInfo } from '../api.ts';
 import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 import { appUrl } from './projects.tsx';
 
-// One project: status, address, region, deployments (once hosting lands) and write-only secrets.
+// One project: status, address, region, deployments with the app's recent logs, and write-only secrets.
 
 type Project = {
   id: string;
@@ -14,12 +14,13 @@ type Project = {
   errorMessage?: string;
 };
 type Deployment = {
-  deploymentId: string;
+  id: string;
   status: string;
   createdAt: string;
+  liveAt: string | null;
   errorMessage?: string;
-  url?: string;
 };
+type LogLine = { id: number; ts: string; stream: 'stdout' | 'stderr' | 'system'; line: string };
 type Secret = { key: string; updatedAt: string };
 
 export function ProjectPage(props: { slug: string; orgs: Org[]; session: SessionInfo }) {
@@ -58,16 +59,12 @@ export function ProjectPage(props: { slug: string; orgs: Org[]; session: Session
   );
 }
 
-// ── Deployments: served by the hosting area's listDeploymentsForCli; until it exists, an empty state.
+// ── Deployments (newest first) from the hosting area, and the app's last log lines.
 function Deployments(props: { slug: string }) {
-  const { data, error } = useLoad(async () => {
-    try {
-      return await fn<Deployment[]>('listDeploymentsForCli', { projectSlug: props.slug });
-    } catch (e) {
-      if (e instanceof ApiError && e.code === 'FUNCTION_NOT_FOUND') return [];
-      throw e;
-    }
-  }, [props.slug]);
+  const { data, error } = useLoad(
+    () => fn<Deployment[]>('listDeploymentsForCli', { projectSlug: props.slug, limit: 20 }),
+    [props.slug],
+  );
   return (
     <section aria-labelledby="deployments-title" class="block">
       <h2 id="deployments-title">Deployments</h2>
@@ -85,9 +82,9 @@ function Deployments(props: { slug: string }) {
           </thead>
           <tbody>
             {data.map((d) => (
-              <tr key={d.deploymentId}>
+              <tr key={d.id}>
                 <td data-label="Deployment">
-                  {d.url ? <a href={d.url}>{d.deploymentId}</a> : d.deploymentId}
+                  <code>{d.id.slice(0, 8)}</code>
                 </td>
                 <td data-label="Status">
                   <span class={`status status-${d.status}`}>{d.status}</span>
@@ -99,7 +96,35 @@ function Deployments(props: { slug: string }) {
           </tbody>
         </table>
       )}
+      {data?.length ? <AppLogs slug={props.slug} /> : null}
     </section>
+  );
+}
+
+function AppLogs(props: { slug: string }) {
+  const { data, error, reload } = useLoad(
+    () => fn<{ lines: LogLine[] }>('getAppLogsForCli', { projectSlug: props.slug, limit: 100 }),
+    [props.slug],
+  );
+  return (
+    <div class="block">
+      <h3 id="logs-title">
+        Recent logs{' '}
+        <button type="button" class="link" onClick={reload}>
+          Refresh
+        </button>
+      </h3>
+      <ErrorNote error={error} />
+      {data === undefined ? null : data.lines.length === 0 ? (
+        <p class="empty">No log lines yet.</p>
+      ) : (
+        <pre class="logs" role="log" aria-labelledby="logs-title" data-testid="app-logs">
+          {data.lines
+            .map((l) => `${l.ts.slice(11, 19)} ${l.stream === 'stdout' ? '' : `[${l.stream}] `}${l.line}`)
+            .join('\n')}
+        </pre>
+      )}
+    </div>
   );
 }
 
