@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
+import { eq } from 'drizzle-orm';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appLogs, deployments } from '../../../src/platform/runtime/tables.ts';
+import { projects } from '../../../src/platform/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedOperator } from '../../seed.ts';
@@ -17,6 +20,8 @@ const PASSWORD = 'a long enough password';
 const owner = { email: `${uniq('owner')}@example.com`, org: uniq('org') };
 let ownerCtx: BrowserContext;
 let page: Page;
+/** The project the secrets test creates; the deployments test reuses it. */
+let shopSlug = '';
 
 beforeAll(async () => {
   ({ t, base } = await startPier());
@@ -189,6 +194,7 @@ describe('dashboard in a browser', () => {
 
   it('creates a project, sets and removes a write-only secret', async () => {
     const slug = uniq('shop');
+    shopSlug = slug;
     await page.goto(`${base}/projects`);
     await page.getByLabel('Name').fill('Shop');
     await page.getByLabel('Slug').fill(slug);
@@ -211,6 +217,49 @@ describe('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Yes, remove' }).click();
     await page.getByTestId('secret-STRIPE_KEY').waitFor({ state: 'detached' });
     await page.getByText('No secrets yet.').waitFor();
+  });
+
+  it("shows a project's deployments with the failure reason and the app's recent logs", async () => {
+    const [project] = await t.deps.db.orm.select().from(projects).where(eq(projects.slug, shopSlug));
+    const at = new Date();
+    const [failed] = await t.deps.db.orm
+      .insert(deployments)
+      .values({
+        projectId: project!.id,
+        orgId: project!.orgId,
+        status: 'failed',
+        artifactKey: 'deployments/x.tar.gz',
+        errorMessage: 'The health check at / did not answer 200 within 30 s.',
+        createdBy: 'user:test',
+        createdAt: at,
+        uploadExpiresAt: at,
+      })
+      .returning();
+    await t.deps.db.orm.insert(appLogs).values([
+      {
+        projectId: project!.id,
+        deploymentId: failed!.id,
+        ts: at,
+        stream: 'stdout',
+        line: 'listening on 3000',
+      },
+      { projectId: project!.id, deploymentId: failed!.id, ts: at, stream: 'stderr', line: 'Error: boom' },
+      {
+        projectId: project!.id,
+        deploymentId: failed!.id,
+        ts: at,
+        stream: 'system',
+        line: 'health check failed',
+      },
+    ]);
+    await page.goto(`${base}/projects/${shopSlug}`);
+    await page.getByText(failed!.id.slice(0, 8)).waitFor();
+    expect(await page.getByText('The health check at / did not answer 200 within 30 s.').count()).toBe(1);
+    const logs = await page.getByTestId('app-logs').textContent();
+    expect(logs).toContain('listening on 3000');
+    expect(logs).toContain('[stderr] Error: boom');
+    expect(logs).toContain('[system] health check failed');
+    await shot(page, '09b-project-deployments');
   });
 
   it('invites a member who sets a password and sees the restricted view', async () => {
