@@ -5,6 +5,7 @@ import { ApiKeysPage } from './pages/api-keys.tsx';
 import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
 import { MembersPage } from './pages/members.tsx';
+import { MemoryPage } from './pages/memory.tsx';
 import { NewOrgPage } from './pages/new-org.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
@@ -85,6 +86,7 @@ function App() {
     page = <ProjectPage slug={decodeURIComponent(projectMatch[1]!)} orgs={orgs} session={session} />;
   else if (path === '/members') page = <MembersPage org={org} user={user} />;
   else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
+  else if (path === '/memory') page = <MemoryPage org={org} />;
   else page = <NotFound />;
 
   const nav: [string, string][] = [
@@ -93,6 +95,7 @@ function App() {
     ['/tokens', 'Tokens'],
     ['/cli', 'CLI sign-in'],
     ['/api-keys', 'API keys'],
+    ['/memory', 'Memory'],
   ];
   return (
     <>
