@@ -85,13 +85,13 @@ describe('memory page in a browser', () => {
     expect(await page.getByRole('link', { name: 'Memory' }).getAttribute('aria-current')).toBe('page');
     // The newest agent is chosen at first; every agent shows its count.
     await page.getByRole('heading', { name: /^Memories of / }).waitFor();
-    expect(await page.getByTestId('agent-Support bot').innerText()).toMatch(/Support bot\s+3/);
-    expect(await page.getByTestId('agent-Sales bot').innerText()).toMatch(/Sales bot\s+0/);
+    expect(await page.getByTestId('agent-Support bot').textContent()).toMatch(/Support bot\s*3/);
+    expect(await page.getByTestId('agent-Sales bot').textContent()).toMatch(/Sales bot\s*0/);
     await page.getByTestId('agent-Support bot').click();
     await page.getByRole('heading', { name: 'Memories of Support bot' }).waitFor();
     const rows = page.getByTestId('memory-row');
     await expect.poll(() => rows.count()).toBe(3);
-    const table = await page.getByRole('table', { name: 'Memories of Support bot' }).innerText();
+    const table = await page.getByRole('table', { name: 'Memories of Support bot' }).textContent();
     expect(table).toContain('The customer prefers invoices as PDF e-mail attachments');
     expect(table).toContain('procedural');
     await shot(page, 'memory-01-list');
@@ -99,7 +99,7 @@ describe('memory page in a browser', () => {
     // Filter by type.
     await page.getByLabel('Type').selectOption('episodic');
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().innerText()).toContain('office plant');
+    expect(await rows.first().textContent()).toContain('office plant');
     await page.getByLabel('Type').selectOption('');
     await expect.poll(() => rows.count()).toBe(3);
 
@@ -107,15 +107,15 @@ describe('memory page in a browser', () => {
     await rows.filter({ hasText: 'PDF e-mail' }).click();
     const detail = page.getByTestId('memory-detail');
     await detail.getByTestId('memory-history').waitFor();
-    expect(await detail.getByTestId('memory-content').innerText()).toBe(
+    expect(await detail.getByTestId('memory-content').textContent()).toBe(
       'The customer prefers invoices as PDF e-mail attachments',
     );
-    expect(JSON.parse(await detail.getByTestId('memory-metadata').innerText())).toEqual({
+    expect(JSON.parse((await detail.getByTestId('memory-metadata').textContent()) ?? '')).toEqual({
       source: 'chat',
       ticket: 42,
     });
-    expect(await detail.innerText()).toContain('billing');
-    expect(await detail.getByTestId('memory-history').innerText()).toContain(
+    expect(await detail.textContent()).toContain('billing');
+    expect(await detail.getByTestId('memory-history').textContent()).toContain(
       'The customer prefers invoices as PDF attachments',
     );
     await shot(page, 'memory-02-detail');
@@ -127,10 +127,10 @@ describe('memory page in a browser', () => {
     await page.getByRole('button', { name: 'Recall', exact: true }).click();
     const results = page.getByTestId('recall-result');
     await results.first().waitFor();
-    expect(await results.first().innerText()).toContain(
+    expect(await results.first().textContent()).toContain(
       'The customer prefers invoices as PDF e-mail attachments',
     );
-    const sims = (await page.getByTestId('similarity').allInnerTexts()).map((s) =>
+    const sims = (await page.getByTestId('similarity').allTextContents()).map((s) =>
       Number(s.replace(/[^0-9.]/g, '')),
     );
     expect(sims[0]).toBeGreaterThan(0.1);
@@ -150,7 +150,7 @@ describe('memory page in a browser', () => {
     await page.getByLabel('Sandbox (test keys)').check();
     await page.getByRole('heading', { name: 'All memories' }).waitFor();
     await expect.poll(() => rows.count()).toBe(1);
-    expect(await rows.first().innerText()).toContain('A sandbox-only test memory');
+    expect(await rows.first().textContent()).toContain('A sandbox-only test memory');
     expect(await page.getByText('No agents in this environment yet.').isVisible()).toBe(true);
     await shot(page, 'memory-04-sandbox');
   });
