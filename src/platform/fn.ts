@@ -28,6 +28,7 @@ import {
   removeMemberForCli,
   setMemberRoleForCli,
 } from './members.ts';
+import { getModelEmbedderForCli } from './model-embedder-fn.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
   listModelProvidersForCli,
@@ -92,6 +93,7 @@ export const functions = [
   listModelProvidersForCli,
   resolveModel,
   getModelUsageForCli,
+  getModelEmbedderForCli,
   listOutboxForCli,
   getOutboxMessageForCli,
   // dashboard: personal tokens, members, organizations, invite links
