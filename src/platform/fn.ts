@@ -35,6 +35,7 @@ import {
   listMemoryCollectionsForCli,
   recallMemoriesForCli,
 } from './memory-dashboard.ts';
+import { getModelEmbedderForCli } from './model-embedder-fn.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
   listModelProvidersForCli,
@@ -99,6 +100,7 @@ export const functions = [
   listModelProvidersForCli,
   resolveModel,
   getModelUsageForCli,
+  getModelEmbedderForCli,
   listOutboxForCli,
   getOutboxMessageForCli,
   // dashboard: memory (read-only, any member)
