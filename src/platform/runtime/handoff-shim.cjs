@@ -84,7 +84,10 @@ function instrument(server) {
     if (event === 'request' || event === 'checkContinue' || event === 'checkExpectation') {
       const info = a.socket?.[kPier];
       if (info) {
+        // After a 421 the connection is closing; requests pipelined behind it reach no one.
+        if (info.refused) return true;
         if (!hostMatches(a.headers.host, info.slug, info.domain)) {
+          info.refused = true;
           misdirected(b);
           return true;
         }
@@ -95,7 +98,12 @@ function instrument(server) {
     } else if (event === 'upgrade') {
       const info = b?.[kPier];
       if (info) {
+        if (info.refused) {
+          b.end();
+          return true;
+        }
         if (!hostMatches(a.headers.host, info.slug, info.domain)) {
+          info.refused = true;
           b.end(
             `HTTP/1.1 421 Misdirected Request\r\nconnection: close\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(MISDIRECTED)}\r\n\r\n${MISDIRECTED}`,
           );
