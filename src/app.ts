@@ -13,6 +13,7 @@ import { sessionResolver } from './dashboard/sessions.ts';
 import { dashboardStaticRoutes } from './dashboard/static-routes.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
+import { interceptConnections } from './platform/runtime/connection-handoff.ts';
 import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
 import { modelProxyRoutes } from './v1/ai/plugin.ts';
@@ -124,6 +125,7 @@ function hostRouterServer(router: HostRouter) {
     server.on('upgrade', (req, socket, head) => {
       if (!router.upgrade(req, socket, head)) socket.destroy();
     });
+    if (router.handoff) interceptConnections(server, (s, head, host) => router.takeConnection(s, head, host));
     return server;
   };
 }

@@ -6,6 +6,7 @@ import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
 import { InboxPage } from './pages/inbox.tsx';
 import { MembersPage } from './pages/members.tsx';
+import { MemoryPage } from './pages/memory.tsx';
 import { NewOrgPage } from './pages/new-org.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
@@ -87,6 +88,7 @@ function App() {
   else if (path === '/members') page = <MembersPage org={org} user={user} />;
   else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
   else if (path === '/inbox') page = <InboxPage org={org} />;
+  else if (path === '/memory') page = <MemoryPage org={org} />;
   else page = <NotFound />;
 
   const nav: [string, string][] = [
@@ -96,6 +98,7 @@ function App() {
     ['/cli', 'CLI sign-in'],
     ['/api-keys', 'API keys'],
     ['/inbox', 'Dev inbox'],
+    ['/memory', 'Memory'],
   ];
   return (
     <>
