@@ -4,6 +4,7 @@ import { type TestApp, testApp } from '../../test/harness.ts';
 import { hasVector, memoryTenant } from '../../test/memory-kit.ts';
 import { expectCredentialGuards, expectError, expectTenantGuards } from '../../test/security.ts';
 import { seedMember, seedOrg, seedUser } from '../../test/seed.ts';
+import type { ManualClock } from '../core/clock.ts';
 import { memoryContext } from '../v1/memory/context.ts';
 
 // The dashboard's memory functions: personal credentials of any member, the memory service underneath,
@@ -60,6 +61,7 @@ describe('memory functions', () => {
   it('list agents with memory counts and collections', async () => {
     const { live, call } = await memoryOrg();
     const a = (await live.post('/memory/agents', { name: 'Support bot' })).json();
+    (t.clock as ManualClock).advance(1000); // newest first: b, then a
     const b = (await live.post('/memory/agents', { name: 'Sales bot' })).json();
     const col = (await live.post('/memory/collections', { name: 'Billing' })).json();
     await live.post('/memory/memories/batch', {
@@ -140,7 +142,10 @@ describe('memory functions', () => {
         metadata: { src: 'chat' },
       })
     ).json();
+    // Versions are ordered by time: let time pass between the two updates.
+    (t.clock as ManualClock).advance(60_000);
     await live.patch(`/memory/memories/${m.id}`, { content: 'Prefers green tea' });
+    (t.clock as ManualClock).advance(60_000);
     await live.patch(`/memory/memories/${m.id}`, { confidence: 0.5 });
     const r = await call('getMemoryForCli', { memoryId: m.id });
     expect(r.statusCode, r.body).toBe(200);
