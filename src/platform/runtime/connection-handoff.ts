@@ -61,8 +61,13 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
       socket.removeListener('data', onData);
       socket.removeListener('error', onGone);
       socket.removeListener('end', onGone);
+      socket.removeListener('timeout', onTimeout);
       socket.setTimeout(0);
       socket.pause();
+    };
+    const onTimeout = () => {
+      done();
+      toServer(socket, head);
     };
     const onGone = () => {
       done();
@@ -79,10 +84,7 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
     socket.on('data', onData);
     socket.on('error', onGone);
     socket.on('end', onGone);
-    socket.setTimeout(PEEK_TIMEOUT_MS, () => {
-      done();
-      toServer(socket, head);
-    });
+    socket.setTimeout(PEEK_TIMEOUT_MS, onTimeout);
     return true;
   } as typeof server.emit;
 }
