@@ -79,7 +79,13 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
       if (end < 0 && head.length < MAX_HEAD) return;
       done();
       const host = end < 0 ? null : headHost(head.toString('latin1', 0, end));
-      if (host === null || !take(socket, head, host)) toServer(socket, head);
+      let taken = false;
+      try {
+        taken = host !== null && take(socket, head, host);
+      } catch {
+        // Could not hand it over: the HTTP server serves it (proxy path).
+      }
+      if (!taken && !socket.destroyed) toServer(socket, head);
     };
     socket.on('data', onData);
     socket.on('error', onGone);
