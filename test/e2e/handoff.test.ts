@@ -96,10 +96,11 @@ beforeAll(async () => {
     const { org, owner } = await seedOrg(t.deps);
     const p = await seedProject(t.deps, org);
     const { id } = await deploy(t, owner.token, p.slug, await packDir(appDir(name)));
-    expect((await settle(t, owner.token, id)).status).toBe('live');
+    expect((await settle(t, owner.token, id, 180_000)).status).toBe('live');
     apps.push({ slug: p.slug, host: `${p.slug}.apps.test` });
   }
-});
+  // Two deploys, the first of which prepares the embedded databases' template: slow on a loaded machine.
+}, 240_000);
 afterAll(async () => {
   await t?.close();
   if (t) await dropAppDatabases(t.deps);

@@ -61,8 +61,13 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
       socket.removeListener('data', onData);
       socket.removeListener('error', onGone);
       socket.removeListener('end', onGone);
+      socket.removeListener('timeout', onTimeout);
       socket.setTimeout(0);
       socket.pause();
+    };
+    const onTimeout = () => {
+      done();
+      toServer(socket, head);
     };
     const onGone = () => {
       done();
@@ -74,15 +79,18 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
       if (end < 0 && head.length < MAX_HEAD) return;
       done();
       const host = end < 0 ? null : headHost(head.toString('latin1', 0, end));
-      if (host === null || !take(socket, head, host)) toServer(socket, head);
+      let taken = false;
+      try {
+        taken = host !== null && take(socket, head, host);
+      } catch {
+        // Could not hand it over: the HTTP server serves it (proxy path).
+      }
+      if (!taken && !socket.destroyed) toServer(socket, head);
     };
     socket.on('data', onData);
     socket.on('error', onGone);
     socket.on('end', onGone);
-    socket.setTimeout(PEEK_TIMEOUT_MS, () => {
-      done();
-      toServer(socket, head);
-    });
+    socket.setTimeout(PEEK_TIMEOUT_MS, onTimeout);
     return true;
   } as typeof server.emit;
 }

@@ -29,6 +29,14 @@ function hostMatches(host, slug, appsDomain) {
   return typeof host === 'string' && appSlugFromHost(host, appsDomain) === slug;
 }
 
+/** hostMatches for a connection, remembering the last Host that matched (clients repeat it every request). */
+function connectionHostMatches(info, host) {
+  if (host === info.lastHost && host !== undefined) return true;
+  if (!hostMatches(host, info.slug, info.domain)) return false;
+  info.lastHost = host;
+  return true;
+}
+
 /**
  * Sets X-Forwarded-For/-Proto/-Host on a request of a handed-over connection, as the proxy path does: a
  * client's X-Forwarded-For is kept and the peer address appended; its -Proto and -Host are replaced.
@@ -86,7 +94,7 @@ function instrument(server) {
       if (info) {
         // After a 421 the connection is closing; requests pipelined behind it reach no one.
         if (info.refused) return true;
-        if (!hostMatches(a.headers.host, info.slug, info.domain)) {
+        if (!connectionHostMatches(info, a.headers.host)) {
           info.refused = true;
           misdirected(b);
           return true;
@@ -102,7 +110,7 @@ function instrument(server) {
           b.end();
           return true;
         }
-        if (!hostMatches(a.headers.host, info.slug, info.domain)) {
+        if (!connectionHostMatches(info, a.headers.host)) {
           info.refused = true;
           b.end(
             `HTTP/1.1 421 Misdirected Request\r\nconnection: close\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(MISDIRECTED)}\r\n\r\n${MISDIRECTED}`,
