@@ -7,7 +7,9 @@ import type { CallerResolver } from './core/auth/resolve.ts';
 import { DiskBlobStore } from './core/blobs/disk.ts';
 import { diskBlobRoutes } from './core/blobs/routes.ts';
 import { errorBody, errors } from './core/errors.ts';
+import { accessLogger } from './core/http/access-log.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
+import { lazyChildLoggerFactory } from './core/http/lazy-logger.ts';
 import { dashboardAuthRoutes } from './dashboard/auth-routes.ts';
 import { sessionResolver } from './dashboard/sessions.ts';
 import { dashboardStaticRoutes } from './dashboard/static-routes.ts';
@@ -50,6 +52,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two: half the logging cost per call.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's pino child is made only if something logs through it (most requests do not).
+    ...(opts.logger === false ? {} : { childLoggerFactory: lazyChildLoggerFactory }),
     // App hostnames are answered by a plain handler in front of Fastify: no routing, hooks or parsing for
     // proxied traffic, and WebSocket upgrades go straight to the app.
     ...(opts.hostRouter ? { serverFactory: hostRouterServer(opts.hostRouter) } : {}),
@@ -73,18 +77,21 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     done();
   });
   // No headers, no body, no query string (where a careless client might put a credential).
-  app.addHook('onResponse', (req, reply, done) => {
-    req.log.info(
-      {
-        method: req.method,
-        path: req.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request',
-    );
-    done();
-  });
+  if (opts.logger !== false) {
+    const access = accessLogger(app.log);
+    app.addHook('onResponse', (req, reply, done) => {
+      const url = req.url;
+      const q = url.indexOf('?');
+      access(
+        req.id,
+        req.method,
+        q < 0 ? url : url.slice(0, q),
+        reply.statusCode,
+        Math.round(reply.elapsedTime * 10) / 10,
+      );
+      done();
+    });
+  }
 
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async (_req, reply) => {
