@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
 import { type CallerResolver, resolveCaller, resolveCallerCached } from '../core/auth/resolve.ts';
 import { errors } from '../core/errors.ts';
+import { fastSerializerCompiler, fastValidatorCompiler } from '../core/http/fast-schemas.ts';
 import type { Deps } from '../deps.ts';
 import { functions } from './fn.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
@@ -104,6 +105,8 @@ export async function functionApiRoutes(
           response: { 200: def.output, ...errorResponses },
         },
         onRequest: authHook(def.auth, deps, opts.resolvers),
+        validatorCompiler: fastValidatorCompiler as never,
+        serializerCompiler: fastSerializerCompiler as never,
       },
       async (req) => {
         // Here rather than in a hook (one less async step per call); the schema has already run.
