@@ -113,7 +113,7 @@ export function MemoryList(props: {
         onRowClick={(m) => props.onOpen(m.id)}
         loading={!list.data && !list.error}
         empty={
-          filters === NO_FILTERS
+          !filters.type && !filters.tier && !filters.collectionId
             ? 'No memories yet. Apps store them with POST /v1/memory/memories.'
             : 'No memories match these filters.'
         }
