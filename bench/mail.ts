@@ -8,6 +8,7 @@ import { Session } from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
@@ -142,26 +143,13 @@ const countStatements = () => {
         }) as typeof tx.query;
         return fn(tx);
       })) as typeof pg.transaction;
-  } else if (deps.db.pool) {
-    const pool = deps.db.pool;
-    const query = pool.query.bind(pool) as (...a: unknown[]) => unknown;
-    pool.query = ((...a: unknown[]) => {
+  } else {
+    // Every statement of every pooled client (pool.query goes through client.query too).
+    const query = pg.Client.prototype.query as (...a: unknown[]) => unknown;
+    pg.Client.prototype.query = function (this: pg.Client, ...a: unknown[]) {
       statements++;
-      return query(...a);
-    }) as typeof pool.query;
-    const connect = pool.connect.bind(pool) as () => Promise<import('pg').PoolClient>;
-    const patched = new WeakSet<object>();
-    pool.connect = (async () => {
-      const client = await connect();
-      if (patched.has(client)) return client;
-      patched.add(client);
-      const q = client.query.bind(client) as (...a: unknown[]) => unknown;
-      client.query = ((...a: unknown[]) => {
-        statements++;
-        return q(...a);
-      }) as typeof client.query;
-      return client;
-    }) as typeof pool.connect;
+      return query.apply(this, a);
+    } as typeof pg.Client.prototype.query;
   }
 };
 
