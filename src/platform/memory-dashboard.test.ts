@@ -61,7 +61,7 @@ describe('memory functions', () => {
   it('list agents with memory counts and collections', async () => {
     const { live, call } = await memoryOrg();
     const a = (await live.post('/memory/agents', { name: 'Support bot' })).json();
-    (t.deps.clock as ManualClock).advance(1000); // newest first needs distinct creation times
+    (t.clock as ManualClock).advance(1000); // newest first: b, then a
     const b = (await live.post('/memory/agents', { name: 'Sales bot' })).json();
     const col = (await live.post('/memory/collections', { name: 'Billing' })).json();
     await live.post('/memory/memories/batch', {
@@ -142,10 +142,10 @@ describe('memory functions', () => {
         metadata: { src: 'chat' },
       })
     ).json();
-    // The test clock stands still; each edit happens a second later so the versions have an order.
-    (t.deps.clock as ManualClock).advance(1000);
+    // Versions are ordered by time: let time pass between the two updates.
+    (t.clock as ManualClock).advance(60_000);
     await live.patch(`/memory/memories/${m.id}`, { content: 'Prefers green tea' });
-    (t.deps.clock as ManualClock).advance(1000);
+    (t.clock as ManualClock).advance(60_000);
     await live.patch(`/memory/memories/${m.id}`, { confidence: 0.5 });
     const r = await call('getMemoryForCli', { memoryId: m.id });
     expect(r.statusCode, r.body).toBe(200);

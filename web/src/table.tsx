@@ -105,20 +105,21 @@ export function Pager(props: {
   offset: number;
   total: number;
   onChange: (offset: number) => void;
-  /** What is counted, e.g. "messages". */
-  noun?: string;
+  /** What is counted: `'memories'`, or `{ one: 'message', many: 'messages' }` to say "1 message". */
+  noun?: string | { one: string; many: string };
 }) {
   const { limit, offset, total } = props;
   if (total === 0) return null;
   const first = Math.min(offset + 1, total);
   const last = Math.min(offset + limit, total);
   const hasPrev = offset > 0;
+  const noun = typeof props.noun === 'string' ? props.noun : total === 1 ? props.noun?.one : props.noun?.many;
   const hasNext = offset + limit < total;
   return (
     <nav class="pager" aria-label="Pages">
       <span role="status" data-testid="pager-range">
         {first}–{last} of {total}
-        {props.noun ? ` ${props.noun}` : ''}
+        {noun ? ` ${noun}` : ''}
       </span>
       <button
         type="button"

@@ -232,6 +232,12 @@ describe('dev inbox in a browser', () => {
     await page.getByLabel('Search').fill('WELCOME');
     await rows().filter({ hasText: 'Welcome to Acme' }).waitFor();
     expect(await rows().count()).toBe(1);
+    // Rows open from the keyboard too.
+    await rows().first().focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Welcome to Acme' }).waitFor();
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('mail-subject');
+    await page.getByRole('button', { name: 'Close message' }).click();
     await page.getByLabel('Status').selectOption('failed');
     await page.getByText('No messages match.').waitFor();
     await page.getByLabel('Status').selectOption('delivered');
@@ -274,6 +280,8 @@ describe('dev inbox in a browser', () => {
     await p2.waitForURL(/\/sign-in/);
     await signIn(p2, other.owner.user.email);
     await p2.getByText('No production mail in the outbox yet.').waitFor();
+    await p2.setViewportSize({ width: 390, height: 844 });
+    await shot(p2, 'inbox-04-empty-mobile');
     const theirs = await callFn(base, 'listOutboxForCli', { orgSlug: a.org.slug }, other.owner.token);
     expect(theirs.status).toBe(404);
     await ctx2.close();

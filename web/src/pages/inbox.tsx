@@ -193,7 +193,13 @@ export function InboxPage(props: { org: Org }) {
         }
       />
       {list ? (
-        <Pager limit={LIMIT} offset={offset} total={list.total} onChange={setOffset} noun="messages" />
+        <Pager
+          limit={LIMIT}
+          offset={offset}
+          total={list.total}
+          onChange={setOffset}
+          noun={{ one: 'message', many: 'messages' }}
+        />
       ) : null}
       <ErrorNote error={messageError} />
       {openId && message?.id === openId ? (

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { fn } from '../api.ts';
+import { type Column, Pager, Table } from '../table.tsx';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
-import { type Column, Pager, Table } from './memory-table.tsx';
 import {
   type AgentChoice,
   type Collection,

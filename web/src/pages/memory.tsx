@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { ApiError, fn, type Org } from '../api.ts';
 import { ErrorNote, Page, useLoad } from '../ui.tsx';
 import { AgentList } from './memory-agents.tsx';
@@ -13,23 +13,24 @@ import './memory.css';
 
 export function MemoryPage(props: { org: Org }) {
   const [environment, setEnvironment] = useState<Env>('production');
-  const [choice, setChoice] = useState<AgentChoice | null>(null);
-  const [openId, setOpenId] = useState<string | null>(null);
   const scope: MemoryScope = { orgSlug: props.org.slug, environment };
+  // Everything below belongs to one organization and environment: answers and choices made for another
+  // (still on screen while the new one loads) are ignored rather than shown or sent.
+  const key = `${props.org.slug}/${environment}`;
   const agents = useLoad(
-    () => fn<AgentPage>('listMemoryAgentsForCli', { ...scope }),
-    [props.org.slug, environment],
+    async () => ({ key, page: await fn<AgentPage>('listMemoryAgentsForCli', { ...scope }) }),
+    [key],
   );
-  // A new organization or environment starts over: its agents are others.
-  useEffect(() => {
-    setChoice(null);
-    setOpenId(null);
-  }, [props.org.slug, environment]);
+  const [picked, setPicked] = useState<{ key: string; choice: AgentChoice } | null>(null);
+  const [opened, setOpened] = useState<{ key: string; id: string } | null>(null);
+  const data = agents.data?.key === key ? agents.data.page : undefined;
+  const openId = opened?.key === key ? opened.id : null;
+  const setOpenId = (id: string | null) => setOpened(id ? { key, id } : null);
 
-  const first = agents.data?.items[0];
+  const first = data?.items[0];
   const current: AgentChoice | null =
-    choice ??
-    (agents.data ? (first ? { kind: 'agent', id: first.id, name: first.name } : { kind: 'all' }) : null);
+    (picked?.key === key ? picked.choice : null) ??
+    (data ? (first ? { kind: 'agent', id: first.id, name: first.name } : { kind: 'all' }) : null);
   const unavailable =
     agents.error instanceof ApiError && agents.error.code === 'VECTOR_EXTENSION_MISSING'
       ? agents.error
@@ -62,13 +63,18 @@ export function MemoryPage(props: { org: Org }) {
       ) : (
         <ErrorNote error={agents.error} />
       )}
-      {agents.data && current ? (
+      {!data && !agents.error ? (
+        <p class="loading-note" role="status">
+          Loading…
+        </p>
+      ) : null}
+      {data && current ? (
         <div class="memory-layout">
           <AgentList
-            data={agents.data}
+            data={data}
             current={current}
             onChoose={(c) => {
-              setChoice(c);
+              setPicked({ key, choice: c });
               setOpenId(null);
             }}
           />
@@ -83,7 +89,7 @@ export function MemoryPage(props: { org: Org }) {
             {openId ? (
               <MemoryDetailPanel scope={scope} memoryId={openId} onClose={() => setOpenId(null)} />
             ) : null}
-            <RecallPanel scope={scope} agent={current} onOpen={setOpenId} />
+            <RecallPanel key={key} scope={scope} agent={current} onOpen={setOpenId} />
           </div>
         </div>
       ) : null}
