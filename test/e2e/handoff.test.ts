@@ -26,8 +26,9 @@ function appDir(name: string): string {
   );
   fs.writeFileSync(
     path.join(dir, 'server.js'),
-    `require('node:http').createServer((req, res) => res.end(JSON.stringify({ app: ${JSON.stringify(name)}, ` +
-      "peerPort: req.socket.remotePort, ipc: typeof process.send === 'function', xfh: req.headers['x-forwarded-host'] })))" +
+    `require('node:http').createServer((req, res) => { let bytes = 0; req.on('data', (c) => { bytes += c.length; });` +
+      ` req.on('end', () => res.end(JSON.stringify({ app: ${JSON.stringify(name)}, bytes, ` +
+      "peerPort: req.socket.remotePort, ipc: typeof process.send === 'function', xfh: req.headers['x-forwarded-host'] }))); })" +
       ".listen(Number(process.env.PORT), '127.0.0.1');\n",
   );
   return dir;
@@ -124,6 +125,20 @@ describe('connection hand-off', () => {
     expect(body).toMatchObject({ app: 'app-a', peerPort: c.sock.localPort, ipc: true, xfh: a!.host });
     c.send(a!.host);
     expect(JSON.parse((await c.next())!.body).peerPort).toBe(c.sock.localPort);
+    c.sock.destroy();
+  });
+
+  it('streams a large body of the first request through the hand-off', async () => {
+    const [a] = apps;
+    const c = rawClient(port());
+    await c.ready;
+    const body = Buffer.alloc(2 * 1024 * 1024, 1);
+    c.sock.write(`POST /upload HTTP/1.1\r\nHost: ${a!.host}\r\nContent-Length: ${body.length}\r\n\r\n`);
+    // The rest arrives after the router has read the head and handed the connection over.
+    await new Promise((r) => setTimeout(r, 50));
+    c.sock.write(body);
+    const got = JSON.parse((await c.next())!.body);
+    expect(got).toMatchObject({ app: 'app-a', bytes: body.length, peerPort: c.sock.localPort });
     c.sock.destroy();
   });
 

@@ -1,3 +1,4 @@
+import type { Queryable } from '../../core/db/client.ts';
 import type { Deps } from '../../deps.ts';
 import { addressOf, domainOf } from './addresses.ts';
 import { storeInOutbox } from './outbox.ts';
@@ -25,14 +26,15 @@ export type Claimed = {
 
 // A job only claims the e-mail it was queued for: once the sweeper re-queued an e-mail under a new job,
 // an older job for it (jobId given) finds nothing. Claiming, the `sending` events and the suppression
-// lookup are one statement for the whole batch.
+// lookup are one statement for the whole batch. \`m.id = ANY($3)\` is there for the planner: PGlite never
+// analyzes tables (no autovacuum), and joining on the JSON rows alone made it scan all of mail_emails.
 const CLAIM_SQL = `
 WITH j AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS j(email_id uuid, job_id uuid)
 ), c AS (
   UPDATE mail_emails m SET status = 'sending', attempts = m.attempts + 1, updated_at = $2
   FROM j
-  WHERE m.id = j.email_id AND m.status IN ('scheduled', 'queued')
+  WHERE m.id = ANY($3::uuid[]) AND m.id = j.email_id AND m.status IN ('scheduled', 'queued')
     AND (j.job_id IS NULL OR m.job_id IS NULL OR m.job_id = j.job_id)
   RETURNING m.id, m.org_id, m.environment, m."from", m."to", m.to_addresses, m.subject, m.html, m.text,
     m.reply_to, m.message_id, m.attempts
@@ -46,15 +48,31 @@ SELECT c.*, ARRAY(
 ) AS suppressed
 FROM c`;
 
+/**
+ * Runs a batch statement on the primary key. PGlite has no autovacuum, so tables are never analyzed and
+ * the planner, costing a small table, scans all of mail_emails (dead row versions included) for every
+ * batch: the claim got slower with every mail ever sent. PostgreSQL's statistics need no help.
+ */
+export async function byPrimaryKey<T>(deps: Deps, run: (q: Queryable) => Promise<T>): Promise<T> {
+  if (deps.db.kind !== 'pglite') return run(deps.db);
+  return deps.db.transaction(async (tx) => {
+    await tx.query('SET LOCAL enable_seqscan = off');
+    return run(tx);
+  });
+}
+
 /** Claims the e-mails of a batch; those cancelled or already handled are left out. */
 export async function claimBatch(
   deps: Deps,
   items: { emailId: string; jobId: string | null }[],
 ): Promise<Claimed[]> {
-  const { rows } = await deps.db.query<Record<string, unknown>>(CLAIM_SQL, [
-    JSON.stringify(items.map((i) => ({ email_id: i.emailId, job_id: i.jobId }))),
-    deps.clock.now().toISOString(),
-  ]);
+  const { rows } = await byPrimaryKey(deps, (q) =>
+    q.query<Record<string, unknown>>(CLAIM_SQL, [
+      JSON.stringify(items.map((i) => ({ email_id: i.emailId, job_id: i.jobId }))),
+      deps.clock.now().toISOString(),
+      items.map((i) => i.emailId),
+    ]),
+  );
   return rows.map((r) => ({
     id: r.id as string,
     orgId: r.org_id as string,

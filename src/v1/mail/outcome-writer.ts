@@ -1,6 +1,7 @@
 import type { Queryable } from '../../core/db/client.ts';
 import { positionalInserts } from '../../core/db/positional.ts';
 import type { Deps } from '../../deps.ts';
+import { byPrimaryKey } from './delivery.ts';
 import type { EmailStatus } from './tables.ts';
 import type { Rejection } from './transport.ts';
 
@@ -30,6 +31,7 @@ export type Outcome = {
 type Pending = { o: Outcome; resolve: () => void; reject: (err: unknown) => void };
 
 // Only e-mails still `sending` move on: a second outcome for the same attempt is dropped with its events.
+// `m.id = ANY($4)` and byPrimaryKey keep the plan on the primary key (PGlite never analyzes tables).
 const FLUSH_SQL = `
 WITH v AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS v(id uuid, status text, failure_reason text,
@@ -39,7 +41,7 @@ WITH v AS (
     message_id = COALESCE(v.message_id, m.message_id), sent_at = COALESCE(v.sent_at, m.sent_at),
     delivered_at = COALESCE(v.delivered_at, m.delivered_at), job_id = COALESCE(v.job_id, m.job_id),
     updated_at = $2
-  FROM v WHERE m.id = v.id AND m.status = 'sending'
+  FROM v WHERE m.id = ANY($4::uuid[]) AND m.id = v.id AND m.status = 'sending'
   RETURNING m.id
 )
 INSERT INTO mail_events (email_id, type, at, detail)
@@ -117,8 +119,9 @@ export class OutcomeWriter {
       job_id: jobIds.get(o.id) ?? null,
     }));
     const events = outcomes.flatMap((o) => o.events.map((e) => ({ e: o.id, t: e.type, d: e.detail ?? {} })));
-    const run = async (q: Queryable) => {
-      await q.query(FLUSH_SQL, [JSON.stringify(rows), now, JSON.stringify(events)]);
+    const run = async (q: Queryable, inTx = true) => {
+      if (inTx && deps.db.kind === 'pglite') await q.query('SET LOCAL enable_seqscan = off');
+      await q.query(FLUSH_SQL, [JSON.stringify(rows), now, JSON.stringify(events), rows.map((r) => r.id)]);
     };
     const suppressions = outcomes.flatMap((o) =>
       (o.suppress?.rejected ?? []).map((r) => [
@@ -130,7 +133,7 @@ export class OutcomeWriter {
         now,
       ]),
     );
-    if (!retries.length && !suppressions.length) return run(deps.db);
+    if (!retries.length && !suppressions.length) return byPrimaryKey(deps, (q) => run(q, false));
     // Rare cases (re-queues, bounces) take a transaction: the new job exists exactly when the e-mail is
     // back to `queued` pointing at it.
     for (const o of retries) jobIds.set(o.id, crypto.randomUUID());
