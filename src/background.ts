@@ -4,6 +4,7 @@ import type { Deps } from './deps.ts';
 import { startAccessCache } from './platform/access-cache.ts';
 import { announceSecretChanges, startHostingRuntime } from './platform/runtime/runtime.ts';
 import { IDEMPOTENCY_PRUNE_CRON } from './v1/idempotency.ts';
+import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB } from './v1/mail/sweeper.ts';
 import { closeMailTransport } from './v1/mail/worker.ts';
 import { scheduleMemoryJobs } from './v1/memory/worker.ts';
 
@@ -31,11 +32,12 @@ export async function startBackground(
     await deps.jobs.schedule('blobs.sweep-temp', SWEEP_TEMP_CRON, {});
     await scheduleMemoryJobs(deps);
     await deps.jobs.schedule('v1.idempotency.prune', IDEMPOTENCY_PRUNE_CRON, {});
+    await deps.jobs.schedule(MAIL_SWEEP_JOB, MAIL_SWEEP_CRON, {});
     await deps.jobs.work();
   }
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
-    closeMailTransport(deps);
+    await closeMailTransport(deps);
     await stopAccessCache();
     await hosting?.stop();
     await unlisten();

@@ -4,6 +4,7 @@ import { webhookDeliverJob } from './core/webhooks.ts';
 import { reembedJob } from './platform/reembed.ts';
 import { deployJob } from './platform/runtime/deploy-job.ts';
 import { pruneIdempotencyJob } from './v1/idempotency.ts';
+import { mailSweepJob } from './v1/mail/sweeper.ts';
 import { mailDeliverJob } from './v1/mail/worker.ts';
 import { memoryCompactJob, memoryEmbedJob, memoryTiersJob } from './v1/memory/worker.ts';
 
@@ -17,6 +18,7 @@ export const jobDefs = [
   memoryEmbedJob,
   memoryTiersJob,
   mailDeliverJob,
+  mailSweepJob,
   pruneIdempotencyJob,
   deployJob,
 ] as const satisfies readonly JobDef[];

@@ -198,3 +198,65 @@ describe.skipIf(!onPostgres)('JobQueue across processes (PostgreSQL)', () => {
     }
   });
 });
+
+describe('JobQueue handleMany', () => {
+  it('hands batches of up to batchSize jobs to the handler, claimed in one go, and polls again at once', async () => {
+    const { db, drop } = await openTestDb();
+    const batches: number[][] = [];
+    let failing = true;
+    const q = new JobQueue(db, { pollingIntervalSeconds: 2 });
+    q.register([
+      defineJob({
+        name: 'test.many',
+        schema: z.object({ n: z.number() }),
+        batchSize: 5,
+        handleMany: async (jobs) => {
+          batches.push(jobs.map((j) => j.data.n));
+        },
+      }),
+      defineJob({
+        name: 'test.many-fail',
+        schema: z.object({}),
+        batchSize: 5,
+        handleMany: async () => {
+          if (failing) throw new Error('boom');
+        },
+      }),
+    ]);
+    q.bind(undefined);
+    await q.start();
+    try {
+      // Inserted in one statement before the worker starts, so the worker finds a deep queue.
+      const ids = await q.insert(Array.from({ length: 12 }, (_, n) => ({ name: 'test.many', data: { n } })));
+      expect(ids).toHaveLength(12);
+      const [bad] = await q.insert([{ name: 'test.many-fail', data: {} }]);
+      const t0 = Date.now();
+      await q.work();
+      await until('all batches', () => batches.flat().length >= 12);
+      // Three batches back to back: a busy worker does not wait out its 2 s polling interval.
+      expect(Date.now() - t0).toBeLessThan(1800);
+      expect(batches.map((b) => b.length)).toEqual([5, 5, 2]);
+      expect(batches.flat().sort((x, y) => x - y)).toEqual([...Array(12).keys()]);
+      for (const id of ids) expect((await q.boss.getJobById('test.many', id))?.state).toBe('completed');
+      // A throwing batch fails its jobs (pg-boss retries them when the job has retries).
+      await until(
+        'failed batch',
+        async () => (await q.boss.getJobById('test.many-fail', bad!))?.state === 'failed',
+      );
+      failing = false;
+      // A job inside a transaction that rolls back never exists.
+      await db
+        .transaction(async (tx) => {
+          await q.insert([{ name: 'test.many', data: { n: 99 } }], { tx });
+          throw new Error('rollback');
+        })
+        .catch(() => {});
+      await sleep(2500);
+      expect(batches.flat()).not.toContain(99);
+    } finally {
+      await q.stop(2000);
+      await db.close();
+      await drop();
+    }
+  }, 60_000);
+});

@@ -28,6 +28,13 @@ import {
   removeMemberForCli,
   setMemberRoleForCli,
 } from './members.ts';
+import {
+  getMemoryForCli,
+  listMemoriesForCli,
+  listMemoryAgentsForCli,
+  listMemoryCollectionsForCli,
+  recallMemoriesForCli,
+} from './memory-dashboard.ts';
 import { getModelEmbedderForCli } from './model-embedder-fn.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
@@ -96,6 +103,12 @@ export const functions = [
   getModelEmbedderForCli,
   listOutboxForCli,
   getOutboxMessageForCli,
+  // dashboard: memory (read-only, any member)
+  listMemoryAgentsForCli,
+  listMemoryCollectionsForCli,
+  listMemoriesForCli,
+  getMemoryForCli,
+  recallMemoriesForCli,
   // dashboard: personal tokens, members, organizations, invite links
   createTokenForCli,
   listTokensForCli,

@@ -127,6 +127,7 @@ export const IDEMPOTENCY_PRUNE_CRON = '23 * * * *';
 /** Hourly (background.ts): deletes Idempotency-Key records past their 24 h window. */
 export const pruneIdempotencyJob = defineJob({
   name: 'v1.idempotency.prune',
+  cronOnly: true,
   schema: z.object({}),
   handle: async (_data, { deps }: { deps: Deps }) => {
     await pruneIdempotency(deps);

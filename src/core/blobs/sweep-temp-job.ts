@@ -9,6 +9,7 @@ export const SWEEP_TEMP_CRON = '17 * * * *';
 
 export const sweepBlobTempJob = defineJob({
   name: 'blobs.sweep-temp',
+  cronOnly: true,
   schema: z.object({
     // An hour by default: far longer than any upload that is still making progress.
     olderThanMs: z

@@ -11,6 +11,11 @@ import pg from 'pg';
 
 export type Orm = PgDatabase<PgQueryResultHKT>;
 
+/** Something that runs parameterised SQL: the database itself or one of its transactions. */
+export type Queryable = {
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
+};
+
 export type Db = {
   kind: 'pglite' | 'postgres';
   orm: Orm;
@@ -18,6 +23,8 @@ export type Db = {
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<{ rows: T[] }>;
   /** One or more statements without parameters. */
   exec(text: string): Promise<void>;
+  /** Runs fn in one transaction (raw SQL; committed when fn resolves, rolled back when it throws). */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** Extensions that migrations found available (e.g. 'vector'). */
   features: Set<string>;
   pglite?: PGlite;
@@ -49,6 +56,15 @@ async function openPglite(dataDir?: string): Promise<Db> {
     exec: async (text) => {
       await client.exec(text);
     },
+    transaction: (fn) =>
+      client.transaction((tx) =>
+        fn({
+          query: async (text, params) => {
+            const r = await tx.query(text, params as unknown[]);
+            return { rows: r.rows as never[] };
+          },
+        }),
+      ),
     close: async () => {
       if (!client.closed) await client.close();
     },
@@ -72,6 +88,22 @@ async function openPostgres(url: string, poolSize: number): Promise<Db> {
     },
     exec: async (text) => {
       await pool.query(text);
+    },
+    transaction: async (fn) => {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const out = await fn({
+          query: async (text, params) => ({ rows: (await client.query(text, params as unknown[])).rows }),
+        });
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
     },
     close: async () => {
       await pool.end();

@@ -1,4 +1,5 @@
 import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
+import { positionalInserts } from '../../core/db/positional.ts';
 import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
@@ -14,10 +15,10 @@ import {
 } from './schema.ts';
 import { mailEmails, mailEvents, mailSuppressions } from './tables.ts';
 import { findTemplate, renderTemplate } from './templates.ts';
-import { enqueueDeliveries } from './worker.ts';
+import { queueDeliveries } from './worker.ts';
 
-// Mail's logic: accept (validate everything first, then insert all records and their first event in one
-// transaction, then queue the deliveries), read, cancel, resend, suppressions. Delivery is worker.ts.
+// Mail's logic: accept (validate everything first, then insert all records, their first event and their
+// delivery jobs in one transaction), read, cancel, resend, suppressions. Delivery is worker.ts.
 
 type EmailRow = typeof mailEmails.$inferSelect;
 type NewEmail = typeof mailEmails.$inferInsert;
@@ -96,33 +97,96 @@ async function prepare(
   };
 }
 
+const EMAIL_COLUMNS = [
+  'id',
+  'org_id',
+  'environment',
+  'from',
+  'from_address',
+  'to',
+  'to_addresses',
+  'subject',
+  'html',
+  'text',
+  'reply_to',
+  'template_id',
+  'broadcast_id',
+  'resent_from',
+  'status',
+  'scheduled_at',
+  'created_at',
+  'updated_at',
+  'job_id',
+] as const;
+const arrays = { to: textArray, to_addresses: textArray, reply_to: textArray };
+function textArray(p: string) {
+  return `${p}::text[]`;
+}
+
+/**
+ * Inserts the e-mails, their first events and their delivery jobs in one transaction (one multi-row
+ * INSERT each), so an accepted e-mail always has its job.
+ */
 async function insertAndQueue(deps: Deps, rows: NewEmail[]): Promise<EmailRow[]> {
   const now = deps.clock.now();
-  const inserted = await deps.db.orm.transaction(async (tx) => {
-    const out: EmailRow[] = [];
-    // Chunks keep each statement's parameter count well under PostgreSQL's limit.
-    for (let i = 0; i < rows.length; i += 200) {
-      out.push(
-        ...(await tx
-          .insert(mailEmails)
-          .values(rows.slice(i, i + 200))
-          .returning()),
-      );
-    }
-    for (let i = 0; i < out.length; i += 500) {
-      await tx.insert(mailEvents).values(
-        out.slice(i, i + 500).map((e) => ({
-          emailId: e.id,
-          type: e.status,
-          at: now,
-          detail: e.scheduledAt ? { scheduledAt: e.scheduledAt.toISOString() } : {},
-        })),
-      );
-    }
-    return out;
+  const full: EmailRow[] = rows.map((r) => ({
+    id: crypto.randomUUID(),
+    jobId: crypto.randomUUID(),
+    replyTo: null,
+    templateId: null,
+    broadcastId: null,
+    resentFrom: null,
+    failureReason: null,
+    messageId: null,
+    attempts: 0,
+    scheduledAt: null,
+    sentAt: null,
+    deliveredAt: null,
+    html: null,
+    text: null,
+    ...r,
+  })) as EmailRow[];
+  const emailRows = full.map((e) => [
+    e.id,
+    e.orgId,
+    e.environment,
+    e.from,
+    e.fromAddress,
+    e.to,
+    e.toAddresses,
+    e.subject,
+    e.html,
+    e.text,
+    e.replyTo,
+    e.templateId,
+    e.broadcastId,
+    e.resentFrom,
+    e.status,
+    e.scheduledAt?.toISOString() ?? null,
+    e.createdAt.toISOString(),
+    e.updatedAt.toISOString(),
+    e.jobId,
+  ]);
+  const eventRows = full.map((e) => [
+    e.id,
+    e.status,
+    now.toISOString(),
+    JSON.stringify(e.scheduledAt ? { scheduledAt: e.scheduledAt.toISOString() } : {}),
+  ]);
+  await deps.db.transaction(async (tx) => {
+    for (const st of positionalInserts('mail_emails', EMAIL_COLUMNS, emailRows, { exprs: arrays }))
+      await tx.query(st.text, st.params);
+    for (const st of positionalInserts('mail_events', ['email_id', 'type', 'at', 'detail'], eventRows, {
+      exprs: { detail: (p) => `${p}::jsonb` },
+    }))
+      await tx.query(st.text, st.params);
+    await queueDeliveries(
+      deps,
+      tx,
+      full.map((e) => ({ id: e.id, jobId: e.jobId!, scheduledAt: e.scheduledAt })),
+    );
   });
-  await enqueueDeliveries(deps, inserted);
-  return inserted;
+  return full;
 }
 
 export async function sendEmail(deps: Deps, c: ApiKeyCaller, b: SendBody): Promise<EmailOut> {

@@ -49,6 +49,8 @@ export const mailEmails = pgTable(
     failureReason: text('failure_reason'),
     messageId: text('message_id'),
     attempts: integer('attempts').notNull().default(0),
+    /** The delivery job that may claim this e-mail; the sweeper re-queues mail whose job is gone. */
+    jobId: uuid('job_id'),
     scheduledAt: timestamp('scheduled_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
@@ -58,6 +60,8 @@ export const mailEmails = pgTable(
   (t) => [
     index('mail_emails_tenant_created_idx').on(t.orgId, t.environment, t.createdAt),
     index('mail_emails_broadcast_idx').on(t.broadcastId).where(sql`broadcast_id IS NOT NULL`),
+    // The sweeper's scan: only mail still waiting to go out.
+    index('mail_emails_pending_idx').on(t.updatedAt).where(sql`status IN ('queued', 'sending')`),
   ],
 );
 

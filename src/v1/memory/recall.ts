@@ -119,7 +119,12 @@ export function keywordTerms(q: string): string[] {
   return [...new Set([q.trim(), ...words, ...words.map((w) => w.toLowerCase()), q.trim().toLowerCase()])];
 }
 
-export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput) {
+export type RecallOptions = {
+  /** false: a look, not a use (the dashboard's recall panel): accessCount and lastAccessedAt stay as they are. */
+  countAccess?: boolean;
+};
+
+export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
   if (input.agentId) await requireAgent(ctx, s, input.agentId);
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const tiers = input.tiers ?? (input.tier ? [input.tier] : DEFAULT_TIERS);
@@ -146,10 +151,11 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput) {
 
   const threshold = input.threshold ?? 0;
   const out = ranked.filter((m) => m.similarity >= threshold).slice(0, input.limit);
-  ctx.access.record(
-    out.map((m) => m.id),
-    ctx.deps.clock.now(),
-  );
+  if (opts.countAccess !== false)
+    ctx.access.record(
+      out.map((m) => m.id),
+      ctx.deps.clock.now(),
+    );
   return {
     memories: out.map((m) => ({ ...memoryView(m), similarity: Math.round(m.similarity * 1e6) / 1e6 })),
     total: out.length,

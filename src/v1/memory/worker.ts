@@ -34,6 +34,7 @@ export const memoryEmbedJob = defineJob({
 
 export const memoryTiersJob = defineJob({
   name: 'memory.tiers',
+  cronOnly: true,
   schema: z.object({}),
   handle: async (_data, { deps }: { deps: Deps }) => {
     if (!deps.db.features.has('vector')) return;
