@@ -95,7 +95,7 @@ const qr = rng(7);
 const queries = Array.from({ length: QUERIES }, () => memoryText(qr));
 const qvecs = (await deps.models.embed(queries, { model: EMBEDDER })).vectors.map(toVectorLiteral);
 const scopeWhere = `org_id = '${scope.orgId}' AND environment = 'production' AND tier = ANY(ARRAY['hot','warm'])
-  AND embedding_model = ${literal(EMBEDDER)} AND embedding_status = 'ready'`;
+  AND embedding_model = ${literal(EMBEDDER)} AND embedding IS NOT NULL`;
 const dist = `(embedding::${CAST} <=> $1::${CAST})`;
 
 async function topK(vec: string, opts: { exact: boolean; ef?: number; where?: string; k?: number }) {

@@ -2,6 +2,7 @@ CREATE TABLE "model_embedders" (
 	"org_id" uuid PRIMARY KEY NOT NULL,
 	"active_model" text NOT NULL,
 	"active_dimension" integer NOT NULL,
+	"generation" integer DEFAULT 0 NOT NULL,
 	"pending_model" text,
 	"reembed_total" integer DEFAULT 0 NOT NULL,
 	"reembed_done" integer DEFAULT 0 NOT NULL,

@@ -86,10 +86,10 @@ export async function embedderState(deps: Deps, orgId: string): Promise<Embedder
 export async function activeEmbedder(
   deps: Deps,
   orgId: string,
-): Promise<{ model: string; dimension: number | null }> {
+): Promise<{ model: string; dimension: number | null; generation: number }> {
   const configured = configuredEmbedderId(deps);
   const state = await embedderState(deps, orgId);
-  if (!state) return { model: configured, dimension: null };
+  if (!state) return { model: configured, dimension: null, generation: 0 };
   if (state.activeModel !== configured && state.pendingModel !== configured)
     await startReembed(deps, orgId, configured);
   else if (state.activeModel === configured && state.pendingModel)
@@ -98,7 +98,7 @@ export async function activeEmbedder(
       .update(modelEmbedders)
       .set({ pendingModel: null, updatedAt: deps.clock.now() })
       .where(eq(modelEmbedders.orgId, orgId));
-  return { model: state.activeModel, dimension: state.activeDimension };
+  return { model: state.activeModel, dimension: state.activeDimension, generation: state.generation };
 }
 
 /** Makes `model` the pending embedder of an organization and enqueues its re-embedding job. */
@@ -126,22 +126,32 @@ export async function startReembed(deps: Deps, orgId: string, model: string): Pr
 type Tx = Parameters<Parameters<Deps['db']['orm']['transaction']>[0]>[0];
 
 /**
- * Inside the transaction that writes vectors made by `model`: makes `model` the organization's active
- * embedder if it has none, then holds a share lock on its row until commit, so a switch (which takes the
- * row for update) cannot slip between this check and the write. Returns whether `model` is (still) the
- * active embedder; false → the caller embeds again with the new one.
+ * Inside the transaction that writes vectors made by `model` for `generation`: makes `model` the
+ * organization's active embedder if it has none, then holds a share lock on its row until commit, so a
+ * switch (which takes the row for update) cannot slip between this check and the write. Returns whether
+ * `model` and `generation` are (still) the active ones; false → the caller embeds again.
  */
-export async function claimEmbedder(tx: Tx, orgId: string, model: string, dimension: number, now: Date) {
+export async function claimEmbedder(
+  tx: Tx,
+  orgId: string,
+  e: { model: string; dimension: number; generation: number },
+  now: Date,
+): Promise<boolean> {
+  const { model, dimension } = e;
   await tx
     .insert(modelEmbedders)
-    .values({ orgId, activeModel: model, activeDimension: dimension, updatedAt: now })
+    .values({ orgId, activeModel: model, activeDimension: dimension, generation: 0, updatedAt: now })
     .onConflictDoNothing();
   const [row] = await tx
-    .select({ activeModel: modelEmbedders.activeModel, activeDimension: modelEmbedders.activeDimension })
+    .select({
+      activeModel: modelEmbedders.activeModel,
+      activeDimension: modelEmbedders.activeDimension,
+      generation: modelEmbedders.generation,
+    })
     .from(modelEmbedders)
     .where(eq(modelEmbedders.orgId, orgId))
     .for('share');
-  if (row?.activeModel !== model) return false;
+  if (row?.activeModel !== model || row.generation !== e.generation) return false;
   if (row.activeDimension !== dimension)
     throw errors.embedderDimensionMismatch(row.activeDimension, dimension, model);
   return true;
@@ -153,7 +163,9 @@ export async function embedderView(deps: Deps, orgId: string) {
   const configured = configuredEmbedderId(deps);
   return {
     configured,
-    active: state ? { model: state.activeModel, dimension: state.activeDimension } : null,
+    active: state
+      ? { model: state.activeModel, dimension: state.activeDimension, generation: state.generation }
+      : null,
     pending: state?.pendingModel
       ? {
           model: state.pendingModel,

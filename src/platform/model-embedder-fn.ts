@@ -15,7 +15,9 @@ export const getModelEmbedderForCli = defineFn({
   input: z.strictObject({ orgSlug: slugInput }),
   output: z.object({
     configured: z.string(),
-    active: z.object({ model: z.string(), dimension: z.number().int() }).nullable(),
+    active: z
+      .object({ model: z.string(), dimension: z.number().int(), generation: z.number().int() })
+      .nullable(),
     pending: z
       .object({
         model: z.string(),

@@ -40,7 +40,8 @@ export const modelUsage = pgTable(
 /**
  * Each organization's embedder (docs/decisions/025-per-org-embedders.md): the active one, whose vectors
  * recall searches, and a pending one while the `models.reembed` job rewrites the organization's vectors
- * (progress in reembedDone/reembedTotal). The switch from pending to active is one UPDATE.
+ * (progress in reembedDone/reembedTotal). The switch from pending to active is one UPDATE, which also
+ * increments `generation`.
  */
 export const modelEmbedders = pgTable('model_embedders', {
   orgId: uuid('org_id')
@@ -48,6 +49,8 @@ export const modelEmbedders = pgTable('model_embedders', {
     .references(() => orgs.id, { onDelete: 'cascade' }),
   activeModel: text('active_model').notNull(),
   activeDimension: integer('active_dimension').notNull(),
+  /** Counts switches; stores keep two vector slots and write the active one by its parity. */
+  generation: integer('generation').notNull().default(0),
   pendingModel: text('pending_model'),
   reembedTotal: integer('reembed_total').notNull().default(0),
   reembedDone: integer('reembed_done').notNull().default(0),

@@ -15,22 +15,37 @@ import { modelEmbedders } from './models-tables.ts';
 type Tx = Parameters<Parameters<Deps['db']['orm']['transaction']>[0]>[0];
 export type DbLike = Deps['db']['orm'] | Tx;
 
+/** Where a re-embedding writes: vectors from `model` for the organization's next `generation`. */
+export type ReembedTarget = { model: string; generation: number };
+
+/**
+ * An area's vectors. Each row keeps two vector slots; the organization's generation parity picks the
+ * active one, and a re-embedding fills the other (so recall keeps its vectors until the switch).
+ */
 export type VectorStore = {
   name: string;
-  /** How many of the organization's rows still need a vector from `model` (pending ones included). */
-  countStale(deps: Deps, db: DbLike, orgId: string, model: string): Promise<number>;
+  /** How many of the organization's rows lack a vector from the target in the target's slot. */
+  countStale(deps: Deps, db: DbLike, orgId: string, target: ReembedTarget): Promise<number>;
   /** Up to `limit` such rows. */
-  stale(deps: Deps, orgId: string, model: string, limit: number): Promise<{ id: string; text: string }[]>;
+  stale(
+    deps: Deps,
+    orgId: string,
+    target: ReembedTarget,
+    limit: number,
+  ): Promise<{ id: string; text: string }[]>;
   /**
-   * Stores the new vectors, recording `model` beside each (and preparing its index); a row whose text
-   * changed since `stale` read it is left to its own write.
+   * Stores the new vectors in the target's slot (preparing its index); a row whose text changed since
+   * `stale` read it is left to its own write.
    */
   write(
     deps: Deps,
     orgId: string,
     rows: { id: string; text: string; vector: number[] }[],
-    model: string,
+    target: ReembedTarget,
+    dimension: number,
   ): Promise<void>;
+  /** After the switch: empties up to `limit` rows' inactive slot; returns how many it emptied. */
+  clearInactive(deps: Deps, orgId: string, generation: number, limit: number): Promise<number>;
 };
 
 const stores = new Map<string, VectorStore>();
@@ -45,9 +60,9 @@ export function unregisterVectorStore(name: string): void {
 
 export const REEMBED_JOB = 'models.reembed';
 
-async function countAll(deps: Deps, db: DbLike, orgId: string, model: string): Promise<number> {
+async function countAll(deps: Deps, db: DbLike, orgId: string, target: ReembedTarget): Promise<number> {
   let n = 0;
-  for (const s of stores.values()) n += await s.countStale(deps, db, orgId, model);
+  for (const s of stores.values()) n += await s.countStale(deps, db, orgId, target);
   return n;
 }
 
@@ -61,20 +76,23 @@ export async function reembedOrg(deps: Deps, orgId: string, model: string, batch
   const [state] = await db.select().from(modelEmbedders).where(pendingIs);
   if (!state) return null;
   const embedder = await embedderFor(deps, orgId, model);
+  const target = { model, generation: state.generation + 1 };
+  const progress = async (done: number) =>
+    db
+      .update(modelEmbedders)
+      .set({
+        reembedDone: done,
+        reembedTotal: done + (await countAll(deps, db, orgId, target)),
+        updatedAt: deps.clock.now(),
+      })
+      .where(pendingIs);
   let done = 0;
-  await db
-    .update(modelEmbedders)
-    .set({
-      reembedTotal: await countAll(deps, db, orgId, model),
-      reembedDone: 0,
-      updatedAt: deps.clock.now(),
-    })
-    .where(pendingIs);
   let dimension = 0;
+  await progress(0);
   for (;;) {
     for (const store of stores.values()) {
       for (;;) {
-        const rows = await store.stale(deps, orgId, model, batch);
+        const rows = await store.stale(deps, orgId, target, batch);
         if (rows.length === 0) break;
         const vectors = await embedder.embed(rows.map((r) => r.text));
         dimension = vectors[0]!.length;
@@ -82,31 +100,26 @@ export async function reembedOrg(deps: Deps, orgId: string, model: string, batch
           deps,
           orgId,
           rows.map((r, i) => ({ ...r, vector: vectors[i]! })),
-          model,
+          target,
+          dimension,
         );
         done += rows.length;
-        await db
-          .update(modelEmbedders)
-          .set({
-            reembedDone: done,
-            reembedTotal: sql`greatest(${modelEmbedders.reembedTotal}, ${done})`,
-            updatedAt: deps.clock.now(),
-          })
-          .where(pendingIs);
+        await progress(done);
       }
     }
     if (!dimension) dimension = (await embedder.embed(['dimension probe']))[0]!.length;
     // The switch: writers hold this row in share mode while they write, so once it is ours every write
-    // made with the old embedder has committed and is counted here; later writes see the new embedder.
+    // made for the old generation has committed and is counted here; later writes see the new one.
     const switched = await db.transaction(async (tx) => {
       const [row] = await tx.select().from(modelEmbedders).where(pendingIs).for('update');
-      if (!row) return 'gone' as const;
-      if ((await countAll(deps, tx, orgId, model)) > 0) return 'again' as const;
+      if (!row || row.generation !== state.generation) return 'gone' as const;
+      if ((await countAll(deps, tx, orgId, target)) > 0) return 'again' as const;
       await tx
         .update(modelEmbedders)
         .set({
           activeModel: model,
           activeDimension: dimension,
+          generation: target.generation,
           pendingModel: null,
           reembedError: null,
           updatedAt: deps.clock.now(),
@@ -115,8 +128,12 @@ export async function reembedOrg(deps: Deps, orgId: string, model: string, batch
       return 'switched' as const;
     });
     if (switched === 'gone') return null;
-    if (switched === 'switched') return done;
+    if (switched === 'switched') break;
   }
+  // The old vectors are no longer searched: free their space (and their index entries).
+  for (const store of stores.values())
+    while ((await store.clearInactive(deps, orgId, target.generation, 1000)) > 0);
+  return done;
 }
 
 export const reembedJob = defineJob({

@@ -169,7 +169,7 @@ export async function collectionStats(ctx: MemoryContext, s: Scope, id: string) 
   const row = await requireCollection(ctx, s, id);
   const { rows } = await ctx.deps.db.query<{ tier: string; type: string; n: string; bytes: string }>(
     `SELECT tier, type, count(*)::text AS n,
-            coalesce(sum(octet_length(content) + pg_column_size(embedding) + pg_column_size(metadata)
+            coalesce(sum(octet_length(content) + coalesce(pg_column_size(embedding), 0) + coalesce(pg_column_size(embedding_alt), 0) + pg_column_size(metadata)
                          + pg_column_size(tags)), 0)::text AS bytes
        FROM memories WHERE collection_id = $1 AND org_id = $2 AND environment = $3
       GROUP BY tier, type`,

@@ -4,8 +4,9 @@ import { activeEmbedder } from '../../platform/embedders.ts';
 import { requireCollection } from './collections.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash } from './embedding.ts';
-import { writeEmbedded } from './org-embedder.ts';
+import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import { memories, memoryCollections, memoryCompactionJobs, memoryHistory } from './tables.ts';
+import { literal, slotOf } from './vector-indexes.ts';
 
 // Compaction (strategy "summarize"): memories of one agent in one collection whose cosine similarity is
 // at least the collection's threshold are linked; each linked group becomes one semantic summary whose
@@ -201,6 +202,7 @@ export async function runCompaction(ctx: MemoryContext, jobId: string): Promise<
 async function compactCollection(ctx: MemoryContext, job: JobRow) {
   const db = ctx.deps.db.orm;
   const active = await activeEmbedder(ctx.deps, job.orgId);
+  const slot = slotOf(active.generation);
   const rows = await db
     .select({
       id: memories.id,
@@ -213,7 +215,7 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
       updatedAt: memories.updatedAt,
       type: memories.type,
       tier: memories.tier,
-      vec: sql<string>`${memories.embedding}::text`,
+      vec: sql<string>`${sql.raw(slot.vec)}::text`,
     })
     .from(memories)
     .where(
@@ -223,8 +225,7 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
         eq(memories.environment, job.environment),
         ne(memories.tier, 'archived'),
         // Similarities mean something only between vectors of one embedder: the active one.
-        eq(memories.embeddingModel, active.model),
-        eq(memories.embeddingStatus, 'ready'),
+        sql.raw(`${slot.model} = ${literal(active.model)} AND ${slot.vec} IS NOT NULL`),
       ),
     )
     .orderBy(asc(memories.createdAt), asc(memories.id))
@@ -281,9 +282,7 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
             sourceMemoryIds: ids,
             compaction: { jobId: job.id, strategy: job.strategy, model },
           },
-          embedding: e?.vectors?.[0] ?? null,
-          embeddingModel: e!.model,
-          embeddingStatus: e?.vectors ? ('ready' as const) : ('pending' as const),
+          ...vectorColumns(e!, 0),
           createdAt: now,
           updatedAt: now,
         })

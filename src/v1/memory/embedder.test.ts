@@ -84,7 +84,7 @@ describe('memory with a configured embedding model', () => {
     const view = await t.call('getModelEmbedderForCli', { orgSlug: tenant.org.slug }, tenant.owner.token);
     expect(view.json()).toEqual({
       configured: MODEL,
-      active: { model: MODEL, dimension: DIM },
+      active: { model: MODEL, dimension: DIM, generation: 0 },
       pending: null,
     });
   });
@@ -158,7 +158,7 @@ describe('memory with a configured embedding model', () => {
     expect(await plan(MODEL, DIM)).toContain(indexName(MODEL, DIM));
     // The local embedder's index comes with the migration; a large embedder gets a halfvec index.
     expect(await plan('pier-local/hash-384-v1', 384)).toContain(indexName('pier-local/hash-384-v1', 384));
-    await ensureVectorIndex(t.deps, 'pier/big-embedder', 3072);
+    await ensureVectorIndex(t.deps, 'pier/big-embedder', 3072, 0);
     const big = await plan('pier/big-embedder', 3072);
     expect(big).toContain(indexName('pier/big-embedder', 3072));
     const def = await t.deps.db.query<{ indexdef: string }>(

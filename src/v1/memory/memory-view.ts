@@ -1,6 +1,21 @@
+import { sql } from 'drizzle-orm';
 import { memories } from './tables.ts';
 
 // The columns a reply needs (never the embedding's floats) and the reply shape.
+
+// Which of a memory's two vector slots is active depends on its organization's embedder generation
+// (vector-indexes.ts): the model of that slot is the memory's embeddingModel (the other slot's while a
+// pending memory waits), and a null active vector means `pending`.
+const oddGen = (t: string) =>
+  `coalesce((SELECT e.generation FROM model_embedders e WHERE e.org_id = ${t}.org_id), 0) % 2 = 1`;
+function activeModelSql(t: string): string {
+  return `coalesce(CASE WHEN ${oddGen(t)} THEN ${t}.embedding_alt_model ELSE ${t}.embedding_model END,
+    ${t}.embedding_model, ${t}.embedding_alt_model)`;
+}
+function statusSql(t: string): string {
+  return `CASE WHEN (CASE WHEN ${oddGen(t)} THEN ${t}.embedding_alt ELSE ${t}.embedding END) IS NULL
+    THEN 'pending' ELSE 'ready' END`;
+}
 
 export const memoryColumns = {
   id: memories.id,
@@ -15,8 +30,8 @@ export const memoryColumns = {
   metadata: memories.metadata,
   agentId: memories.agentId,
   collectionId: memories.collectionId,
-  embeddingModel: memories.embeddingModel,
-  embeddingStatus: memories.embeddingStatus,
+  embeddingModel: sql<string>`${sql.raw(activeModelSql('"memories"'))}`,
+  embeddingStatus: sql<'ready' | 'pending'>`${sql.raw(statusSql('"memories"'))}`,
   contentHash: memories.contentHash,
   createdAt: memories.createdAt,
   updatedAt: memories.updatedAt,
@@ -37,7 +52,7 @@ export type MemoryRow = {
   agentId: string | null;
   collectionId: string | null;
   embeddingModel: string;
-  embeddingStatus: (typeof memories.$inferSelect)['embeddingStatus'];
+  embeddingStatus: 'ready' | 'pending';
   contentHash: string;
   createdAt: Date;
   updatedAt: Date;
@@ -47,7 +62,7 @@ export type MemoryRow = {
 /** The SQL select list for raw queries, aliased to MemoryRow's keys. */
 export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, m.access_count AS "accessCount",
   m.tags, m.metadata, m.agent_id AS "agentId", m.collection_id AS "collectionId",
-  m.embedding_model AS "embeddingModel", m.embedding_status AS "embeddingStatus", m.content_hash AS "contentHash", m.created_at AS "createdAt",
+  ${activeModelSql('m')} AS "embeddingModel", ${statusSql('m')} AS "embeddingStatus", m.content_hash AS "contentHash", m.created_at AS "createdAt",
   m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());

@@ -1,7 +1,7 @@
 import { ApiError, errors } from '../../core/errors.ts';
 import { activeEmbedder, claimEmbedder, TRANSIENT_CODES } from '../../platform/embedders.ts';
 import type { MemoryContext, Scope } from './context.ts';
-import { ensureVectorIndex } from './vector-indexes.ts';
+import { ensureVectorIndex, slotOf } from './vector-indexes.ts';
 
 // Embedding for memory writes and recall through the organization's active embedder (platform/
 // embedders.ts). A write whose provider is down or timing out is not refused: the memory is stored
@@ -10,27 +10,38 @@ import { ensureVectorIndex } from './vector-indexes.ts';
 type Tx = Parameters<Parameters<MemoryContext['deps']['db']['orm']['transaction']>[0]>[0];
 
 export type Embedded =
-  | { model: string; dimension: number; vectors: number[][] }
-  | { model: string; dimension: null; vectors: null };
+  | { model: string; generation: number; dimension: number; vectors: number[][] }
+  | { model: string; generation: number; dimension: null; vectors: null };
+
+/**
+ * A memory's vector columns for a write of `e`'s i-th vector: the active slot gets it (null while
+ * pending), the other slot is emptied so a re-embedding in progress embeds the new content too.
+ */
+export function vectorColumns(e: Embedded, i: number) {
+  const v = e.vectors?.[i] ?? null;
+  return slotOf(e.generation).vec === 'embedding'
+    ? { embedding: v, embeddingModel: e.model, embeddingAlt: null, embeddingAltModel: null }
+    : { embeddingAlt: v, embeddingAltModel: e.model, embedding: null, embeddingModel: null };
+}
 
 /** Seconds before the first try of a pending memory's embedding (the provider just failed). */
 export const PENDING_RETRY_SEC = 10;
 
 /** Embeds texts with the organization's active embedder; a transient provider failure → pending. */
 export async function embedForWrite(ctx: MemoryContext, orgId: string, texts: string[]): Promise<Embedded> {
-  const { model } = await activeEmbedder(ctx.deps, orgId);
+  const { model, generation } = await activeEmbedder(ctx.deps, orgId);
   const embedder = await ctx.embedderFor(orgId, model);
   try {
     const vectors = await embedder.embed(texts);
     const dimension = vectors[0]!.length;
     if (vectors.length !== texts.length || vectors.some((v) => v.length !== dimension))
       throw errors.modelProviderError(model, undefined);
-    await ensureVectorIndex(ctx.deps, model, dimension);
-    return { model, dimension, vectors };
+    await ensureVectorIndex(ctx.deps, model, dimension, generation);
+    return { model, generation, dimension, vectors };
   } catch (err) {
     if (err instanceof ApiError && TRANSIENT_CODES.has(err.code)) {
       ctx.deps.log.warn({ orgId, model, code: err.code }, 'embedding deferred: the memory is stored pending');
-      return { model, dimension: null, vectors: null };
+      return { model, generation, dimension: null, vectors: null };
     }
     throw err;
   }
@@ -41,7 +52,12 @@ export async function embedForRecall(ctx: MemoryContext, orgId: string, query: s
   const active = await activeEmbedder(ctx.deps, orgId);
   const embedder = await ctx.embedderFor(orgId, active.model);
   const [vector] = await embedder.embed([query]);
-  return { model: active.model, dimension: active.dimension ?? vector!.length, vector: vector! };
+  return {
+    model: active.model,
+    generation: active.generation,
+    dimension: active.dimension ?? vector!.length,
+    vector: vector!,
+  };
 }
 
 /**
@@ -58,7 +74,7 @@ export async function writeEmbedded<T>(
   for (let attempt = 0; ; attempt++) {
     const e = texts.length ? await embedForWrite(ctx, s.orgId, texts) : null;
     const result = await ctx.deps.db.orm.transaction(async (tx) => {
-      if (e?.vectors && !(await claimEmbedder(tx, s.orgId, e.model, e.dimension, ctx.deps.clock.now())))
+      if (e?.vectors && !(await claimEmbedder(tx, s.orgId, e, ctx.deps.clock.now())))
         return { again: true as const };
       return { again: false as const, value: await write(tx, e) };
     });

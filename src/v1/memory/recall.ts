@@ -131,7 +131,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
   // Only the vectors of the organization's active embedder are comparable with the query (pending
   // memories have none yet and are not recalled).
   const q = await embedForRecall(ctx, s.orgId, input.query);
-  const e = embedderSql(q.model, q.dimension, toVectorLiteral(q.vector));
+  const e = embedderSql(q.model, q.dimension, toVectorLiteral(q.vector), q.generation);
   const where = sql`${whereOf(s, { ...input, tiers: [...new Set(tiers)] })} AND ${e.filter}`;
   const pool = input.mode === 'hybrid' ? Math.max(input.limit * 3, 30) : input.limit;
 

@@ -8,7 +8,7 @@ import { maybeAutoCompact } from './compaction.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash, normalizeContent } from './embedding.ts';
 import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
-import { writeEmbedded } from './org-embedder.ts';
+import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
 import { memories, memoryHistory } from './tables.ts';
 
@@ -132,9 +132,7 @@ export async function storeMemories(
                 confidence: p.confidence,
                 tags: cleanTags(p.tags),
                 metadata: p.metadata ?? {},
-                embedding: e.vectors?.[i] ?? null,
-                embeddingModel: e.model,
-                embeddingStatus: e.vectors ? ('ready' as const) : ('pending' as const),
+                ...vectorColumns(e, i),
                 createdAt: now,
                 updatedAt: now,
               })),
@@ -230,11 +228,7 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
   if (!changed) return memoryView(before);
   try {
     await writeEmbedded(ctx, s, contentChanged ? [content] : [], async (tx, e) => {
-      if (e) {
-        set.embedding = e.vectors?.[0] ?? null;
-        set.embeddingModel = e.model;
-        set.embeddingStatus = e.vectors ? 'ready' : 'pending';
-      }
+      if (e) Object.assign(set, vectorColumns(e, 0));
       await tx.insert(memoryHistory).values({
         memoryId: id,
         orgId: s.orgId,

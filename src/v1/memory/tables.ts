@@ -32,8 +32,6 @@ const anyVector = customType<{ data: number[]; driverData: string }>({
   fromDriver: (v) => JSON.parse(String(v)) as number[],
 });
 
-export type EmbeddingStatus = 'ready' | 'pending';
-
 export const memoryAgents = pgTable(
   'memory_agents',
   {
@@ -88,20 +86,21 @@ export const memories = pgTable(
     recentAccessCount: integer('recent_access_count').notNull().default(0),
     tags: text('tags').array().notNull().default([]),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
-    /** Null while `embeddingStatus` is `pending` (the provider was down; a job embeds it later). */
+    // Two vector slots (docs/decisions/025): the organization's embedder generation picks the active one
+    // (even → embedding, odd → embedding_alt); a re-embedding fills the other, and the switch flips the
+    // generation. A null active vector is a memory stored `pending` (its provider was down).
     embedding: anyVector('embedding'),
+    embeddingModel: text('embedding_model'),
+    embeddingAlt: anyVector('embedding_alt'),
+    embeddingAltModel: text('embedding_alt_model'),
     /** Stored so keyword ranking does not re-parse every matching row's content. */
     searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', content)`),
-    /** The embedder id that made (or, pending, will make) the vector; the partial indexes key on it. */
-    embeddingModel: text('embedding_model').notNull(),
-    embeddingStatus: text('embedding_status').$type<EmbeddingStatus>().notNull().default('ready'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     lastAccessedAt: ts('last_accessed_at'),
   },
   (t) => [
-    // The HNSW indexes are partial, one per embedder, created on first use (vector-indexes.ts).
-    index('memories_pending_idx').on(t.orgId, t.createdAt).where(sql`${t.embeddingStatus} = 'pending'`),
+    // The HNSW indexes are partial, one per embedder and slot, created on first use (vector-indexes.ts).
     index('memories_scope_idx').on(t.orgId, t.environment, t.createdAt),
     index('memories_agent_idx').on(t.agentId, t.createdAt),
     index('memories_hash_idx').on(t.contentHash),
