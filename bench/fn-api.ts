@@ -10,6 +10,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import inspector from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,6 +75,7 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
   const { token } = await issuePersonalToken(deps, user.id, 'bench');
   const app = await buildApp(deps);
   app.get('/__bench/cpu', async () => cpuMicros());
+  if (process.env.BENCH_PROF) profileRoutes(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const target: Target = {
@@ -89,6 +91,26 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
     await deps.db.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
     process.exit(0);
+  });
+}
+
+// BENCH_PROF=1: a CPU profile of the measured rounds only (not start-up, migrations, seeding or warm-up),
+// written to /tmp/pierprof; summarise it with bench/prof-summary.ts.
+function profileRoutes(app: import('fastify').FastifyInstance): void {
+  const session = new inspector.Session();
+  session.connect();
+  app.get('/__bench/prof/start', async () => {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 200 });
+    await session.post('Profiler.start');
+    return { ok: true };
+  });
+  app.get('/__bench/prof/stop', async () => {
+    const { profile } = await session.post('Profiler.stop');
+    fs.mkdirSync('/tmp/pierprof', { recursive: true });
+    const file = `/tmp/pierprof/fn-api-${process.pid}-${Date.now()}.cpuprofile`;
+    fs.writeFileSync(file, JSON.stringify(profile));
+    return { file };
   });
 }
 
@@ -115,16 +137,7 @@ async function serveBare(sampleJson: string): Promise<void> {
 // Load side (parent process)
 
 async function startChild(args: string[]): Promise<{ child: ChildProcess; target: Target; sample: unknown }> {
-  const child = spawn(
-    process.execPath,
-    [
-      ...(process.env.BENCH_PROF && args[0] === 'pier' ? ['--cpu-prof', '--cpu-prof-dir=/tmp/pierprof'] : []),
-      self,
-      '--serve',
-      ...args,
-    ],
-    { stdio: ['ignore', 'pipe', 'inherit'] },
-  );
+  const child = spawn(process.execPath, [self, '--serve', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   let buf = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d) => {
@@ -222,10 +235,17 @@ async function runPair(label: string, dbArgs: string[]): Promise<{ pier: Row; ba
     await load(pier.target, 2);
     const bareRows: Row[] = [];
     const pierRows: Row[] = [];
+    const prof = (what: string) =>
+      fetch(pier.target.url.replace('/api/fn/getProjectForCli', `/__bench/prof/${what}`));
+    if (process.env.BENCH_PROF) await prof('start');
     for (let i = 0; i < rounds; i++) {
       bareRows.push(await measure('bare', bare.target));
       pierRows.push(await measure('pier', pier.target));
     }
+    if (process.env.BENCH_PROF)
+      console.log(
+        `CPU profile (${label}): ${((await (await prof('stop')).json()) as { file: string }).file}`,
+      );
     return {
       pier: combine(`Pier getProjectForCli on ${label}`, pierRows),
       bare: combine(`bare Fastify (${label} run)`, bareRows),

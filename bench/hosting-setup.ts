@@ -28,9 +28,9 @@ export async function helloArtifact(version: string): Promise<Buffer> {
   return packDir(dir);
 }
 
-export async function startPier() {
+export async function startPier(env: Record<string, string> = {}) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', APPS_DOMAIN: 'apps.bench' });
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', APPS_DOMAIN: 'apps.bench', ...env });
   const deps = await createDeps(config, { inMemory: true });
   const stopBackground = await startBackground(deps, { worker: true, router: true });
   const app = await buildApp(deps, { logger: false, hostRouter: hostingRuntime(deps)!.router });

@@ -8,11 +8,14 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
+import { configuredEmbedderId } from '../src/platform/embedders.ts';
 import { createAgent } from '../src/v1/memory/agents.ts';
 import { memoryContext, type Scope } from '../src/v1/memory/context.ts';
 import { toVectorLiteral } from '../src/v1/memory/embedding.ts';
 import { RECALL_TUNING, recall } from '../src/v1/memory/recall.ts';
 import { storeMemories } from '../src/v1/memory/service.ts';
+import { HNSW_WITH, indexName, literal } from '../src/v1/memory/vector-indexes.ts';
+import { seedOrg } from '../test/seed.ts';
 import { LABELLED, memoryText, rng } from './memory-corpus.ts';
 
 const N = Number(process.env.BENCH_N ?? 100_000);
@@ -31,11 +34,17 @@ const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 const deps = await createDeps(config, { inMemory: true, keyring: Keyring.random() });
 const db = deps.db;
 const ctx = memoryContext(deps);
-const scope: Scope = { orgId: crypto.randomUUID(), environment: 'production' };
+// A real organization: its embedder is recorded per organization (model_embedders references orgs).
+const { org } = await seedOrg(deps);
+const scope: Scope = { orgId: org.id, environment: 'production' };
+const EMBEDDER = configuredEmbedderId(deps);
+const DIM = 384;
+const INDEX = indexName(EMBEDDER, DIM);
+const CAST = `vector(${DIM})`;
 const r = rng(42);
 
 console.log(
-  `bench/memory: ${N} memories, ${QUERIES} queries, PGlite (in memory), embedder ${ctx.embedder.id}`,
+  `bench/memory: ${N} memories, ${QUERIES} queries, PGlite (in memory), embedder ${EMBEDDER} (index ${INDEX})`,
 );
 console.log(`HNSW m=16 ef_construction=64; ef_search=${RECALL_TUNING.efSearch}\n`);
 
@@ -65,12 +74,12 @@ console.log(
   `ingest, HNSW maintained: ${SAMPLE} memories in ${liveSec.toFixed(1)} s = ${(SAMPLE / liveSec).toFixed(0)} memories/s (batches of ${BATCH})`,
 );
 if (N > SAMPLE) {
-  await db.exec('DROP INDEX memories_embedding_hnsw');
+  await db.exec(`DROP INDEX ${INDEX}`);
   const bulkSec = await ingest(SAMPLE, N);
   const t = now();
   await db.exec(`SET maintenance_work_mem = '512MB'`);
   await db.exec(
-    'CREATE INDEX memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) WITH (m=16, ef_construction=64)',
+    `CREATE INDEX ${INDEX} ON memories USING hnsw ((embedding::${CAST}) vector_cosine_ops) WITH (${HNSW_WITH}) WHERE embedding_model = ${literal(EMBEDDER)}`,
   );
   const buildSec = (now() - t) / 1000;
   const rest = N - SAMPLE;
@@ -84,12 +93,14 @@ console.log(`stored: ${created} memories`);
 // Queries: fresh sentences from the same distribution (not stored), embedded once.
 const qr = rng(7);
 const queries = Array.from({ length: QUERIES }, () => memoryText(qr));
-const qvecs = (await ctx.embedder.embed(queries)).map(toVectorLiteral);
-const scopeWhere = `org_id = '${scope.orgId}' AND environment = 'production' AND tier = ANY(ARRAY['hot','warm'])`;
+const qvecs = (await deps.models.embed(queries, { model: EMBEDDER })).vectors.map(toVectorLiteral);
+const scopeWhere = `org_id = '${scope.orgId}' AND environment = 'production' AND tier = ANY(ARRAY['hot','warm'])
+  AND embedding_model = ${literal(EMBEDDER)} AND embedding_status = 'ready'`;
+const dist = `(embedding::${CAST} <=> $1::${CAST})`;
 
 async function topK(vec: string, opts: { exact: boolean; ef?: number; where?: string; k?: number }) {
   const where = opts.where ? `${scopeWhere} AND ${opts.where}` : scopeWhere;
-  const order = opts.exact ? `(embedding <=> $1::vector) + 0` : `embedding <=> $1::vector`;
+  const order = opts.exact ? `${dist} + 0` : dist;
   const sql = `SELECT id FROM memories WHERE ${where} ORDER BY ${order} LIMIT ${opts.k ?? 10}`;
   if (opts.exact) return (await db.query<{ id: string }>(sql, [vec])).rows.map((x) => x.id);
   const res = await db.pglite!.transaction(async (tx) => {
@@ -105,7 +116,7 @@ if (process.env.BENCH_EXPLAIN) {
   const plan = await db.pglite!.transaction(async (tx) => {
     await tx.exec(`SET LOCAL hnsw.ef_search = 100`);
     return tx.query<{ 'QUERY PLAN': string }>(
-      `EXPLAIN ANALYZE SELECT id FROM memories WHERE ${scopeWhere} ORDER BY embedding <=> $1::vector LIMIT 10`,
+      `EXPLAIN ANALYZE SELECT id FROM memories WHERE ${scopeWhere} ORDER BY ${dist} LIMIT 10`,
       [qvecs[0]],
     );
   });

@@ -1,7 +1,10 @@
 // Requests/s through Pier's host router to a hello-world app, beside the same app hit directly, in the same
 // run. autocannon runs in a child process so it does not share Pier's event loop. Rounds alternate
-// (direct, router, …) and the medians are compared. Run: npm run bench:router
+// (direct, router, …) and the medians are compared.
+// Run: npm run bench:router            (the default configuration: connection hand-off, see decision 020)
+//      npm run bench:router -- --proxy (APP_CONNECTION_HANDOFF=off: every request proxied by the router)
 import { execFile } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { helloArtifact, startPier } from './hosting-setup.ts';
@@ -9,6 +12,7 @@ import { helloArtifact, startPier } from './hosting-setup.ts';
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const PROXY = process.argv.includes('--proxy');
 const bin = path.resolve('node_modules/.bin/autocannon');
 
 // Asynchronous on purpose: Pier runs in this process and must keep serving while autocannon runs.
@@ -24,11 +28,18 @@ async function cannon(port: number, host?: string): Promise<number> {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const pier = await startPier();
+const pier = await startPier({ APP_CONNECTION_HANDOFF: PROXY ? 'off' : 'auto' });
 try {
   await pier.deploy(await helloArtifact('1'));
   const host = `${pier.project.slug}.apps.bench`;
+  console.log(
+    `router path: ${pier.deps.config.appConnectionHandoff ? 'connection hand-off (default)' : 'proxy (APP_CONNECTION_HANDOFF=off)'}; load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
   await cannon(pier.appPort()); // warm-up
+  await cannon(pier.port, host);
   const direct: number[] = [];
   const routed: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
@@ -40,7 +51,7 @@ try {
   console.log(`direct : ${direct.map((x) => x.toFixed(0)).join(', ')} req/s (median ${d.toFixed(0)})`);
   console.log(`router : ${routed.map((x) => x.toFixed(0)).join(', ')} req/s (median ${r.toFixed(0)})`);
   console.log(
-    `ratio router/direct: ${(r / d).toFixed(2)} (target ≥ 0.70: ${r / d >= 0.7 ? 'met' : 'MISSED'})`,
+    `ratio router/direct: ${(r / d).toFixed(2)} (target ≥ 0.70: ${r / d >= 0.7 ? 'met' : 'MISSED'}); load average after ${os.loadavg()[0]!.toFixed(1)}`,
   );
 } finally {
   await pier.stop();

@@ -7,12 +7,15 @@ import type { CallerResolver } from './core/auth/resolve.ts';
 import { DiskBlobStore } from './core/blobs/disk.ts';
 import { diskBlobRoutes } from './core/blobs/routes.ts';
 import { errorBody, errors } from './core/errors.ts';
+import { accessLogger } from './core/http/access-log.ts';
 import { installErrorHandler } from './core/http/error-handler.ts';
+import { lazyChildLoggerFactory } from './core/http/lazy-logger.ts';
 import { dashboardAuthRoutes } from './dashboard/auth-routes.ts';
 import { sessionResolver } from './dashboard/sessions.ts';
 import { dashboardStaticRoutes } from './dashboard/static-routes.ts';
 import type { Deps } from './deps.ts';
 import { functionApiRoutes } from './platform/routes.ts';
+import { interceptConnections } from './platform/runtime/connection-handoff.ts';
 import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
 import { modelProxyRoutes } from './v1/ai/plugin.ts';
@@ -50,6 +53,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     return503OnClosing: true,
     // One access line per request (below) instead of Fastify's two: half the logging cost per call.
     logController: new LogController({ disableRequestLogging: true }),
+    // A request's pino child is made only if something logs through it (most requests do not).
+    ...(opts.logger === false ? {} : { childLoggerFactory: lazyChildLoggerFactory }),
     // App hostnames are answered by a plain handler in front of Fastify: no routing, hooks or parsing for
     // proxied traffic, and WebSocket upgrades go straight to the app.
     ...(opts.hostRouter ? { serverFactory: hostRouterServer(opts.hostRouter) } : {}),
@@ -58,34 +63,36 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, deps.config.publicUrl);
-  // Callback-style hooks: on the hot path each async hook costs a promise and a microtask turn.
+  // Callback-style hooks, and one onRequest hook instead of two: on the hot path each async hook costs a
+  // promise and a microtask turn.
+  const appsDomain = deps.config.appsDomain;
+  const hostSlug = lastValueMemo((host: string | undefined) => appSlugFromHost(host, appsDomain));
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    // Pier's own routes are never reachable through an app hostname, even on a node without the router.
+    const slug = hostSlug(req.headers.host);
+    if (slug !== null) {
+      notFoundPage(reply.raw, slug);
+      reply.hijack();
+    }
     done();
   });
   // No headers, no body, no query string (where a careless client might put a credential).
-  app.addHook('onResponse', (req, reply, done) => {
-    req.log.info(
-      {
-        method: req.method,
-        path: req.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-      },
-      'request',
-    );
-    done();
-  });
-
-  // Pier's own routes are never reachable through an app hostname, even on a node without the router.
-  const appsDomain = deps.config.appsDomain;
-  app.addHook('onRequest', async (req, reply) => {
-    const slug = appSlugFromHost(req.headers.host, appsDomain);
-    if (slug !== null) {
-      notFoundPage(reply.raw, slug);
-      return reply.hijack();
-    }
-  });
+  if (opts.logger !== false) {
+    const access = accessLogger(app.log);
+    app.addHook('onResponse', (req, reply, done) => {
+      const url = req.url;
+      const q = url.indexOf('?');
+      access(
+        req.id,
+        req.method,
+        q < 0 ? url : url.slice(0, q),
+        reply.statusCode,
+        Math.round(reply.elapsedTime * 10) / 10,
+      );
+      done();
+    });
+  }
 
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async (_req, reply) => {
@@ -116,6 +123,19 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   return app;
 }
 
+/** Remembers the last answer: nearly every request to a node carries the same Host header. */
+function lastValueMemo<T>(fn: (key: string | undefined) => T): (key: string | undefined) => T {
+  let lastKey: string | undefined;
+  let last = fn(undefined);
+  return (key) => {
+    if (key !== lastKey) {
+      last = fn(key);
+      lastKey = key;
+    }
+    return last;
+  };
+}
+
 function hostRouterServer(router: HostRouter) {
   return (handler: http.RequestListener) => {
     const server = http.createServer((req, res) => {
@@ -124,6 +144,7 @@ function hostRouterServer(router: HostRouter) {
     server.on('upgrade', (req, socket, head) => {
       if (!router.upgrade(req, socket, head)) socket.destroy();
     });
+    if (router.handoff) interceptConnections(server, (s, head, host) => router.takeConnection(s, head, host));
     return server;
   };
 }

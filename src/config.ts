@@ -46,6 +46,7 @@ const envSchema = z.object({
     .pipe(z.array(z.enum(['api', 'worker', 'router', 'proxy'])).min(1)),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
+  APP_CONNECTION_HANDOFF: z.enum(['on', 'off', 'auto']).default('auto'),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -115,6 +116,12 @@ export type Config = {
   signup: boolean;
   /** How long a new app version has to pass its health check before the deploy fails. */
   appHealthTimeoutMs: number;
+  /**
+   * Hand client connections to Node apps instead of proxying each request (docs/decisions/020). `auto` (the
+   * default) is on unless PUBLIC_URL is https: Pier serves plain HTTP, so then a proxy sits in front, and a
+   * pooling proxy mixes hostnames on one connection.
+   */
+  appConnectionHandoff: boolean;
   s3?: {
     endpoint?: string;
     region: string;
@@ -186,6 +193,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
+    appConnectionHandoff:
+      e.APP_CONNECTION_HANDOFF === 'auto'
+        ? !publicUrl.startsWith('https:')
+        : e.APP_CONNECTION_HANDOFF === 'on',
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

@@ -6,7 +6,7 @@ import { deployJob } from './platform/runtime/deploy-job.ts';
 import { pruneIdempotencyJob } from './v1/idempotency.ts';
 import { mailSweepJob } from './v1/mail/sweeper.ts';
 import { mailDeliverJob } from './v1/mail/worker.ts';
-import { memoryCompactJob, memoryTiersJob } from './v1/memory/worker.ts';
+import { memoryCompactJob, memoryEmbedJob, memoryTiersJob } from './v1/memory/worker.ts';
 
 // The typed registry of every background job: areas add their defineJob()s to this list, and
 // `deps.jobs.enqueue(name, payload)` only compiles for a listed name with a payload its schema accepts.
@@ -15,6 +15,7 @@ export const jobDefs = [
   webhookDeliverJob,
   reembedJob,
   memoryCompactJob,
+  memoryEmbedJob,
   memoryTiersJob,
   mailDeliverJob,
   mailSweepJob,

@@ -50,8 +50,14 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   listModelProvidersForCli: (c) => ({ orgSlug: c.orgSlug }),
   resolveModel: (c) => ({ orgId: c.orgId, model: 'gpt-4o-mini' }),
   getModelUsageForCli: (c) => ({ orgSlug: c.orgSlug }),
+  getModelEmbedderForCli: (c) => ({ orgSlug: c.orgSlug }),
   listOutboxForCli: (c) => ({ orgSlug: c.orgSlug }),
   getOutboxMessageForCli: (c) => ({ orgSlug: c.orgSlug, id: MISSING_ID }),
+  listMemoryAgentsForCli: (c) => ({ orgSlug: c.orgSlug, environment: 'production' }),
+  listMemoryCollectionsForCli: (c) => ({ orgSlug: c.orgSlug, environment: 'sandbox' }),
+  listMemoriesForCli: (c) => ({ orgSlug: c.orgSlug, environment: 'production', tier: 'warm', limit: 5 }),
+  getMemoryForCli: (c) => ({ orgSlug: c.orgSlug, environment: 'production', memoryId: MISSING_ID }),
+  recallMemoriesForCli: (c) => ({ orgSlug: c.orgSlug, environment: 'production', query: 'invoices' }),
   createDeploymentForCli: (c) => ({ projectSlug: c.projectSlug }),
   createDeployment: () => ({ projectId: MISSING_ID }),
   startDeploymentForCli: () => ({ deploymentId: MISSING_ID }),
@@ -75,6 +81,7 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   setMemberRoleForCli: 404,
   removeMemberForCli: 404,
   getOutboxMessageForCli: 404,
+  getMemoryForCli: 404,
   // No provider key in the fuzz tenant and none configured for the platform.
   resolveModel: 404,
   createDeployment: 404,
@@ -84,3 +91,12 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   getDeployment: 404,
   destroyProjectForCli: 404,
 };
+
+/** Functions over memory: on a database without pgvector they answer 503 VECTOR_EXTENSION_MISSING, as v1 does. */
+export const needsVector: ReadonlySet<FunctionName> = new Set<FunctionName>([
+  'listMemoryAgentsForCli',
+  'listMemoryCollectionsForCli',
+  'listMemoriesForCli',
+  'getMemoryForCli',
+  'recallMemoriesForCli',
+]);

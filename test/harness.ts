@@ -39,9 +39,10 @@ export type TestApp = {
   ): Promise<LightMyRequestResponse>;
   /**
    * Closes this app and opens a new one on the same storage (PGlite dataDir or PostgreSQL database) with
-   * the same keyring and clock: what a process restart keeps. Needs `persist: true`.
+   * the same keyring and clock: what a process restart keeps. Needs `persist: true`. `env` replaces the
+   * variables given at start (an operator changing the configuration between two runs).
    */
-  restart(): Promise<TestApp>;
+  restart(env?: Record<string, string>): Promise<TestApp>;
   /** A v1 REST request (`url` relative to /v1) with an optional API key and JSON body. */
   v1(
     method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
@@ -246,11 +247,11 @@ async function build(
         },
         ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
       }),
-    restart: async () => {
+    restart: async (env) => {
       if (!storage || !opts.persist) throw new Error('restart() needs testApp({ persist: true })');
       await shutdown();
       await db.close();
-      return build(opts, await storage.reopen(), storage);
+      return build(env ? { ...opts, env } : opts, await storage.reopen(), storage);
     },
     close: async () => {
       await shutdown();

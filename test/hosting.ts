@@ -116,7 +116,17 @@ export async function settle(t: TestApp, token: string, deploymentId: string, ti
   );
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+// One keep-alive pool per Host, as a browser keeps one per origin: Node's agent pools by address alone, and a
+// connection handed to an app answers 421 for any other hostname (docs/decisions/020-connection-handoff.md).
+const agents = new Map<string, http.Agent>();
+function agentFor(host: string): http.Agent {
+  let a = agents.get(host);
+  if (!a) {
+    a = new http.Agent({ keepAlive: true, maxSockets: 16 });
+    agents.set(host, a);
+  }
+  return a;
+}
 
 export type RouterResponse = { status: number; headers: http.IncomingHttpHeaders; body: string };
 
@@ -128,6 +138,7 @@ export function viaRouter(
   opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; host?: string } = {},
 ): Promise<RouterResponse> {
   const url = new URL(t.url);
+  const host = opts.host ?? `${slug}.${t.deps.config.appsDomain}`;
   return new Promise((resolve, reject) => {
     const req = http.request(
       {
@@ -135,8 +146,8 @@ export function viaRouter(
         port: url.port,
         path: pathname,
         method: opts.method ?? 'GET',
-        agent,
-        headers: { ...opts.headers, host: opts.host ?? `${slug}.${t.deps.config.appsDomain}` },
+        agent: agentFor(host),
+        headers: { ...opts.headers, host },
       },
       (res) => {
         const chunks: Buffer[] = [];

@@ -171,6 +171,16 @@ export const errors = {
     ),
   modelProviderUnavailable: (provider: string) =>
     new ApiError('MODEL_PROVIDER_UNAVAILABLE', 503, `The model provider '${provider}' could not be reached.`),
+  embeddingModelUnavailable: (model: string, why: 'no provider key' | 'no embeddings' | 'key refused') =>
+    new ApiError(
+      'EMBEDDING_MODEL_UNAVAILABLE',
+      503,
+      why === 'no embeddings'
+        ? `The embedding model '${model}' (EMBEDDING_MODEL) is served by a provider without embeddings: set EMBEDDING_MODEL to an embedding model, or unset it to use the built-in embedder.`
+        : why === 'key refused'
+          ? `The provider of the embedding model '${model}' (EMBEDDING_MODEL) refused its key: replace the organization's key (setModelProviderKeyForCli) or the platform's key, or unset EMBEDDING_MODEL to use the built-in embedder.`
+          : `The embedding model '${model}' (EMBEDDING_MODEL) has no provider key: store the organization's key (setModelProviderKeyForCli), set the platform's key (e.g. OPENAI_API_KEY, or PIER_MODELS_URL for pier/ models), or unset EMBEDDING_MODEL to use the built-in embedder.`,
+    ),
   embedderDimensionMismatch: (recorded: number, given: number, model: string) =>
     new ApiError(
       'EMBEDDER_DIMENSION_MISMATCH',

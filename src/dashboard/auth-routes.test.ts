@@ -2,6 +2,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp, uniq } from '../../test/harness.ts';
 import { seedOperator, seedOrg } from '../../test/seed.ts';
+import { mintLoginCode } from '../platform/login-codes.ts';
 
 let t: TestApp;
 let closed: TestApp;
@@ -99,6 +100,19 @@ describe('dashboard sign-up, sign-in and sessions', () => {
     expect(await t.call('listMyOrgsForCli', {}, tok.json().token)).toHaveProperty('statusCode', 200);
     const badBearer = await t.call('listMyOrgsForCli', {}, 'pk.nope.nope', { cookie: s.cookie });
     expect(badBearer.statusCode).toBe(401);
+  });
+
+  it('never consults the session for a function open to anyone (exchangeCliAuthCode)', async () => {
+    // A browser that is signed in to the dashboard and also runs `pier login --code` sends its cookie
+    // without a CSRF header: the exchange needs no caller, so the cookie must not make it fail.
+    const s = await signUp();
+    const { code } = await mintLoginCode(t.deps, { userId: s.user.id, label: 'laptop' });
+    const res = await t.call('exchangeCliAuthCode', { code }, undefined, { cookie: s.cookie });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().token).toMatch(/^pk\./);
+    // Same with a cookie that is no longer valid, or a stale bearer token.
+    const again = await t.call('exchangeCliAuthCode', { code }, 'pk.nope.nope', { cookie: 'pier_session=x' });
+    expect(again.json().error.code).toBe('CODE_USED');
   });
 
   it('signs out with CSRF, and revokeTokenForCli with a session signs that session out', async () => {

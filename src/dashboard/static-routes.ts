@@ -24,9 +24,14 @@ const TYPES: Record<string, string> = {
 };
 
 // The dashboard only talks to its own origin and may never be framed (the approval page hands out codes).
+// Inline styles are allowed because the dev inbox previews mail in a srcdoc iframe, which inherits this
+// policy, and mail HTML is styled inline; scripts stay same-origin files only. frame-src 'self' keeps that
+// iframe from being navigated anywhere else (the preview also carries its own stricter CSP, see
+// web/src/pages/inbox-message.tsx).
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-  "frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+  "connect-src 'self'; frame-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; " +
+  "object-src 'none'";
 
 function isReserved(urlPath: string): boolean {
   return RESERVED.some((p) => urlPath === p || urlPath.startsWith(`${p}/`));

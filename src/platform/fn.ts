@@ -28,6 +28,14 @@ import {
   removeMemberForCli,
   setMemberRoleForCli,
 } from './members.ts';
+import {
+  getMemoryForCli,
+  listMemoriesForCli,
+  listMemoryAgentsForCli,
+  listMemoryCollectionsForCli,
+  recallMemoriesForCli,
+} from './memory-dashboard.ts';
+import { getModelEmbedderForCli } from './model-embedder-fn.ts';
 import { getModelUsageForCli } from './model-usage.ts';
 import {
   listModelProvidersForCli,
@@ -92,8 +100,15 @@ export const functions = [
   listModelProvidersForCli,
   resolveModel,
   getModelUsageForCli,
+  getModelEmbedderForCli,
   listOutboxForCli,
   getOutboxMessageForCli,
+  // dashboard: memory (read-only, any member)
+  listMemoryAgentsForCli,
+  listMemoryCollectionsForCli,
+  listMemoriesForCli,
+  getMemoryForCli,
+  recallMemoriesForCli,
   // dashboard: personal tokens, members, organizations, invite links
   createTokenForCli,
   listTokensForCli,

@@ -62,6 +62,17 @@ describe('structured logs', () => {
       path: '/api/fn/setSecretForCli',
       status: 200,
     });
+    // Exactly one access line per request, in pino's format, the query string (here a token) left out.
+    const access = records.filter((r) => r.msg === 'request');
+    expect(access).toHaveLength(10);
+    for (const r of access) {
+      expect(r).toMatchObject({ level: 30, pid: process.pid, method: expect.any(String) });
+      expect(typeof r.time).toBe('number');
+      expect(typeof r.reqId).toBe('string');
+      expect(typeof r.ms).toBe('number');
+    }
+    expect(access.at(-1)).toMatchObject({ method: 'GET', path: '/api/fn/whoamiForCli', status: 405 });
+    expect(new Set(access.map((r) => r.status))).toEqual(new Set([200, 400, 401, 405]));
     const all = lines.join('\n');
     const forbidden = [secretValue, owner.token, minted, plat, op, code, code.replace('-', '')];
     for (const f of forbidden) {

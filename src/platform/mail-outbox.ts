@@ -1,12 +1,14 @@
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import { getOutboxMessage, listOutbox } from '../v1/mail/outbox.ts';
+import { EMAIL_STATUSES } from '../v1/mail/tables.ts';
 import { orgForUser } from './access.ts';
 import { defineFn } from './fn-kit.ts';
 import { slugInput } from './schemas.ts';
 
 // The dashboard's dev inbox (like Mailpit): the messages the built-in outbox kept, for members of the
-// organization. Both environments unless one is asked for. See docs/mail.md.
+// organization. Both environments unless one is asked for; `search` matches subject, From and To
+// (case-insensitive substring), `status` the e-mail's status. See docs/mail.md.
 
 const envSchema = z.enum(['production', 'sandbox']);
 const summary = z.object({
@@ -16,6 +18,7 @@ const summary = z.object({
   from: z.string(),
   to: z.array(z.string()),
   subject: z.string(),
+  status: z.enum(EMAIL_STATUSES),
   size: z.number().int(),
   createdAt: z.string(),
 });
@@ -27,6 +30,8 @@ export const listOutboxForCli = defineFn({
   input: z.strictObject({
     orgSlug: slugInput,
     environment: envSchema.optional(),
+    search: z.string().trim().max(200).optional(),
+    status: z.enum(EMAIL_STATUSES).optional(),
     limit: z.number().int().min(1).max(100).default(50),
     offset: z.number().int().min(0).default(0),
   }),
@@ -34,7 +39,7 @@ export const listOutboxForCli = defineFn({
   errors: ['ORG_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
     const { org } = await orgForUser(deps, caller.userId, input.orgSlug);
-    return listOutbox(deps, org.id, input);
+    return listOutbox(deps, org.id, { ...input, search: input.search || undefined });
   },
 });
 

@@ -1,8 +1,8 @@
 import { date, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 import { orgs } from './tables.ts';
 
-// Models area (migration set `models`): organizations' own provider keys, token usage, and the
-// installation's embedder record.
+// Models area (migration set `models`): organizations' own provider keys, token usage, and each
+// organization's embedder.
 
 /** Bring-your-own provider keys: encrypted with the keyring, never returned by any API but resolveModel. */
 export const modelProviderKeys = pgTable(
@@ -38,12 +38,20 @@ export const modelUsage = pgTable(
 );
 
 /**
- * The embedder this installation stores vectors with (one row, id 'installation'). Its dimension is
- * fixed once recorded; a configured embedder different from this row is a change that needs re-embedding.
+ * Each organization's embedder (docs/decisions/025-per-org-embedders.md): the active one, whose vectors
+ * recall searches, and a pending one while the `models.reembed` job rewrites the organization's vectors
+ * (progress in reembedDone/reembedTotal). The switch from pending to active is one UPDATE.
  */
-export const modelEmbedder = pgTable('model_embedder', {
-  id: text('id').primaryKey(),
-  model: text('model').notNull(),
-  dimension: integer('dimension').notNull(),
-  recordedAt: timestamp('recorded_at', { withTimezone: true }).notNull().defaultNow(),
+export const modelEmbedders = pgTable('model_embedders', {
+  orgId: uuid('org_id')
+    .primaryKey()
+    .references(() => orgs.id, { onDelete: 'cascade' }),
+  activeModel: text('active_model').notNull(),
+  activeDimension: integer('active_dimension').notNull(),
+  pendingModel: text('pending_model'),
+  reembedTotal: integer('reembed_total').notNull().default(0),
+  reembedDone: integer('reembed_done').notNull().default(0),
+  reembedStartedAt: timestamp('reembed_started_at', { withTimezone: true }),
+  reembedError: text('reembed_error'),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
 });

@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedMember, seedOrg, seedPlatform } from '../../test/seed.ts';
 import { auditEvents } from '../core/audit/tables.ts';
-import { adoptEmbedder, recordEmbedder } from './embedders.ts';
 import { recordModelUsage } from './model-usage.ts';
 import { modelProviderKeys } from './models-tables.ts';
 
@@ -159,7 +158,7 @@ describe('resolveModel', () => {
   });
 });
 
-describe('usage and the embedder record', () => {
+describe('usage', () => {
   it('sums usage per day, environment and model for members', async () => {
     const { org, owner } = await seedOrg(t.deps);
     const usage = { promptTokens: 10, completionTokens: 5, totalTokens: 15 };
@@ -203,20 +202,5 @@ describe('usage and the embedder record', () => {
       ],
       totals: { requests: 3, promptTokens: 30, completionTokens: 15, totalTokens: 45 },
     });
-  });
-
-  it('records the first embedder, flags a change of model and refuses a change of dimension', async () => {
-    const first = await recordEmbedder(t.deps, { model: 'pier-local/hash-384-v1', dimension: 384 });
-    expect(first).toEqual({ recorded: { model: 'pier-local/hash-384-v1', dimension: 384 }, changed: false });
-    const other = await recordEmbedder(t.deps, { model: 'pier/all-minilm', dimension: 384 });
-    expect(other.changed).toBe(true);
-    await expect(
-      recordEmbedder(t.deps, { model: 'openai/text-embedding-3-small', dimension: 1536 }),
-    ).rejects.toMatchObject({
-      code: 'EMBEDDER_DIMENSION_MISMATCH',
-      status: 409,
-    });
-    await adoptEmbedder(t.deps, { model: 'pier/all-minilm', dimension: 384 });
-    expect((await recordEmbedder(t.deps, { model: 'pier/all-minilm', dimension: 384 })).changed).toBe(false);
   });
 });

@@ -29,8 +29,7 @@ export async function ensureOperatorKey(deps: Deps): Promise<{ source: 'env' | '
 
 async function register(deps: Deps, token: string): Promise<void> {
   const parsed = parseCredential(token);
-  if (!parsed || parsed.kind !== 'op')
-    throw new Error('PIER_OPERATOR_KEY is not an op.<keyId>.<secret> key.');
+  if (parsed?.kind !== 'op') throw new Error('PIER_OPERATOR_KEY is not an op.<keyId>.<secret> key.');
   const [row] = await deps.db.orm.select().from(credentials).where(eq(credentials.keyId, parsed.keyId));
   if (row) return;
   await deps.db.orm.insert(credentials).values({

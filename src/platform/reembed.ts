@@ -1,18 +1,36 @@
+import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { defineJob } from '../core/jobs.ts';
 import type { Deps } from '../deps.ts';
-import { adoptEmbedder, recordEmbedder } from './embedders.ts';
+import { embedderFor } from './embedders.ts';
+import { modelEmbedders } from './models-tables.ts';
 
-// Re-embedding after a change of embedder. Areas that store vectors (memory) register a VectorStore; the
-// job `models.reembed` walks every store in batches, re-embeds rows whose stored embedder id differs from
-// the configured one, and finally records the new embedder as the installation's.
+// Re-embedding an organization after its embedder changed (docs/decisions/025-per-org-embedders.md).
+// Areas that store vectors (memory) register a VectorStore. The job `models.reembed` {orgId, model} walks
+// each store in batches — the organization's rows whose vector is not from `model` — re-embeds them with
+// `model`, counts progress, and finally switches the organization's active embedder in one transaction
+// that first checks, under the row lock writers share, that nothing stale is left. Until then recall
+// keeps searching the old embedder's vectors.
+
+type Tx = Parameters<Parameters<Deps['db']['orm']['transaction']>[0]>[0];
+export type DbLike = Deps['db']['orm'] | Tx;
 
 export type VectorStore = {
   name: string;
-  /** Up to `limit` rows whose vector was made by an embedder other than `model`. */
-  stale(deps: Deps, model: string, limit: number): Promise<{ id: string; text: string }[]>;
-  /** Stores the new vectors, recording `model` beside each. */
-  write(deps: Deps, rows: { id: string; vector: number[] }[], model: string): Promise<void>;
+  /** How many of the organization's rows still need a vector from `model` (pending ones included). */
+  countStale(deps: Deps, db: DbLike, orgId: string, model: string): Promise<number>;
+  /** Up to `limit` such rows. */
+  stale(deps: Deps, orgId: string, model: string, limit: number): Promise<{ id: string; text: string }[]>;
+  /**
+   * Stores the new vectors, recording `model` beside each (and preparing its index); a row whose text
+   * changed since `stale` read it is left to its own write.
+   */
+  write(
+    deps: Deps,
+    orgId: string,
+    rows: { id: string; text: string; vector: number[] }[],
+    model: string,
+  ): Promise<void>;
 };
 
 const stores = new Map<string, VectorStore>();
@@ -27,49 +45,99 @@ export function unregisterVectorStore(name: string): void {
 
 export const REEMBED_JOB = 'models.reembed';
 
-/** Re-embeds every stale row of every store; returns how many rows were rewritten. */
-export async function reembedAll(deps: Deps, batch = 96): Promise<number> {
-  const model = deps.models.embedderId();
-  let done = 0;
-  let dimension: number | undefined;
-  for (const store of stores.values()) {
-    for (;;) {
-      const rows = await store.stale(deps, model, batch);
-      if (rows.length === 0) break;
-      const res = await deps.models.embed(rows.map((r) => r.text));
-      dimension = res.dimension;
-      await store.write(
-        deps,
-        rows.map((r, i) => ({ id: r.id, vector: res.vectors[i]! })),
-        res.model,
-      );
-      done += rows.length;
-    }
-  }
-  dimension ??= (await deps.models.embed(['dimension probe'])).dimension;
-  await adoptEmbedder(deps, { model, dimension });
-  return done;
+async function countAll(deps: Deps, db: DbLike, orgId: string, model: string): Promise<number> {
+  let n = 0;
+  for (const s of stores.values()) n += await s.countStale(deps, db, orgId, model);
+  return n;
 }
 
 /**
- * Compares the configured embedder with the installation's record and, on a change of model, enqueues
- * the re-embedding job (once: a singleton key). Returns whether a run was enqueued.
+ * Re-embeds the organization's stale rows with `model`, then makes it active. Returns the rows rewritten,
+ * or null when `model` is no longer the organization's pending embedder (the configuration moved on).
  */
-export async function reembedIfChanged(deps: Deps): Promise<boolean> {
-  const probe = await deps.models.embed(['dimension probe']);
-  const { changed } = await recordEmbedder(deps, { model: probe.model, dimension: probe.dimension });
-  if (!changed) return false;
-  deps.log.warn({ model: probe.model }, 'the embedder changed; re-embedding stored vectors');
-  await deps.jobs.enqueue(REEMBED_JOB, { batch: 96 }, { singletonKey: REEMBED_JOB });
-  return true;
+export async function reembedOrg(deps: Deps, orgId: string, model: string, batch = 100) {
+  const db = deps.db.orm;
+  const pendingIs = sql`${modelEmbedders.orgId} = ${orgId} AND ${modelEmbedders.pendingModel} = ${model}`;
+  const [state] = await db.select().from(modelEmbedders).where(pendingIs);
+  if (!state) return null;
+  const embedder = await embedderFor(deps, orgId, model);
+  let done = 0;
+  await db
+    .update(modelEmbedders)
+    .set({
+      reembedTotal: await countAll(deps, db, orgId, model),
+      reembedDone: 0,
+      updatedAt: deps.clock.now(),
+    })
+    .where(pendingIs);
+  let dimension = 0;
+  for (;;) {
+    for (const store of stores.values()) {
+      for (;;) {
+        const rows = await store.stale(deps, orgId, model, batch);
+        if (rows.length === 0) break;
+        const vectors = await embedder.embed(rows.map((r) => r.text));
+        dimension = vectors[0]!.length;
+        await store.write(
+          deps,
+          orgId,
+          rows.map((r, i) => ({ ...r, vector: vectors[i]! })),
+          model,
+        );
+        done += rows.length;
+        await db
+          .update(modelEmbedders)
+          .set({
+            reembedDone: done,
+            reembedTotal: sql`greatest(${modelEmbedders.reembedTotal}, ${done})`,
+            updatedAt: deps.clock.now(),
+          })
+          .where(pendingIs);
+      }
+    }
+    if (!dimension) dimension = (await embedder.embed(['dimension probe']))[0]!.length;
+    // The switch: writers hold this row in share mode while they write, so once it is ours every write
+    // made with the old embedder has committed and is counted here; later writes see the new embedder.
+    const switched = await db.transaction(async (tx) => {
+      const [row] = await tx.select().from(modelEmbedders).where(pendingIs).for('update');
+      if (!row) return 'gone' as const;
+      if ((await countAll(deps, tx, orgId, model)) > 0) return 'again' as const;
+      await tx
+        .update(modelEmbedders)
+        .set({
+          activeModel: model,
+          activeDimension: dimension,
+          pendingModel: null,
+          reembedError: null,
+          updatedAt: deps.clock.now(),
+        })
+        .where(eq(modelEmbedders.orgId, orgId));
+      return 'switched' as const;
+    });
+    if (switched === 'gone') return null;
+    if (switched === 'switched') return done;
+  }
 }
 
 export const reembedJob = defineJob({
   name: REEMBED_JOB,
-  schema: z.object({ batch: z.number().int().min(1).max(1000).default(96) }),
-  handle: async ({ batch }, { deps }: { deps: Deps }) => {
-    const n = await reembedAll(deps, batch);
-    deps.log.info({ rows: n, model: deps.models.embedderId() }, 're-embedding finished');
+  schema: z.object({ orgId: z.uuid(), model: z.string().min(1).max(300) }),
+  handle: async ({ orgId, model }, { deps }: { deps: Deps }) => {
+    try {
+      const n = await reembedOrg(deps, orgId, model);
+      deps.log.info(
+        { orgId, model, rows: n },
+        n === null ? 're-embedding superseded' : 're-embedding finished',
+      );
+    } catch (err) {
+      // Shown by getModelEmbedderForCli; the job is retried (the provider may be back).
+      await deps.db.orm
+        .update(modelEmbedders)
+        .set({ reembedError: err instanceof Error ? err.message.slice(0, 500) : 'failed' })
+        .where(sql`${modelEmbedders.orgId} = ${orgId} AND ${modelEmbedders.pendingModel} = ${model}`);
+      throw err;
+    }
   },
-  retry: { limit: 5, delaySec: 60, backoff: true },
+  retry: { limit: 10, delaySec: 30, backoff: true },
+  expireInSeconds: 4 * 60 * 60,
 });

@@ -108,7 +108,7 @@ describe('hosting a Node app', () => {
       appType: 'node',
       url: `http://${slug}.apps.test`,
     });
-    const d = await settle(t, owner.token, id);
+    const d = await settle(t, owner.token, id, 110_000);
     expect(d).toMatchObject({ status: 'live' });
     expect(d.liveAt).toBeTruthy();
 
@@ -173,7 +173,8 @@ describe('hosting a Node app', () => {
       return lines.some((l) => l.line.startsWith('listening on')) ? lines : null;
     });
     expect(logs.at(-1)).toBeTruthy();
-  });
+    // The first deploy also prepares the embedded databases' template: slow on a loaded machine.
+  }, 120_000);
 
   it('rolls a secret change out within 10 s with no failed request and no deploy', async () => {
     const before = await json(slug);

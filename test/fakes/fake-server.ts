@@ -11,13 +11,23 @@ export type FakeServer = {
   url: string;
   requests: Recorded[];
   failNext(status: number, times?: number, headers?: Record<string, string>): void;
+  /**
+   * Holds every request from now on until released: `step()` lets the oldest held one through, `release()`
+   * lets all through and stops holding. `held()` counts the requests waiting.
+   */
+  hold(): { step(): void; release(): void; held(): number };
   close(): Promise<void>;
 };
 
 export async function startFake(handler: FakeHandler): Promise<FakeServer> {
   const requests: Recorded[] = [];
   const failures: { status: number; headers: Record<string, string> }[] = [];
+  let gate: { waiting: (() => void)[] } | null = null;
   const server = http.createServer(async (req, res) => {
+    if (gate) {
+      const g = gate;
+      await new Promise<void>((ok) => g.waiting.push(ok));
+    }
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString('utf8');
@@ -47,6 +57,18 @@ export async function startFake(handler: FakeHandler): Promise<FakeServer> {
     requests,
     failNext: (status, times = 1, headers = {}) => {
       for (let i = 0; i < times; i++) failures.push({ status, headers });
+    },
+    hold: () => {
+      const g = { waiting: [] as (() => void)[] };
+      gate = g;
+      return {
+        step: () => g.waiting.shift()?.(),
+        release: () => {
+          if (gate === g) gate = null;
+          for (const ok of g.waiting.splice(0)) ok();
+        },
+        held: () => g.waiting.length,
+      };
     },
     close: () =>
       new Promise<void>((ok) => {

@@ -21,7 +21,10 @@ function sample(schema: Schema, seed: string): unknown {
   return seed;
 }
 
-export function openaiHandler(vendor: string, prefix = '/v1') {
+/** `embedDim`: the size of the deterministic vectors /embeddings answers (the local embedder's hashing). */
+export type OpenAIFakeOptions = { embedDim?: number };
+
+export function openaiHandler(vendor: string, prefix = '/v1', opts: OpenAIFakeOptions = {}) {
   return (req: Recorded, res: http.ServerResponse) => {
     const body = req.body as Record<string, unknown>;
     if (req.method === 'POST' && req.path === `${prefix}/chat/completions`) {
@@ -96,7 +99,7 @@ export function openaiHandler(vendor: string, prefix = '/v1') {
         data: texts.map((t, index) => ({
           object: 'embedding',
           index,
-          embedding: Array.from(embedLocal(t, EMBED_DIM)),
+          embedding: Array.from(embedLocal(t, opts.embedDim ?? EMBED_DIM)),
         })),
         usage: { prompt_tokens: tokens, total_tokens: tokens },
       });
@@ -121,6 +124,6 @@ export function openaiHandler(vendor: string, prefix = '/v1') {
   };
 }
 
-export function startOpenAIServer(vendor = 'openai'): Promise<FakeServer> {
-  return startFake(openaiHandler(vendor));
+export function startOpenAIServer(vendor = 'openai', opts: OpenAIFakeOptions = {}): Promise<FakeServer> {
+  return startFake(openaiHandler(vendor, '/v1', opts));
 }

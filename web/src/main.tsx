@@ -4,7 +4,9 @@ import { dashboardPost, fn, loadSession, type Org, type SessionInfo, whenSignedO
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
+import { InboxPage } from './pages/inbox.tsx';
 import { MembersPage } from './pages/members.tsx';
+import { MemoryPage } from './pages/memory.tsx';
 import { NewOrgPage } from './pages/new-org.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
@@ -85,6 +87,8 @@ function App() {
     page = <ProjectPage slug={decodeURIComponent(projectMatch[1]!)} orgs={orgs} session={session} />;
   else if (path === '/members') page = <MembersPage org={org} user={user} />;
   else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
+  else if (path === '/inbox') page = <InboxPage org={org} />;
+  else if (path === '/memory') page = <MemoryPage org={org} />;
   else page = <NotFound />;
 
   const nav: [string, string][] = [
@@ -93,6 +97,8 @@ function App() {
     ['/tokens', 'Tokens'],
     ['/cli', 'CLI sign-in'],
     ['/api-keys', 'API keys'],
+    ['/inbox', 'Dev inbox'],
+    ['/memory', 'Memory'],
   ];
   return (
     <>

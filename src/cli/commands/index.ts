@@ -4,6 +4,7 @@ import * as admin from './admin.ts';
 import * as auth from './auth.ts';
 import * as hosting from './hosting.ts';
 import * as keys from './keys.ts';
+import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
 import * as projects from './projects.ts';
 import * as secrets from './secrets.ts';
@@ -12,4 +13,4 @@ import * as secrets from './secrets.ts';
 export type CommandGroup = { register(program: Command, ctx: CliContext): void };
 
 // Every group of `pier` commands, in the order `pier --help` lists them. Add a new file here.
-export const commandGroups: CommandGroup[] = [auth, orgs, projects, secrets, hosting, keys, admin];
+export const commandGroups: CommandGroup[] = [auth, orgs, projects, secrets, hosting, keys, memory, admin];

@@ -55,7 +55,9 @@ export type StreamEvent =
   | { type: 'text'; text: string }
   | { type: 'finish'; finishReason: string; usage: Usage };
 
-const EMBED_BATCH = 96;
+// Texts per embedMany call: a memory batch (at most 100) is one provider request. The SDK splits further
+// where a provider's maximum is lower (Mistral: 32).
+const EMBED_BATCH = 128;
 
 function usageOf(
   u: { inputTokens?: number; outputTokens?: number; totalTokens?: number } | undefined,
@@ -152,7 +154,7 @@ export function createModels(config: ModelsConfig) {
    */
   async function embed(
     texts: string[],
-    opts: { model?: string; resolved?: ResolvedModel } = {},
+    opts: { model?: string; resolved?: ResolvedModel; timeoutMs?: number } = {},
   ): Promise<{ vectors: number[][]; model: string; dimension: number; usage: { tokens: number } }> {
     const name = opts.resolved ? undefined : (opts.model ?? config.embeddingModel ?? localEmbedderModelId());
     const local = name ? parseLocalEmbedderId(name) : null;
@@ -173,7 +175,12 @@ export function createModels(config: ModelsConfig) {
     for (let i = 0; i < texts.length; i += EMBED_BATCH) {
       const values = texts.slice(i, i + EMBED_BATCH);
       const res = await retry(r, () =>
-        embedMany({ model: m, values, maxRetries: 0, abortSignal: AbortSignal.timeout(config.timeoutMs) }),
+        embedMany({
+          model: m,
+          values,
+          maxRetries: 0,
+          abortSignal: AbortSignal.timeout(opts.timeoutMs ?? config.timeoutMs),
+        }),
       );
       vectors.push(...res.embeddings);
       tokens += res.usage?.tokens ?? 0;

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.ts';
 import { type Keyring, randomBase62, safeEqual } from '../crypto.ts';
 import type { Db } from '../db/client.ts';
 import type { Caller } from './caller.ts';
-import { formatCredential, parseCredential } from './format.ts';
+import { formatCredential, type ParsedCredential, parseCredential } from './format.ts';
 import { type CredentialKind, credentials } from './tables.ts';
 
 export type CredentialRow = typeof credentials.$inferSelect;
@@ -22,6 +22,21 @@ export type IssueInput = {
 const LAST_USED_THROTTLE_MS = 60_000;
 const CACHE_TTL_MS = 30_000;
 
+/** A credential that passed verification, with the caller it stands for (one object, reused per request). */
+export type VerifiedCredential = { row: CredentialRow; caller: Caller };
+
+type CacheEntry = {
+  row: CredentialRow;
+  at: number;
+  /** SHA-256 of the secret last verified against the stored HMAC; lets a repeated token skip the HMAC. */
+  digest?: Buffer;
+  verified?: VerifiedCredential;
+};
+
+function sha256(secret: string): Buffer {
+  return crypto.hash('sha256', secret, 'buffer');
+}
+
 /**
  * Issues, resolves and revokes credentials. Resolution is cached per process for speed; a revocation
  * clears the entry here and, through the invalidation bus, on every other node before it returns.
@@ -30,7 +45,7 @@ export class CredentialService {
   readonly #db: Db;
   readonly #keyring: Keyring;
   readonly #clock: Clock;
-  readonly #cache = new Map<string, { row: CredentialRow; at: number }>();
+  readonly #cache = new Map<string, CacheEntry>();
   readonly #pendingTouch = new Set<string>();
   /** Tells other processes to drop a revoked credential from their caches (set by startBackground). */
   broadcastRevoke: (keyId: string) => Promise<void> = async () => {};
@@ -64,25 +79,60 @@ export class CredentialService {
 
   /** Returns the live credential row for a bearer value, or null (unknown, malformed, revoked, expired). */
   async verify(bearer: string): Promise<CredentialRow | null> {
+    return (await this.verifyCaller(bearer))?.row ?? null;
+  }
+
+  /** Like verify, with the caller the credential stands for. */
+  async verifyCaller(bearer: string): Promise<VerifiedCredential | null> {
     const parsed = parseCredential(bearer);
     if (!parsed) return null;
-    const now = this.#clock.now();
-    let row = this.#cached(parsed.keyId, now.getTime());
-    if (!row) {
+    const now = this.#clock.now().getTime();
+    const fast = this.#fromCache(parsed, now);
+    if (fast !== undefined) return fast;
+    let entry = this.#entry(parsed.keyId, now);
+    if (!entry) {
       const [found] = await this.#db.orm
         .select()
         .from(credentials)
         .where(eq(credentials.keyId, parsed.keyId));
       if (!found) return null;
-      row = found;
-      this.#cache.set(parsed.keyId, { row, at: now.getTime() });
+      entry = { row: found, at: now };
+      this.#cache.set(parsed.keyId, entry);
     }
+    const row = entry.row;
     if (row.kind !== parsed.kind) return null;
     if (!safeEqual(row.secretHash, this.#keyring.hashSecret(parsed.secret))) return null;
+    // Remembered only after the HMAC matched: the digest stands for "this exact secret was verified".
+    entry.digest = sha256(parsed.secret);
+    entry.verified ??= { row, caller: callerFromRow(row) };
+    return this.#live(entry.verified, now);
+  }
+
+  /**
+   * The hot path, synchronous: a credential verified before and still cached answers without the HMAC or
+   * the database. undefined means "not decidable from the cache" (call verifyCaller).
+   */
+  verifyCached(bearer: string): VerifiedCredential | null | undefined {
+    const parsed = parseCredential(bearer);
+    if (!parsed) return null;
+    return this.#fromCache(parsed, this.#clock.now().getTime());
+  }
+
+  #fromCache(parsed: ParsedCredential, now: number): VerifiedCredential | null | undefined {
+    const entry = this.#entry(parsed.keyId, now);
+    if (!entry?.digest || !entry.verified || entry.row.kind !== parsed.kind) return undefined;
+    const digest = sha256(parsed.secret);
+    // Constant time; a different secret for this keyId takes the full HMAC path.
+    if (!crypto.timingSafeEqual(digest, entry.digest)) return undefined;
+    return this.#live(entry.verified, now);
+  }
+
+  #live(v: VerifiedCredential, now: number): VerifiedCredential | null {
+    const row = v.row;
     if (row.revokedAt) return null;
-    if (row.expiresAt && row.expiresAt.getTime() <= now.getTime()) return null;
+    if (row.expiresAt && row.expiresAt.getTime() <= now) return null;
     this.#touch(row, now);
-    return row;
+    return v;
   }
 
   async revoke(id: string): Promise<CredentialRow | null> {
@@ -107,25 +157,26 @@ export class CredentialService {
     this.#cache.clear();
   }
 
-  #cached(keyId: string, nowMs: number): CredentialRow | null {
+  #entry(keyId: string, nowMs: number): CacheEntry | undefined {
     const hit = this.#cache.get(keyId);
-    if (!hit) return null;
+    if (!hit) return undefined;
     if (nowMs - hit.at > CACHE_TTL_MS) {
       this.#cache.delete(keyId);
-      return null;
+      return undefined;
     }
-    return hit.row;
+    return hit;
   }
 
   // lastUsedAt is written at most once a minute per credential, off the request path.
-  #touch(row: CredentialRow, now: Date): void {
-    if (row.lastUsedAt && now.getTime() - row.lastUsedAt.getTime() < LAST_USED_THROTTLE_MS) return;
+  #touch(row: CredentialRow, now: number): void {
+    if (row.lastUsedAt && now - row.lastUsedAt.getTime() < LAST_USED_THROTTLE_MS) return;
     if (this.#pendingTouch.has(row.id)) return;
-    row.lastUsedAt = now;
+    const at = new Date(now);
+    row.lastUsedAt = at;
     this.#pendingTouch.add(row.id);
     this.#db.orm
       .update(credentials)
-      .set({ lastUsedAt: now })
+      .set({ lastUsedAt: at })
       .where(eq(credentials.id, row.id))
       .catch(() => {})
       .finally(() => this.#pendingTouch.delete(row.id));

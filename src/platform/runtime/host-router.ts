@@ -1,6 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type stream from 'node:stream';
+import { sendSocket } from './connection-handoff.ts';
 import { serveStatic } from './static-site.ts';
 import type { Instance, NodeInstance } from './supervisor.ts';
 
@@ -104,11 +105,35 @@ export class HostRouter {
   readonly #appsDomain: string;
   readonly #lookup: HostLookup;
   readonly #tls: boolean;
+  /** Hands new connections to Node apps that can take them (APP_CONNECTION_HANDOFF). */
+  readonly handoff: boolean;
 
-  constructor(appsDomain: string, lookup: HostLookup, opts: { tls?: boolean } = {}) {
+  constructor(appsDomain: string, lookup: HostLookup, opts: { tls?: boolean; handoff?: boolean } = {}) {
     this.#appsDomain = appsDomain;
     this.#lookup = lookup;
     this.#tls = opts.tls ?? false;
+    this.handoff = opts.handoff ?? false;
+  }
+
+  /**
+   * A new connection whose first request names `host`: hands it (with the bytes read) to the app's process
+   * when that app takes connections; false leaves it to Pier's HTTP server (and so to handle()/upgrade()).
+   */
+  takeConnection(socket: net.Socket, head: Buffer, host: string): boolean {
+    const slug = appSlugFromHost(host, this.#appsDomain);
+    if (slug === null) return false;
+    const inst = this.#lookup(slug);
+    if (inst?.kind !== 'node' || !inst.handoff?.ready || inst.retiring) return false;
+    const message = {
+      pier: 'conn',
+      head: head.toString('latin1'),
+      slug,
+      domain: this.#appsDomain,
+      proto: this.#tls ? 'https' : 'http',
+    };
+    if (!sendSocket(inst.proc.child, socket, message)) return false;
+    inst.handoff.handed++;
+    return true;
   }
 
   /** Handles the request when its Host is an app hostname; returns false to let Pier answer it. */

@@ -1,8 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import type { LogStream } from './app-logs.ts';
 
 // The local runtime driver: one supervised child process per running app version, on a loopback port of its
@@ -12,6 +14,8 @@ export type AppProcess = {
   pid: number;
   port: number;
   child: ChildProcess;
+  /** Started as `node --require handoff-shim.cjs …` with an IPC channel: client connections can be handed to it. */
+  ipc: boolean;
   /** Resolves when the process has exited, with its exit code or signal. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(graceMs?: number): Promise<void>;
@@ -34,9 +38,29 @@ export type SpawnOptions = {
   start: string;
   env: Record<string, string>;
   onLine: (stream: LogStream, line: string) => void;
+  /** Run a plain `node <file>` start command as node itself, with the hand-off shim and an IPC channel. */
+  handoff?: boolean;
 };
 
-/** Starts `sh -c <start>` in cwd with PORT set, node on PATH being Pier's own Node, in its own process group. */
+export const HANDOFF_SHIM = fileURLToPath(new URL('./handoff-shim.cjs', import.meta.url));
+
+// Words that `sh -c` passes through unchanged: no quoting, expansion, globbing, redirection or comments.
+const PLAIN_WORD = /^[A-Za-z0-9_./@:=,+%-]+$/;
+
+/**
+ * The arguments after `node` when the start command is plain `node [options] <file> [args]` — words that `sh`
+ * would pass through unchanged, so running node directly behaves the same — else null (run it with sh).
+ */
+export function nodeCommand(start: string): string[] | null {
+  const words = start.trim().split(/\s+/);
+  if (words[0] !== 'node' || words.length < 2) return null;
+  const args = words.slice(1);
+  if (!args.every((w) => PLAIN_WORD.test(w))) return null;
+  // Something to run, not only options (`node --version`).
+  return args.some((w) => !w.startsWith('-')) ? args : null;
+}
+
+/** Starts the app in cwd with PORT set, node on PATH being Pier's own Node, in its own process group. */
 export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
   const port = await freePort();
   const nodeDir = path.dirname(process.execPath);
@@ -49,13 +73,23 @@ export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
     HOST: '127.0.0.1',
     NODE_ENV: 'production',
   };
-  const child = spawn('/bin/sh', ['-c', o.start], {
-    cwd: o.cwd,
-    env,
-    // Its own process group, so stopping kills the whole tree (sh and what it started).
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // `sh` would find an app's own node_modules/.bin/node first; keep that behaviour by using sh then.
+  const nodeArgs =
+    o.handoff && !fs.existsSync(path.join(o.cwd, 'node_modules/.bin/node')) ? nodeCommand(o.start) : null;
+  const child = nodeArgs
+    ? spawn(process.execPath, ['--require', HANDOFF_SHIM, ...nodeArgs], {
+        cwd: o.cwd,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+      })
+    : spawn('/bin/sh', ['-c', o.start], {
+        cwd: o.cwd,
+        env,
+        // Its own process group, so stopping kills the whole tree (sh and what it started).
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', () => resolve({ code: -1, signal: null }));
@@ -83,6 +117,7 @@ export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
     pid: child.pid ?? -1,
     port,
     child,
+    ipc: nodeArgs !== null,
     exited,
     stop: async (graceMs = 5000) => {
       if (done) return;

@@ -49,9 +49,14 @@ export function announceSecretChanges(deps: Deps): void {
 export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
   const dbs = new AppDbServers(deps);
   const logs = new AppLogWriter(deps);
-  const supervisor = new Supervisor(deps, dbs, logs, { healthTimeoutMs: deps.config.appHealthTimeoutMs });
+  const handoff = deps.config.appConnectionHandoff;
+  const supervisor = new Supervisor(deps, dbs, logs, {
+    healthTimeoutMs: deps.config.appHealthTimeoutMs,
+    handoff,
+  });
   const router = new HostRouter(deps.config.appsDomain, (slug) => supervisor.lookup(slug), {
     tls: deps.config.publicUrl.startsWith('https:'),
+    handoff,
   });
   const unlisten = await listen(deps.db, deps.config.databaseUrl, CHANNEL, (payload) => {
     let msg: HostingMessage;

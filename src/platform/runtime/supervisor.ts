@@ -18,6 +18,16 @@ export type NodeInstance = {
   inflight: number;
   startedAt: number;
   retiring: boolean;
+  /** Connection hand-off to this process (docs/decisions/020); null when it runs on the proxy path only. */
+  handoff: HandoffState | null;
+};
+export type HandoffState = {
+  /** The shim found the app's server: the router may hand connections over. */
+  ready: boolean;
+  /** Connections handed over so far. */
+  handed: number;
+  /** After a drain request: every handed connection has closed (or the process is gone). */
+  drained: boolean;
 };
 export type StaticInstance = { kind: 'static'; deploymentId: string; root: string; spa: boolean };
 export type Instance = NodeInstance | StaticInstance;
@@ -46,15 +56,22 @@ export class Supervisor {
   readonly #dbs: AppDbServers;
   readonly #logs: AppLogWriter;
   readonly #healthTimeoutMs: number;
+  readonly #handoff: boolean;
   readonly #bySlug = new Map<string, Slot>();
   readonly #byProject = new Map<string, Slot>();
   #closed = false;
 
-  constructor(deps: Deps, dbs: AppDbServers, logs: AppLogWriter, opts: { healthTimeoutMs: number }) {
+  constructor(
+    deps: Deps,
+    dbs: AppDbServers,
+    logs: AppLogWriter,
+    opts: { healthTimeoutMs: number; handoff: boolean },
+  ) {
     this.#deps = deps;
     this.#dbs = dbs;
     this.#logs = logs;
     this.#healthTimeoutMs = opts.healthTimeoutMs;
+    this.#handoff = opts.handoff;
   }
 
   /** What serves this slug right now (the host router's lookup; synchronous and cheap). */
@@ -140,7 +157,9 @@ export class Supervisor {
       start: spec.manifest.start!,
       env: await this.#env(spec.projectId),
       onLine: log,
+      handoff: this.#handoff,
     });
+    const handoff = proc.ipc ? watchHandoff(proc) : null;
     log('system', `starting deployment ${spec.deploymentId} (pid ${proc.pid}, port ${proc.port})`);
     const health = await waitHealthy(proc, spec.manifest.healthPath, this.#healthTimeoutMs);
     if (!health.ok) {
@@ -156,6 +175,7 @@ export class Supervisor {
       inflight: 0,
       startedAt: Date.now(),
       retiring: false,
+      handoff,
     };
     void proc.exited.then((e) => this.#onExit(spec.projectId, inst, e));
     return inst;
@@ -175,7 +195,14 @@ export class Supervisor {
     if (inst.kind !== 'node') return;
     inst.retiring = true;
     const deadline = Date.now() + drainMs;
-    while (inst.inflight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const h = inst.handoff;
+    // Handed-over connections: the app closes each after its next response and reports when none is left.
+    if (h && h.handed > 0 && drainMs > 0 && inst.proc.child.connected) {
+      h.drained = false;
+      inst.proc.child.send({ pier: 'drain' }, () => {});
+    }
+    while ((inst.inflight > 0 || (h && !h.drained)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     await inst.proc.stop();
     inst.agent.destroy();
   }
@@ -230,4 +257,18 @@ export class Supervisor {
     this.#byProject.clear();
     this.#bySlug.clear();
   }
+}
+
+/** Follows the shim's messages of a process started for connection hand-off. */
+function watchHandoff(proc: AppProcess): HandoffState {
+  const h: HandoffState = { ready: false, handed: 0, drained: true };
+  proc.child.on('message', (m: { pier?: string } | null) => {
+    if (m?.pier === 'ready') h.ready = true;
+    else if (m?.pier === 'drained') h.drained = true;
+  });
+  void proc.exited.then(() => {
+    h.ready = false;
+    h.drained = true;
+  });
+  return h;
 }

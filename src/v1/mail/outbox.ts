@@ -1,8 +1,8 @@
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, ilike, or, type SQL, sql } from 'drizzle-orm';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../platform/schemas.ts';
-import { mailOutbox } from './tables.ts';
+import { type EmailStatus, mailEmails, mailOutbox } from './tables.ts';
 import { composeMime, type OutgoingMail } from './transport.ts';
 
 // The built-in outbox, Pier's Mailpit: with no SMTP_URL (and always for sandbox mail) the real MIME
@@ -37,7 +37,7 @@ export async function storeInOutbox(
 
 type Row = typeof mailOutbox.$inferSelect;
 
-function summary(r: Row) {
+function summary(r: Row, status: EmailStatus) {
   return {
     id: r.id,
     emailId: r.emailId,
@@ -45,39 +45,73 @@ function summary(r: Row) {
     from: r.from,
     to: r.to,
     subject: r.subject,
+    // The e-mail's status now (delivered, unless something happened to the record since).
+    status,
     size: r.size,
     createdAt: r.createdAt.toISOString(),
   };
 }
 
-export async function listOutbox(
-  deps: Deps,
-  orgId: string,
-  q: { limit: number; offset: number; environment?: 'production' | 'sandbox' },
-) {
+export type OutboxQuery = {
+  limit: number;
+  offset: number;
+  environment?: 'production' | 'sandbox';
+  /** Case-insensitive substring of the subject, the From header or any To address. */
+  search?: string;
+  status?: EmailStatus;
+};
+
+/** `%`, `_` and a backslash typed in the search box are literal characters, not patterns. */
+function containsPattern(s: string): string {
+  return `%${s.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+export async function listOutbox(deps: Deps, orgId: string, q: OutboxQuery) {
+  let match: SQL | undefined;
+  if (q.search) {
+    const p = containsPattern(q.search);
+    match = or(
+      ilike(mailOutbox.subject, p),
+      ilike(mailOutbox.from, p),
+      sql`array_to_string(${mailOutbox.to}, ', ') ILIKE ${p}`,
+    );
+  }
   const where = and(
     eq(mailOutbox.orgId, orgId),
     q.environment ? eq(mailOutbox.environment, q.environment) : undefined,
+    q.status ? eq(mailEmails.status, q.status) : undefined,
+    match,
   );
   const [rows, [total]] = await Promise.all([
     deps.db.orm
-      .select()
+      .select({ m: mailOutbox, status: mailEmails.status })
       .from(mailOutbox)
+      .innerJoin(mailEmails, eq(mailEmails.id, mailOutbox.emailId))
       .where(where)
       .orderBy(desc(mailOutbox.createdAt), desc(mailOutbox.id))
       .limit(q.limit)
       .offset(q.offset),
-    deps.db.orm.select({ n: count() }).from(mailOutbox).where(where),
+    deps.db.orm
+      .select({ n: count() })
+      .from(mailOutbox)
+      .innerJoin(mailEmails, eq(mailEmails.id, mailOutbox.emailId))
+      .where(where),
   ]);
-  return offsetPage(rows.map(summary), total!.n, q);
+  return offsetPage(
+    rows.map((r) => summary(r.m, r.status)),
+    total!.n,
+    q,
+  );
 }
 
 export async function getOutboxMessage(deps: Deps, orgId: string, id: string) {
   if (!UUID_RE.test(id)) return null;
-  const [r] = await deps.db.orm
-    .select()
+  const [row] = await deps.db.orm
+    .select({ m: mailOutbox, status: mailEmails.status })
     .from(mailOutbox)
+    .innerJoin(mailEmails, eq(mailEmails.id, mailOutbox.emailId))
     .where(and(eq(mailOutbox.orgId, orgId), eq(mailOutbox.id, id)));
-  if (!r) return null;
-  return { ...summary(r), html: r.html, text: r.text, headers: r.headers, raw: r.raw };
+  if (!row) return null;
+  const r = row.m;
+  return { ...summary(r, row.status), html: r.html, text: r.text, headers: r.headers, raw: r.raw };
 }

@@ -1,9 +1,9 @@
-import { and, count, desc, eq } from 'drizzle-orm';
+import { and, count, desc, eq, inArray, isNull, or } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import type { CreateAgentInput, UpdateAgentInput } from './schema.ts';
-import { memoryAgents } from './tables.ts';
+import { memories, memoryAgents } from './tables.ts';
 
 type AgentRow = typeof memoryAgents.$inferSelect;
 
@@ -89,4 +89,32 @@ export async function deleteAgent(ctx: MemoryContext, s: Scope, agentId: string)
   await requireAgent(ctx, s, agentId);
   await ctx.deps.db.orm.delete(memoryAgents).where(and(inScope(s), eq(memoryAgents.id, agentId)));
   return { success: true };
+}
+
+/** How many memories (every tier) each of these agents has, and how many belong to no agent. */
+export async function agentMemoryCounts(
+  ctx: MemoryContext,
+  s: Scope,
+  agentIds: string[],
+): Promise<{ byAgent: Map<string, number>; withoutAgent: number }> {
+  const rows = await ctx.deps.db.orm
+    .select({ agentId: memories.agentId, n: count() })
+    .from(memories)
+    .where(
+      and(
+        eq(memories.orgId, s.orgId),
+        eq(memories.environment, s.environment),
+        agentIds.length
+          ? or(inArray(memories.agentId, agentIds), isNull(memories.agentId))
+          : isNull(memories.agentId),
+      ),
+    )
+    .groupBy(memories.agentId);
+  const byAgent = new Map<string, number>();
+  let withoutAgent = 0;
+  for (const r of rows) {
+    if (r.agentId === null) withoutAgent = Number(r.n);
+    else byAgent.set(r.agentId, Number(r.n));
+  }
+  return { byAgent, withoutAgent };
 }

@@ -1,8 +1,10 @@
 import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
+import { activeEmbedder } from '../../platform/embedders.ts';
 import { requireCollection } from './collections.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash } from './embedding.ts';
+import { writeEmbedded } from './org-embedder.ts';
 import { memories, memoryCollections, memoryCompactionJobs, memoryHistory } from './tables.ts';
 
 // Compaction (strategy "summarize"): memories of one agent in one collection whose cosine similarity is
@@ -198,6 +200,7 @@ export async function runCompaction(ctx: MemoryContext, jobId: string): Promise<
 
 async function compactCollection(ctx: MemoryContext, job: JobRow) {
   const db = ctx.deps.db.orm;
+  const active = await activeEmbedder(ctx.deps, job.orgId);
   const rows = await db
     .select({
       id: memories.id,
@@ -219,6 +222,9 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
         eq(memories.orgId, job.orgId),
         eq(memories.environment, job.environment),
         ne(memories.tier, 'archived'),
+        // Similarities mean something only between vectors of one embedder: the active one.
+        eq(memories.embeddingModel, active.model),
+        eq(memories.embeddingStatus, 'ready'),
       ),
     )
     .orderBy(asc(memories.createdAt), asc(memories.id))
@@ -234,10 +240,10 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
   let archived = 0;
   for (const group of groups) {
     const { text, model } = await ctx.summarizer.summarize(group.map((g) => g.content));
-    const [vec] = await ctx.embedder.embed([text]);
     const now = ctx.deps.clock.now();
     const ids = group.map((g) => g.id);
-    await db.transaction(async (tx) => {
+    const scope = { orgId: job.orgId, environment: job.environment };
+    await writeEmbedded(ctx, scope, [text], async (tx, e) => {
       await tx.insert(memoryHistory).values(
         group.map((g) => {
           const r = byId.get(g.id)!;
@@ -275,8 +281,9 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
             sourceMemoryIds: ids,
             compaction: { jobId: job.id, strategy: job.strategy, model },
           },
-          embedding: vec!,
-          embeddingModel: ctx.embedder.id,
+          embedding: e?.vectors?.[0] ?? null,
+          embeddingModel: e!.model,
+          embeddingStatus: e?.vectors ? ('ready' as const) : ('pending' as const),
           createdAt: now,
           updatedAt: now,
         })

@@ -1,21 +1,17 @@
 import type { Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { embedderFor, type OrgEmbedder } from '../../platform/embedders.ts';
 import { AccessTracker } from './access-tracker.ts';
-import {
-  defaultEmbedder,
-  defaultSummarizer,
-  type Embedder,
-  MEMORY_DIMENSION,
-  type Summarizer,
-} from './embedding.ts';
+import { defaultSummarizer, type Summarizer } from './embedding.ts';
 
 /** Whose data an operation touches: always one organization and one environment. */
 export type Scope = { orgId: string; environment: Environment };
 
 export type MemoryContext = {
   deps: Deps;
-  embedder: Embedder;
+  /** The embedder `model` for an organization (platform/embedders.ts; tests may replace it). */
+  embedderFor(orgId: string, model: string): Promise<OrgEmbedder>;
   summarizer: Summarizer;
   access: AccessTracker;
 };
@@ -31,15 +27,11 @@ export function memoryContext(
   if (!ctx) {
     ctx = {
       deps,
-      embedder: defaultEmbedder(),
+      embedderFor: (orgId, model) => embedderFor(deps, orgId, model),
       summarizer: defaultSummarizer(),
       access: new AccessTracker(deps.db, deps.log),
       ...override,
     };
-    if (ctx.embedder.dimension !== MEMORY_DIMENSION)
-      throw new Error(
-        `Memory needs ${MEMORY_DIMENSION}-dimension embeddings; '${ctx.embedder.id}' has ${ctx.embedder.dimension}.`,
-      );
     contexts.set(deps, ctx);
   }
   return ctx;

@@ -1,24 +1,10 @@
 import crypto from 'node:crypto';
 import { EXTRACTIVE_SUMMARY_MODEL, summarizeExtractive } from '../../core/ai/extractive-summary.ts';
-import { embedLocalMany, localEmbedderModelId } from '../../core/ai/local-embedder.ts';
 
-// What memory needs from the models area: an embedder whose dimension matches the column, and a
-// summariser for compaction. Both are the built-in deterministic ones of src/core/ai (docs/memory.md says
-// why configured models are not used here yet).
+// What memory needs from the models area: each organization's embedder (platform/embedders.ts; the
+// configured model, or the built-in local one) and a summariser for compaction.
 
-export type Embedder = { id: string; dimension: number; embed(texts: string[]): Promise<number[][]> };
 export type Summarizer = { summarize(texts: string[]): Promise<{ text: string; model: string }> };
-
-/** The installation's vector column is vector(384); every embedder memory uses must produce 384 numbers. */
-export const MEMORY_DIMENSION = 384;
-
-export function defaultEmbedder(): Embedder {
-  return {
-    id: localEmbedderModelId(MEMORY_DIMENSION),
-    dimension: MEMORY_DIMENSION,
-    embed: async (texts) => embedLocalMany(texts, MEMORY_DIMENSION),
-  };
-}
 
 export function defaultSummarizer(): Summarizer {
   return {

@@ -1,6 +1,6 @@
 import { memories } from './tables.ts';
 
-// The columns a reply needs (never the 384 floats of the embedding) and the reply shape.
+// The columns a reply needs (never the embedding's floats) and the reply shape.
 
 export const memoryColumns = {
   id: memories.id,
@@ -16,6 +16,7 @@ export const memoryColumns = {
   agentId: memories.agentId,
   collectionId: memories.collectionId,
   embeddingModel: memories.embeddingModel,
+  embeddingStatus: memories.embeddingStatus,
   contentHash: memories.contentHash,
   createdAt: memories.createdAt,
   updatedAt: memories.updatedAt,
@@ -36,6 +37,7 @@ export type MemoryRow = {
   agentId: string | null;
   collectionId: string | null;
   embeddingModel: string;
+  embeddingStatus: (typeof memories.$inferSelect)['embeddingStatus'];
   contentHash: string;
   createdAt: Date;
   updatedAt: Date;
@@ -45,7 +47,7 @@ export type MemoryRow = {
 /** The SQL select list for raw queries, aliased to MemoryRow's keys. */
 export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, m.access_count AS "accessCount",
   m.tags, m.metadata, m.agent_id AS "agentId", m.collection_id AS "collectionId",
-  m.embedding_model AS "embeddingModel", m.content_hash AS "contentHash", m.created_at AS "createdAt",
+  m.embedding_model AS "embeddingModel", m.embedding_status AS "embeddingStatus", m.content_hash AS "contentHash", m.created_at AS "createdAt",
   m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
@@ -64,6 +66,8 @@ export function memoryView(r: MemoryRow) {
     agentId: r.agentId,
     collectionId: r.collectionId,
     embeddingModel: r.embeddingModel,
+    /** `pending`: stored while the embedding provider was unavailable; not recalled until embedded. */
+    embeddingStatus: r.embeddingStatus,
     createdAt: iso(r.createdAt)!,
     updatedAt: iso(r.updatedAt)!,
     lastAccessedAt: iso(r.lastAccessedAt),

@@ -4,8 +4,10 @@ import { requireCollection } from './collections.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
 import { MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
+import { embedForRecall } from './org-embedder.ts';
 import type { RecallInput, SearchInput } from './schema.ts';
 import type { MemoryTier } from './tables.ts';
+import { embedderSql } from './vector-indexes.ts';
 
 // Recall (vector similarity, optionally fused with keyword rank) and keyword search. Every filter sits in
 // the WHERE clause of the same query that ranks, so a filter never empties a top-k picked beforehand.
@@ -54,16 +56,25 @@ function whereOf(s: Scope, f: Filters): SQL {
 }
 
 type Ranked = MemoryRow & { similarity: number };
+
+/** The ranking query; `exact` hides the distance from the index ("+ 0"), forcing the exact scan. */
+export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean): SQL {
+  const order = exact ? sql`${dist} + 0` : dist;
+  return sql`
+    SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, 1 - ${dist} AS similarity
+      FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k}`;
+}
 type Exec = (q: SQL) => Promise<{ rows: unknown[] }>;
 
-/** Top-k by cosine similarity among the filtered rows: exact scan for small sets, HNSW otherwise. */
-async function vectorTopK(exec: Exec, where: SQL, vec: string, k: number): Promise<Ranked[]> {
+/**
+ * Top-k by cosine similarity among the filtered rows: exact scan for small sets, the embedder's HNSW
+ * index otherwise. `where` includes the embedder filter and `dist` its cast (vector-indexes.ts).
+ */
+async function vectorTopK(exec: Exec, where: SQL, dist: SQL, k: number): Promise<Ranked[]> {
   const probe = await exec(
     sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories m WHERE ${where} LIMIT ${RECALL_TUNING.exactScanMax + 1}) x`,
   );
   const small = (probe.rows[0] as { n: number }).n <= RECALL_TUNING.exactScanMax;
-  // "+ 0" hides the expression from the HNSW index, forcing the exact scan of the filtered rows.
-  const order = small ? sql`(m.embedding <=> ${vec}::vector) + 0` : sql`m.embedding <=> ${vec}::vector`;
   if (!small) {
     // Transaction-local settings in one round trip:
     // - ef_search: candidates the HNSW walk keeps (recall against speed);
@@ -76,9 +87,7 @@ async function vectorTopK(exec: Exec, where: SQL, vec: string, k: number): Promi
                           set_config('hnsw.iterative_scan', 'relaxed_order', true),
                           set_config('enable_sort', 'off', true)`);
   }
-  const r = await exec(sql`
-    SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, 1 - (m.embedding <=> ${vec}::vector) AS similarity
-      FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k}`);
+  const r = await exec(vectorTopKSql(where, dist, k, small));
   const rows = r.rows as Ranked[];
   for (const row of rows) row.similarity = Number(row.similarity);
   return rows.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
@@ -110,23 +119,30 @@ export function keywordTerms(q: string): string[] {
   return [...new Set([q.trim(), ...words, ...words.map((w) => w.toLowerCase()), q.trim().toLowerCase()])];
 }
 
-export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput) {
+export type RecallOptions = {
+  /** false: a look, not a use (the dashboard's recall panel): accessCount and lastAccessedAt stay as they are. */
+  countAccess?: boolean;
+};
+
+export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
   if (input.agentId) await requireAgent(ctx, s, input.agentId);
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const tiers = input.tiers ?? (input.tier ? [input.tier] : DEFAULT_TIERS);
-  const where = whereOf(s, { ...input, tiers: [...new Set(tiers)] });
-  const [qv] = await ctx.embedder.embed([input.query]);
-  const vec = toVectorLiteral(qv!);
+  // Only the vectors of the organization's active embedder are comparable with the query (pending
+  // memories have none yet and are not recalled).
+  const q = await embedForRecall(ctx, s.orgId, input.query);
+  const e = embedderSql(q.model, q.dimension, toVectorLiteral(q.vector));
+  const where = sql`${whereOf(s, { ...input, tiers: [...new Set(tiers)] })} AND ${e.filter}`;
   const pool = input.mode === 'hybrid' ? Math.max(input.limit * 3, 30) : input.limit;
 
   const ranked = await ctx.deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    const byVector = await vectorTopK(exec, where, vec, pool);
+    const byVector = await vectorTopK(exec, where, e.distance, pool);
     if (input.mode !== 'hybrid') return byVector;
     const kw = keywordMatch(input.query, 'any');
     await exec(sql`SELECT set_config('enable_sort', 'on', true)`);
     const r = await exec(sql`
-      SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, 1 - (m.embedding <=> ${vec}::vector) AS similarity
+      SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, 1 - ${e.distance} AS similarity
         FROM (SELECT * FROM memories m WHERE ${where} AND ${kw.match} LIMIT ${KEYWORD_CANDIDATES}) m
        ORDER BY ${kw.rank} DESC, m.created_at DESC LIMIT ${pool}`);
     const byKeyword = r.rows as Ranked[];
@@ -135,10 +151,11 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput) {
 
   const threshold = input.threshold ?? 0;
   const out = ranked.filter((m) => m.similarity >= threshold).slice(0, input.limit);
-  ctx.access.record(
-    out.map((m) => m.id),
-    ctx.deps.clock.now(),
-  );
+  if (opts.countAccess !== false)
+    ctx.access.record(
+      out.map((m) => m.id),
+      ctx.deps.clock.now(),
+    );
   return {
     memories: out.map((m) => ({ ...memoryView(m), similarity: Math.round(m.similarity * 1e6) / 1e6 })),
     total: out.length,

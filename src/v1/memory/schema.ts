@@ -68,6 +68,7 @@ export const memory = z.object({
   agentId: id.nullable(),
   collectionId: id.nullable(),
   embeddingModel: z.string(),
+  embeddingStatus: z.enum(['ready', 'pending']),
   createdAt: iso,
   updatedAt: iso,
   lastAccessedAt: iso.nullable(),

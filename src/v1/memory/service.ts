@@ -8,6 +8,7 @@ import { maybeAutoCompact } from './compaction.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash, normalizeContent } from './embedding.ts';
 import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
+import { writeEmbedded } from './org-embedder.ts';
 import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
 import { memories, memoryHistory } from './tables.ts';
 
@@ -108,37 +109,44 @@ export async function storeMemories(
   const fresh = new Map<string, (typeof prepared)[number]>();
   for (const p of prepared) if (!byKey.has(key(p)) && !fresh.has(key(p))) fresh.set(key(p), p);
   const toInsert = [...fresh.values()];
-  const vectors = toInsert.length ? await ctx.embedder.embed(toInsert.map((p) => p.content)) : [];
   const insertedKeys = new Set<string>();
-  if (toInsert.length) {
-    const rows = await ctx.deps.db.orm
-      .insert(memories)
-      .values(
-        toInsert.map((p, i) => ({
-          orgId: s.orgId,
-          environment: s.environment,
-          agentId: agent,
-          collectionId: p.collection,
-          content: p.content,
-          contentHash: p.hash,
-          type: p.type,
-          tier: INITIAL_TIER,
-          confidence: p.confidence,
-          tags: cleanTags(p.tags),
-          metadata: p.metadata ?? {},
-          embedding: vectors[i]!,
-          embeddingModel: ctx.embedder.id,
-          createdAt: now,
-          updatedAt: now,
-        })),
-      )
-      // A concurrent writer may have stored the same content a moment ago; it is then found below.
-      .onConflictDoNothing()
-      .returning(memoryColumns);
-    for (const r of rows) {
-      byKey.set(key({ hash: r.contentHash, collection: r.collectionId }), r);
-      insertedKeys.add(key({ hash: r.contentHash, collection: r.collectionId }));
-    }
+  // One embeddings call for the whole batch, then one insert.
+  const rows = await writeEmbedded(
+    ctx,
+    s,
+    toInsert.map((p) => p.content),
+    (tx, e) =>
+      e
+        ? tx
+            .insert(memories)
+            .values(
+              toInsert.map((p, i) => ({
+                orgId: s.orgId,
+                environment: s.environment,
+                agentId: agent,
+                collectionId: p.collection,
+                content: p.content,
+                contentHash: p.hash,
+                type: p.type,
+                tier: INITIAL_TIER,
+                confidence: p.confidence,
+                tags: cleanTags(p.tags),
+                metadata: p.metadata ?? {},
+                embedding: e.vectors?.[i] ?? null,
+                embeddingModel: e.model,
+                embeddingStatus: e.vectors ? ('ready' as const) : ('pending' as const),
+                createdAt: now,
+                updatedAt: now,
+              })),
+            )
+            // A concurrent writer may have stored the same content a moment ago; it is then found below.
+            .onConflictDoNothing()
+            .returning(memoryColumns)
+        : Promise.resolve([] as MemoryRow[]),
+  );
+  for (const r of rows) {
+    byKey.set(key({ hash: r.contentHash, collection: r.collectionId }), r);
+    insertedKeys.add(key({ hash: r.contentHash, collection: r.collectionId }));
   }
 
   const out: MemoryRow[] = [];
@@ -198,11 +206,8 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
   const contentChanged = content !== undefined && content !== before.content;
   const set: Partial<typeof memories.$inferInsert> = { updatedAt: now };
   if (contentChanged) {
-    const [v] = await ctx.embedder.embed([content]);
     set.content = content;
     set.contentHash = contentHash(content);
-    set.embedding = v!;
-    set.embeddingModel = ctx.embedder.id;
   }
   if (input.type !== undefined) set.type = input.type;
   if (input.tier !== undefined) set.tier = input.tier;
@@ -224,7 +229,12 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
     (set.collectionId !== undefined && set.collectionId !== before.collectionId);
   if (!changed) return memoryView(before);
   try {
-    await ctx.deps.db.orm.transaction(async (tx) => {
+    await writeEmbedded(ctx, s, contentChanged ? [content] : [], async (tx, e) => {
+      if (e) {
+        set.embedding = e.vectors?.[0] ?? null;
+        set.embeddingModel = e.model;
+        set.embeddingStatus = e.vectors ? 'ready' : 'pending';
+      }
       await tx.insert(memoryHistory).values({
         memoryId: id,
         orgId: s.orgId,

@@ -11,7 +11,6 @@ import {
   timestamp,
   uniqueIndex,
   uuid,
-  vector,
 } from 'drizzle-orm/pg-core';
 
 // Memory's tables (migration set 'memory', which needs the pgvector extension). Every row carries its
@@ -23,6 +22,17 @@ export type Environment = 'production' | 'sandbox';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true });
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
+/**
+ * pgvector's `vector` without a dimension: each memory's embedder decides it, and the per-embedder partial
+ * HNSW indexes cast to the fixed size (vector-indexes.ts; docs/decisions/025-per-org-embedders.md).
+ */
+const anyVector = customType<{ data: number[]; driverData: string }>({
+  dataType: () => 'vector',
+  toDriver: (v) => `[${v.join(',')}]`,
+  fromDriver: (v) => JSON.parse(String(v)) as number[],
+});
+
+export type EmbeddingStatus = 'ready' | 'pending';
 
 export const memoryAgents = pgTable(
   'memory_agents',
@@ -78,20 +88,20 @@ export const memories = pgTable(
     recentAccessCount: integer('recent_access_count').notNull().default(0),
     tags: text('tags').array().notNull().default([]),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
-    embedding: vector('embedding', { dimensions: 384 }).notNull(),
+    /** Null while `embeddingStatus` is `pending` (the provider was down; a job embeds it later). */
+    embedding: anyVector('embedding'),
     /** Stored so keyword ranking does not re-parse every matching row's content. */
     searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', content)`),
+    /** The embedder id that made (or, pending, will make) the vector; the partial indexes key on it. */
     embeddingModel: text('embedding_model').notNull(),
+    embeddingStatus: text('embedding_status').$type<EmbeddingStatus>().notNull().default('ready'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
     lastAccessedAt: ts('last_accessed_at'),
   },
   (t) => [
-    // m=16, ef_construction=64 (pgvector's defaults): recall@10 measured on the 100k bench
-    // (docs/benchmarks.md); a larger ef_construction slowed every insert for no measured gain.
-    index('memories_embedding_hnsw')
-      .using('hnsw', t.embedding.op('vector_cosine_ops'))
-      .with({ m: 16, ef_construction: 64 }),
+    // The HNSW indexes are partial, one per embedder, created on first use (vector-indexes.ts).
+    index('memories_pending_idx').on(t.orgId, t.createdAt).where(sql`${t.embeddingStatus} = 'pending'`),
     index('memories_scope_idx').on(t.orgId, t.environment, t.createdAt),
     index('memories_agent_idx').on(t.agentId, t.createdAt),
     index('memories_hash_idx').on(t.contentHash),

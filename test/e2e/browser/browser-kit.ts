@@ -2,13 +2,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
-import { type TestApp, testApp } from '../../harness.ts';
+import { type TestApp, type TestAppOptions, testApp } from '../../harness.ts';
 
 // One real Pier on a real port and one headless Chromium per test file.
 
 export const ARTIFACTS = path.resolve('test-artifacts/screenshots');
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
@@ -19,10 +19,13 @@ async function freePort(): Promise<number> {
   });
 }
 
-export async function startPier(env: Record<string, string> = {}): Promise<{ t: TestApp; base: string }> {
+export async function startPier(
+  env: Record<string, string> = {},
+  opts: Omit<TestAppOptions, 'env'> = {},
+): Promise<{ t: TestApp; base: string }> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const t = await testApp({ env: { PUBLIC_URL: base, ...env } });
+  const t = await testApp({ ...opts, env: { PUBLIC_URL: base, ...env } });
   await t.app.listen({ port, host: '127.0.0.1' });
   return { t, base };
 }

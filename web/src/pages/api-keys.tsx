@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, fn, isManager, type Org } from '../api.ts';
+import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
 
 // API keys of the v1 API (live → production data, test → sandbox data). The functions belong to the v1
@@ -83,47 +84,49 @@ export function ApiKeysPage(props: { org: Org }) {
           <button type="submit">Create API key</button>
         </form>
       ) : null}
-      {data && data.length === 0 ? <p class="empty">No API keys yet.</p> : null}
-      {data && data.length > 0 ? (
-        <table aria-label="API keys">
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              {manager ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((k) => (
-              <tr key={k.keyId}>
-                <td data-label="Label">{k.label}</td>
-                <td data-label="Kind">
-                  <span class={`badge kind-${k.kind}`}>{k.kind}</span>
-                </td>
-                <td data-label="Created">{fmtDate(k.createdAt)}</td>
-                <td data-label="Last used">{k.lastUsedAt ? fmtDate(k.lastUsedAt) : 'never'}</td>
-                {manager ? (
-                  <td data-label="Actions">
-                    <ConfirmButton
-                      label="Revoke"
-                      confirm={`Revoke “${k.label}”?`}
-                      onConfirm={async () => {
-                        try {
-                          await fn('revokeApiKeyForCli', { orgSlug: props.org.slug, keyId: k.keyId });
-                          reload();
-                        } catch (err) {
-                          setActionError(err);
-                        }
-                      }}
-                    />
-                  </td>
-                ) : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+      {data ? (
+        <Table
+          label="API keys"
+          rows={data}
+          rowKey={(k) => k.keyId}
+          empty="No API keys yet."
+          columns={[
+            { key: 'label', header: 'Label', cell: (k) => k.label },
+            {
+              key: 'kind',
+              header: 'Kind',
+              cell: (k) => <span class={`badge kind-${k.kind}`}>{k.kind}</span>,
+            },
+            { key: 'created', header: 'Created', cell: (k) => fmtDate(k.createdAt) },
+            {
+              key: 'used',
+              header: 'Last used',
+              cell: (k) => (k.lastUsedAt ? fmtDate(k.lastUsedAt) : 'never'),
+            },
+            ...(manager
+              ? [
+                  {
+                    key: 'actions',
+                    header: 'Actions',
+                    cell: (k: Key) => (
+                      <ConfirmButton
+                        label="Revoke"
+                        confirm={`Revoke “${k.label}”?`}
+                        onConfirm={async () => {
+                          try {
+                            await fn('revokeApiKeyForCli', { orgSlug: props.org.slug, keyId: k.keyId });
+                            reload();
+                          } catch (err) {
+                            setActionError(err);
+                          }
+                        }}
+                      />
+                    ),
+                  },
+                ]
+              : []),
+          ]}
+        />
       ) : null}
     </Page>
   );

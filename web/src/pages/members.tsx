@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { fn, isManager, type Org, type User } from '../api.ts';
+import { Table } from '../table.tsx';
 import { ConfirmButton, CopyButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 
 // Members of the current organization. Owners and admins invite, change roles and remove; members see
@@ -18,6 +19,8 @@ export function MembersPage(props: { org: Org; user: User }) {
   // Least privilege first: it is the invitation form's default.
   const roles: Org['role'][] =
     props.org.role === 'owner' ? ['member', 'admin', 'owner'] : ['member', 'admin'];
+  // Only owners touch owners.
+  const mayTouch = (m: Member) => manager && (props.org.role === 'owner' || m.role !== 'owner');
   const act = async (f: () => Promise<unknown>) => {
     setActionError(null);
     try {
@@ -33,56 +36,61 @@ export function MembersPage(props: { org: Org; user: User }) {
       <ErrorNote error={error} />
       <ErrorNote error={actionError} />
       {data ? (
-        <table aria-label="Members">
-          <thead>
-            <tr>
-              <th scope="col">E-mail</th>
-              <th scope="col">Role</th>
-              <th scope="col">Joined</th>
-              {manager ? <th scope="col">Actions</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((m) => {
-              const mayTouch = manager && (props.org.role === 'owner' || m.role !== 'owner');
-              return (
-                <tr key={m.userId} data-testid={`member-${m.email}`}>
-                  <td data-label="E-mail">
-                    {m.email}
-                    {m.userId === props.user.id ? <span class="badge">you</span> : null}
-                    {m.pending ? <span class="badge">invited</span> : null}
-                  </td>
-                  <td data-label="Role">
-                    {mayTouch ? (
-                      <label>
-                        <span class="sr-only">Role of {m.email}</span>
-                        <select
-                          value={m.role}
-                          onChange={(e) =>
-                            act(() =>
-                              fn('setMemberRoleForCli', {
-                                orgSlug: props.org.slug,
-                                userId: m.userId,
-                                role: (e.target as HTMLSelectElement).value,
-                              }),
-                            )
-                          }
-                        >
-                          {(roles.includes(m.role) ? roles : [m.role, ...roles]).map((r) => (
-                            <option key={r} value={r}>
-                              {r}
-                            </option>
-                          ))}
-                        </select>
-                      </label>
-                    ) : (
-                      m.role
-                    )}
-                  </td>
-                  <td data-label="Joined">{fmtDate(m.joinedAt)}</td>
-                  {manager ? (
-                    <td data-label="Actions">
-                      {mayTouch ? (
+        <Table
+          label="Members"
+          rows={data}
+          rowKey={(m) => m.userId}
+          rowTestId={(m) => `member-${m.email}`}
+          columns={[
+            {
+              key: 'email',
+              header: 'E-mail',
+              cell: (m) => (
+                <>
+                  {m.email}
+                  {m.userId === props.user.id ? <span class="badge">you</span> : null}
+                  {m.pending ? <span class="badge">invited</span> : null}
+                </>
+              ),
+            },
+            {
+              key: 'role',
+              header: 'Role',
+              cell: (m) =>
+                mayTouch(m) ? (
+                  <label>
+                    <span class="sr-only">Role of {m.email}</span>
+                    <select
+                      value={m.role}
+                      onChange={(e) =>
+                        act(() =>
+                          fn('setMemberRoleForCli', {
+                            orgSlug: props.org.slug,
+                            userId: m.userId,
+                            role: (e.target as HTMLSelectElement).value,
+                          }),
+                        )
+                      }
+                    >
+                      {(roles.includes(m.role) ? roles : [m.role, ...roles]).map((r) => (
+                        <option key={r} value={r}>
+                          {r}
+                        </option>
+                      ))}
+                    </select>
+                  </label>
+                ) : (
+                  m.role
+                ),
+            },
+            { key: 'joined', header: 'Joined', cell: (m) => fmtDate(m.joinedAt) },
+            ...(manager
+              ? [
+                  {
+                    key: 'actions',
+                    header: 'Actions',
+                    cell: (m: Member) =>
+                      mayTouch(m) ? (
                         <ConfirmButton
                           label="Remove"
                           confirm={`Remove ${m.email}?`}
@@ -90,14 +98,12 @@ export function MembersPage(props: { org: Org; user: User }) {
                             act(() => fn('removeMemberForCli', { orgSlug: props.org.slug, userId: m.userId }))
                           }
                         />
-                      ) : null}
-                    </td>
-                  ) : null}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
+                      ) : null,
+                  },
+                ]
+              : []),
+          ]}
+        />
       ) : null}
       {manager ? <Invite org={props.org} roles={roles} onInvited={reload} /> : null}
     </Page>

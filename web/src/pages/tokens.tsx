@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { fn } from '../api.ts';
+import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
 
 // Personal tokens: one click mints one (shown once), the list shows label, created, last used and expiry;
@@ -53,83 +54,89 @@ export function TokensPage() {
       )}
       <ErrorNote error={error} />
       <ErrorNote error={actionError} />
-      {data && data.length === 0 ? <p class="empty">No tokens yet.</p> : null}
-      {data && data.length > 0 ? (
-        <table aria-label="Tokens">
-          <thead>
-            <tr>
-              <th scope="col">Label</th>
-              <th scope="col">Created</th>
-              <th scope="col">Last used</th>
-              <th scope="col">Expires</th>
-              <th scope="col">Actions</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((t) => (
-              <tr key={t.keyId} data-testid={`token-${t.keyId}`}>
-                <td data-label="Label">
-                  {editing === t.keyId ? (
-                    <form
-                      class="rename"
-                      onSubmit={async (e) => {
-                        e.preventDefault();
-                        const label = String(new FormData(e.currentTarget as HTMLFormElement).get('label'));
-                        try {
-                          await fn('updateTokenLabelForCli', { keyId: t.keyId, label });
-                          setEditing(null);
-                          reload();
-                        } catch (err) {
-                          setActionError(err);
-                        }
-                      }}
-                    >
-                      <label>
-                        <span class="sr-only">New label</span>
-                        <input
-                          name="label"
-                          defaultValue={t.label}
-                          required
-                          maxLength={100}
-                          ref={(el) => el?.focus()}
-                        />
-                      </label>
-                      <button type="submit">Save</button>
-                      <button type="button" class="secondary" onClick={() => setEditing(null)}>
-                        Cancel
-                      </button>
-                    </form>
-                  ) : (
-                    <>
-                      {t.label}
-                      {t.current ? <span class="badge">this session</span> : null}
-                      <button type="button" class="link" onClick={() => setEditing(t.keyId)}>
-                        Rename<span class="sr-only"> {t.label}</span>
-                      </button>
-                    </>
-                  )}
-                </td>
-                <td data-label="Created">{fmtDate(t.createdAt)}</td>
-                <td data-label="Last used">{t.lastUsedAt ? fmtDate(t.lastUsedAt) : 'never'}</td>
-                <td data-label="Expires">{t.expiresAt ? fmtDate(t.expiresAt) : 'never'}</td>
-                <td data-label="Actions">
-                  <ConfirmButton
-                    label="Revoke"
-                    confirm={`Revoke “${t.label}”? Anything using it stops working.`}
-                    onConfirm={async () => {
+      {data ? (
+        <Table
+          label="Tokens"
+          rows={data}
+          rowKey={(t) => t.keyId}
+          rowTestId={(t) => `token-${t.keyId}`}
+          empty="No tokens yet."
+          columns={[
+            {
+              key: 'label',
+              header: 'Label',
+              cell: (t) =>
+                editing === t.keyId ? (
+                  <form
+                    class="rename"
+                    onSubmit={async (e) => {
+                      e.preventDefault();
+                      const label = String(new FormData(e.currentTarget as HTMLFormElement).get('label'));
                       try {
-                        await fn('revokeTokenByIdForCli', { keyId: t.keyId });
+                        await fn('updateTokenLabelForCli', { keyId: t.keyId, label });
+                        setEditing(null);
                         reload();
                       } catch (err) {
                         setActionError(err);
                       }
                     }}
-                  />
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
+                  >
+                    <label>
+                      <span class="sr-only">New label</span>
+                      <input
+                        name="label"
+                        defaultValue={t.label}
+                        required
+                        maxLength={100}
+                        ref={(el) => el?.focus()}
+                      />
+                    </label>
+                    <button type="submit">Save</button>
+                    <button type="button" class="secondary" onClick={() => setEditing(null)}>
+                      Cancel
+                    </button>
+                  </form>
+                ) : (
+                  <>
+                    {t.label}
+                    {t.current ? <span class="badge">this session</span> : null}
+                    <button type="button" class="link" onClick={() => setEditing(t.keyId)}>
+                      Rename<span class="sr-only"> {t.label}</span>
+                    </button>
+                  </>
+                ),
+            },
+            { key: 'created', header: 'Created', cell: (t) => fmtDate(t.createdAt) },
+            {
+              key: 'used',
+              header: 'Last used',
+              cell: (t) => (t.lastUsedAt ? fmtDate(t.lastUsedAt) : 'never'),
+            },
+            {
+              key: 'expires',
+              header: 'Expires',
+              cell: (t) => (t.expiresAt ? fmtDate(t.expiresAt) : 'never'),
+            },
+            {
+              key: 'actions',
+              header: 'Actions',
+              cell: (t) => (
+                <ConfirmButton
+                  label="Revoke"
+                  confirm={`Revoke “${t.label}”? Anything using it stops working.`}
+                  onConfirm={async () => {
+                    try {
+                      await fn('revokeTokenByIdForCli', { keyId: t.keyId });
+                      reload();
+                    } catch (err) {
+                      setActionError(err);
+                    }
+                  }}
+                />
+              ),
+            },
+          ]}
+        />
       ) : null}
     </Page>
   );
