@@ -91,6 +91,8 @@ describe('compiled response serializers', () => {
       const slow = zodSerializer({ schema: def.output, method: 'POST', url: def.name } as never);
       fc.assert(
         fc.property(valuesOf(def.output as z.ZodType), (v) => {
+          // Values zod itself refuses (a generated string that is not a UUID…) are a handler bug either way.
+          fc.pre((def.output as z.ZodType).safeParse(v).success);
           // Same JSON value; only the order of keys may differ (optional ones after required ones).
           expect(JSON.parse(fast(v))).toEqual(JSON.parse(slow(v)));
         }),

@@ -66,6 +66,9 @@ export function compileFastSerializer(schema: z.ZodType): ((data: unknown) => st
     return null;
   }
   delete json.$schema;
+  // fast-json-stringify picks an anyOf branch by validating the value (additionalProperties: false then
+  // refuses unknown keys, which zod would strip): keep zod for those, and for anything referenced.
+  if (/"(anyOf|oneOf|allOf|\$ref|\$defs)"/.test(JSON.stringify(json))) return null;
   return fastJson(json as fastJson.AnySchema) as (data: unknown) => string;
 }
 
