@@ -1,7 +1,6 @@
 // bench/memory: ingest, recall latency beside raw SQL, HNSW recall@10 against the exact scan, filtered
 // recall, and retrieval quality of the local embedder on a labelled paraphrase set.
 //   npm run bench:memory            (100,000 memories; BENCH_N=20000 for a quick run)
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
