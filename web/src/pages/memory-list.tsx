@@ -68,28 +68,8 @@ export function MemoryList(props: {
       <h2 id="memory-list-title">{title}</h2>
       <fieldset class="inline-form filters">
         <legend class="sr-only">Filters</legend>
-        <label>
-          Type
-          <select value={filters.type} onChange={set('type')}>
-            <option value="">any</option>
-            {MEMORY_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Tier
-          <select value={filters.tier} onChange={set('tier')}>
-            <option value="">any</option>
-            {MEMORY_TIERS.map((t) => (
-              <option key={t} value={t}>
-                {t}
-              </option>
-            ))}
-          </select>
-        </label>
+        <AnySelect label="Type" value={filters.type} onChange={set('type')} options={MEMORY_TYPES} />
+        <AnySelect label="Tier" value={filters.tier} onChange={set('tier')} options={MEMORY_TIERS} />
         <label>
           Collection
           <select value={filters.collectionId} onChange={set('collectionId')}>
@@ -122,5 +102,27 @@ export function MemoryList(props: {
         <Pager limit={LIMIT} offset={offset} total={list.data.total} onChange={setOffset} noun="memories" />
       ) : null}
     </section>
+  );
+}
+
+/** A filter select whose first choice, "any", means no filter. */
+function AnySelect(props: {
+  label: string;
+  value: string;
+  onChange: (e: Event) => void;
+  options: readonly string[];
+}) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={props.onChange}>
+        <option value="">any</option>
+        {props.options.map((t) => (
+          <option key={t} value={t}>
+            {t}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
