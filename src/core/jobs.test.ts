@@ -65,7 +65,8 @@ describe('JobQueue', () => {
   const runs: Run[] = [];
   beforeAll(async () => {
     ({ db, drop } = await openTestDb());
-    q = await openQueue(db, runs, 'w1');
+    // A fallback poll far longer than any wait below: jobs start on wake-ups (NOTIFY, due times) alone.
+    q = await openQueue(db, runs, 'w1', { pollingIntervalSeconds: 60 });
     await q.work();
   });
   afterAll(async () => {
@@ -74,10 +75,13 @@ describe('JobQueue', () => {
     await drop?.();
   });
 
-  it('runs an enqueued job with the payload its schema parsed', async () => {
+  it('runs an enqueued job with the payload its schema parsed, woken at once', async () => {
+    await sleep(300); // the workers' first claims found nothing: they are idle now
+    const sent = Date.now();
     const id = await q.enqueue('test.echo', { n: 1 });
     const run = await until('echo', () => runs.find((r) => r.id === id));
     expect(run.data).toEqual({ n: 1, tag: 'none' });
+    expect(run.at - sent).toBeLessThan(2000);
     expect(run.worker).toBe('w1');
     // A payload the schema refuses fails the caller at once, not a worker later.
     // @ts-expect-error n must be a number
@@ -91,6 +95,22 @@ describe('JobQueue', () => {
     const id = await q.enqueue('test.echo', { n: 2 }, { startAfter });
     const run = await until('delayed echo', () => runs.find((r) => r.id === id));
     expect(run.at).toBeGreaterThanOrEqual(startAfter.getTime() - 50);
+    // The idle worker slept until the job was due, not until its 60 s fallback poll.
+    expect(run.at).toBeLessThan(startAfter.getTime() + 1000);
+  });
+
+  it('wakes an idle worker when a transaction that queued a job commits, not before', async () => {
+    await sleep(300);
+    let id = '';
+    let committedAt = 0;
+    await db.transaction(async (tx) => {
+      [id] = (await q.insert([{ name: 'test.echo', data: { n: 3 } }], { tx })) as [string];
+      await sleep(500);
+      expect(runs.find((r) => r.id === id)).toBeUndefined();
+      committedAt = Date.now();
+    });
+    const run = await until('echo after commit', () => runs.find((r) => r.id === id));
+    expect(run.at - committedAt).toBeLessThan(2000);
   });
 
   it('retries a failing job with growing delays, then marks it failed', async () => {
@@ -178,8 +198,8 @@ describe.skipIf(!onPostgres)('JobQueue across processes (PostgreSQL)', () => {
     const { openDb } = await import('./db/client.ts');
     const dbB = await openDb({ databaseUrl: a.url!, poolSize: 3 });
     const runs: Run[] = [];
-    const qa = await openQueue(a.db, runs, 'A', { pollingIntervalSeconds: 0.5 });
-    const qb = await openQueue(dbB, runs, 'B', { pollingIntervalSeconds: 0.5 });
+    const qa = await openQueue(a.db, runs, 'A', { pollingIntervalSeconds: 60 });
+    const qb = await openQueue(dbB, runs, 'B', { pollingIntervalSeconds: 60 });
     try {
       const ids = new Set<string>();
       for (let n = 0; n < 12; n++) ids.add((await qa.enqueue('test.echo', { n }))!);
@@ -189,6 +209,14 @@ describe.skipIf(!onPostgres)('JobQueue across processes (PostgreSQL)', () => {
       await sleep(1000); // a duplicate run would show up here
       expect(runs.map((r) => r.id).sort()).toEqual([...ids].sort());
       expect(new Set(runs.map((r) => r.worker))).toEqual(new Set(['A', 'B']));
+      // Only B works now: a job A queues reaches B's idle worker through NOTIFY on its own connection.
+      await qa.stop(2000);
+      await sleep(300);
+      const sent = Date.now();
+      const [id] = await qa.insert([{ name: 'test.echo', data: { n: 100 } }]);
+      const run = await until('cross-process wake-up', () => runs.find((r) => r.id === id));
+      expect(run.worker).toBe('B');
+      expect(run.at - sent).toBeLessThan(2000);
     } finally {
       await qa.stop(2000);
       await qb.stop(2000);

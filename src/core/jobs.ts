@@ -1,10 +1,13 @@
 import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { Db, Queryable } from './db/client.ts';
+import { listen, type Unlisten } from './db/notify.ts';
 import { positionalInserts } from './db/positional.ts';
 
 // Background work on pg-boss: jobs live in Postgres (PGlite or a server), survive restarts, and several
-// worker processes share one queue through SKIP LOCKED.
+// worker processes share one queue through SKIP LOCKED. Idle workers do not poll on a short timer: every
+// insert NOTIFYs the job's kind (at commit when inside a transaction), and an idle worker sleeps until
+// that wake-up, its kind's next due job, or a long fallback poll, whichever comes first.
 
 export type JobContext<C = unknown> = {
   id: string;
@@ -67,6 +70,10 @@ export type NewJob<K extends string = string, T = unknown> = {
 };
 
 const CRON_POLL_SEC = 5;
+/** The channel on which inserts announce a job kind; every worker process of the database listens. */
+export const JOBS_CHANNEL = 'pier_jobs';
+/** An idle worker's nap when a job is due but was not claimable (another worker holds it). */
+const BUSY_RETRY_MS = 250;
 
 // Claiming by deleting (JobDef.consume). Earliest due first, in the order of pg-boss's own partial index
 // (name, start_after): pg-boss's fetch sorts every ready job by priority and age on each claim, which on
@@ -92,6 +99,11 @@ export type JobPayloadsOf<T extends readonly JobDef[]> = {
 };
 
 export type JobQueueOptions = {
+  /**
+   * The fallback poll of an idle worker (default 5 s). Wake-ups (NOTIFY on insert, the next due job's
+   * time) make workers start jobs at once; this only bounds how late a job is whose wake-up was missed
+   * (a lost listening connection, a job pg-boss itself created or expired back to retry).
+   */
   pollingIntervalSeconds?: number;
   /** How often schedules are checked (pg-boss default 30 s; tests use 1). */
   cronMonitorIntervalSeconds?: number;
@@ -108,7 +120,11 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   #started = false;
   #stopping = false;
   readonly #loops: Promise<void>[] = [];
-  readonly #wake = new Set<() => void>();
+  /** Idle workers' wake-up functions by job kind. */
+  readonly #idle = new Map<string, Set<() => void>>();
+  /** Wake-ups seen per kind, so a NOTIFY arriving while a worker claims is not lost. */
+  readonly #wakeups = new Map<string, number>();
+  #unlisten: Unlisten | undefined;
 
   // Both drivers go through the app's own connection (PGlite's single one, or the pg pool), so the queue
   // needs no second connection string and closing the queue never closes the app's database.
@@ -141,7 +157,7 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       },
     });
     this.boss.on('error', () => {});
-    this.pollingIntervalSeconds = opts.pollingIntervalSeconds ?? 0.5;
+    this.pollingIntervalSeconds = opts.pollingIntervalSeconds ?? 5;
   }
 
   /** What every handler receives as ctx.deps (createDeps binds the app's Deps). */
@@ -164,48 +180,25 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   async work(): Promise<void> {
     const context = this.#context;
     if (!context) throw new Error('JobQueue.bind(deps) must be called before work().');
+    for (const def of this.#defs.values())
+      if (!def.handle && !def.handleMany)
+        throw new Error(`Job '${def.name}' has neither handle nor handleMany.`);
     this.#stopping = false;
-    for (const def of this.#defs.values()) {
-      if (def.handleMany) {
-        for (let i = 0; i < (def.concurrency ?? 1); i++)
-          this.#loops.push(this.#batchLoop(def, context.value));
-        continue;
-      }
-      const handle = def.handle;
-      if (!handle) throw new Error(`Job '${def.name}' has neither handle nor handleMany.`);
-      const handler = async (jobs: PgBoss.JobWithMetadata<unknown>[]) => {
-        await Promise.all(
-          jobs.map((job) =>
-            handle(def.schema.parse(job.data), {
-              id: job.id,
-              retryCount: job.retryCount,
-              deps: context.value,
-            }),
-          ),
-        );
-      };
-      for (let i = 0; i < (def.concurrency ?? 1); i++) {
-        await this.boss.work(
-          def.name,
-          {
-            includeMetadata: true,
-            batchSize: def.batchSize ?? 1,
-            pollingIntervalSeconds: def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds,
-          },
-          handler,
-        );
-      }
-    }
+    this.#unlisten ??= await listen(this.#db, this.#db.pool?.options.connectionString, JOBS_CHANNEL, (name) =>
+      this.#wake(name),
+    );
+    for (const def of this.#defs.values())
+      for (let i = 0; i < (def.concurrency ?? 1); i++) this.#loops.push(this.#loop(def, context.value));
   }
 
-  /** A handleMany worker: claim a batch, run it, and poll again at once while there is work. */
-  async #batchLoop(def: JobDef, deps: C): Promise<void> {
-    const handleMany = def.handleMany!;
+  /** One worker of a kind: claim a batch, run it, claim again at once while there is work, else idle. */
+  async #loop(def: JobDef, deps: C): Promise<void> {
+    const deleting = def.handleMany !== undefined && def.consume === 'delete';
+    const batchSize = def.batchSize ?? (def.handleMany ? 100 : 1);
     while (!this.#stopping) {
-      const deleting = def.consume === 'delete';
+      const seen = this.#wakeups.get(def.name) ?? 0;
       let jobs: { id: string; retryCount: number; data: unknown }[] = [];
       try {
-        const batchSize = def.batchSize ?? 100;
         jobs = deleting
           ? (await this.#db.query<(typeof jobs)[number]>(CLAIM_BY_DELETE_SQL, [def.name, batchSize])).rows
           : await this.boss.fetch(def.name, { batchSize, includeMetadata: true });
@@ -213,30 +206,92 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
         jobs = [];
       }
       if (jobs.length) {
-        const ids = jobs.map((j) => j.id);
-        try {
-          const batch = jobs.map((j) => ({
-            id: j.id,
-            retryCount: j.retryCount,
-            data: def.schema.parse(j.data),
-          }));
-          await handleMany(batch, { deps });
-          if (!deleting) await this.boss.complete(def.name, ids);
-        } catch {
-          if (!deleting) await this.boss.fail(def.name, ids).catch(() => {});
-        }
+        await (def.handleMany ? this.#runMany(def, jobs, deps, deleting) : this.#runEach(def, jobs, deps));
         continue;
       }
-      await new Promise<void>((resolve) => {
-        const wake = () => {
-          clearTimeout(timer);
-          this.#wake.delete(wake);
-          resolve();
-        };
-        const timer = setTimeout(wake, (def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds) * 1000);
-        this.#wake.add(wake);
-      });
+      if ((this.#wakeups.get(def.name) ?? 0) !== seen) continue;
+      await this.#sleep(def.name, await this.#idleMs(def));
     }
+  }
+
+  async #runMany(def: JobDef, jobs: BatchJob<unknown>[], deps: C, deleting: boolean): Promise<void> {
+    const ids = jobs.map((j) => j.id);
+    try {
+      const batch = jobs.map((j) => ({ id: j.id, retryCount: j.retryCount, data: def.schema.parse(j.data) }));
+      await def.handleMany!(batch, { deps });
+      if (!deleting) await this.boss.complete(def.name, ids);
+    } catch {
+      if (!deleting) await this.boss.fail(def.name, ids).catch(() => {});
+    }
+  }
+
+  /**
+   * handle kinds: each job of the batch completes or fails (and is retried) on its own. As with pg-boss's
+   * own workers, a handler running past the job's expireInSeconds fails it, and the error is its output.
+   */
+  async #runEach(def: JobDef, jobs: BatchJob<unknown>[], deps: C): Promise<void> {
+    const limitMs = (def.expireInSeconds ?? 15 * 60) * 1000;
+    const results = await Promise.allSettled(
+      jobs.map(async (j) => {
+        let timer: NodeJS.Timeout | undefined;
+        const expired = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`handler exceeded ${limitMs} ms`)), limitMs);
+        });
+        try {
+          const run = def.handle!(def.schema.parse(j.data), { id: j.id, retryCount: j.retryCount, deps });
+          await Promise.race([run, expired]);
+        } finally {
+          clearTimeout(timer);
+        }
+      }),
+    );
+    const done = jobs.filter((_, i) => results[i]!.status === 'fulfilled').map((j) => j.id);
+    if (done.length) await this.boss.complete(def.name, done).catch(() => {});
+    for (const [i, r] of results.entries()) {
+      if (r.status === 'fulfilled') continue;
+      const err = r.reason as Error;
+      await this.boss
+        .fail(def.name, jobs[i]!.id, { name: err?.name, message: String(err?.message ?? err) })
+        .catch(() => {});
+    }
+  }
+
+  /** How long an idle worker sleeps: until its kind's next due job (by the database clock), at most the fallback. */
+  async #idleMs(def: JobDef): Promise<number> {
+    const fallback = (def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds) * 1000;
+    try {
+      const { rows } = await this.#db.query<{ ms: number | null }>(
+        `SELECT (EXTRACT(EPOCH FROM min(start_after) - now()) * 1000)::float8 AS ms
+         FROM pgboss.job WHERE name = $1 AND state < 'active'`,
+        [def.name],
+      );
+      const ms = rows[0]?.ms;
+      if (ms === null || ms === undefined) return fallback;
+      return Math.min(fallback, Math.max(BUSY_RETRY_MS, Math.ceil(ms)));
+    } catch {
+      return fallback;
+    }
+  }
+
+  #sleep(name: string, ms: number): Promise<void> {
+    if (this.#stopping) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const sleepers = this.#idle.get(name) ?? new Set();
+      this.#idle.set(name, sleepers);
+      const wake = () => {
+        clearTimeout(timer);
+        sleepers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      sleepers.add(wake);
+    });
+  }
+
+  /** A NOTIFY for a kind (or stop): its idle workers claim again. */
+  #wake(name: string): void {
+    this.#wakeups.set(name, (this.#wakeups.get(name) ?? 0) + 1);
+    for (const wake of [...(this.#idle.get(name) ?? [])]) wake();
   }
 
   /**
@@ -292,7 +347,14 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       },
     );
     for (const st of statements) await runner.query(st.text, st.params);
+    await this.#announce(runner, [...new Set(jobs.map((j) => j.name))]);
     return ids;
+  }
+
+  /** NOTIFYs the kinds just queued; inside a transaction Postgres delivers it at commit, never on rollback. */
+  async #announce(runner: Queryable, names: string[]): Promise<void> {
+    if (names.length)
+      await runner.query('SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n', [JOBS_CHANNEL, names]);
   }
 
   async enqueue<K extends keyof P & string>(
@@ -302,7 +364,7 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   ): Promise<string | null> {
     const def = this.#def(name);
     // Validated when sent, so a bad payload fails the caller instead of a worker later.
-    return this.boss.send(name, def.schema.parse(data) as object, {
+    const id = await this.boss.send(name, def.schema.parse(data) as object, {
       id: opts.id,
       startAfter: opts.startAfter,
       singletonKey: opts.singletonKey,
@@ -311,6 +373,8 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       retryBackoff: def.retry?.backoff ?? false,
       expireInSeconds: def.expireInSeconds ?? 15 * 60,
     });
+    if (id) await this.#announce(this.#db, [name]);
+    return id;
   }
 
   /** A cron schedule (UTC, minute precision), stored in the database: one per name, replaced on each call. */
@@ -335,12 +399,14 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   async stop(timeoutMs = 10_000): Promise<void> {
     if (!this.#started) return;
     this.#stopping = true;
-    for (const wake of [...this.#wake]) wake();
+    for (const name of this.#idle.keys()) this.#wake(name);
     // Batch workers finish the batch in hand (its outcomes recorded, its jobs completed) before stopping.
     const loops = Promise.all(this.#loops.splice(0));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([loops, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
     clearTimeout(timer);
+    await this.#unlisten?.();
+    this.#unlisten = undefined;
     await this.boss.stop({ graceful: true, wait: true, close: true, timeout: timeoutMs });
     this.#started = false;
   }
