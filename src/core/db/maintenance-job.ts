@@ -39,6 +39,7 @@ export const dbMaintenanceJob = defineJob({
     if (deps.db.kind !== 'pglite' || deps.config.pgliteMaintenanceIntervalMin === 0) return;
     const started = performance.now();
     const result = await runMaintenance(deps.db, { budgetMs: PASS_BUDGET_MS });
+    for (const f of result.failed) deps.log.warn({ table: f.table, err: f.error }, 'maintenance step failed');
     if (!result.done.length) return;
     const ms = Math.round(performance.now() - started);
     for (const s of result.done)

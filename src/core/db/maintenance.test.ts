@@ -97,6 +97,22 @@ describe.skipIf(onPostgres)('PGlite maintenance pass', () => {
     await runMaintenance(db);
     expect((await tableStats(db, 'second_of_two')).vacuums).toBe(1);
   });
+
+  it('goes on with the next table when one statement fails', async () => {
+    await createTable(db, 'breaks', 1000);
+    await createTable(db, 'still_done', 1000);
+    await db.exec('UPDATE breaks SET v = 1; UPDATE still_done SET v = 1;');
+    // Stands in for a table dropped between the plan and its step.
+    const failing: Db = {
+      ...db,
+      exec: (text) => (text.includes('public.breaks') ? Promise.reject(new Error('gone')) : db.exec(text)),
+    };
+    const pass = await runMaintenance(failing);
+    expect(pass.failed).toMatchObject([{ table: 'public.breaks', error: 'gone' }]);
+    expect(tablesIn(pass.done)).toContain('public.still_done');
+    expect((await tableStats(db, 'still_done')).vacuums).toBe(1);
+    expect(tablesIn(await maintenancePlan(db))).toContain('public.breaks');
+  });
 });
 
 describe.skipIf(onPostgres)('PGlite maintenance after a restart', () => {
@@ -165,7 +181,7 @@ describe.skipIf(!onPostgres)('maintenance on PostgreSQL', () => {
         },
       };
       expect(await maintenancePlan(spy)).toEqual([]);
-      expect(await runMaintenance(spy)).toEqual({ done: [], deferred: [] });
+      expect(await runMaintenance(spy)).toEqual({ done: [], deferred: [], failed: [] });
       expect(sent).toEqual([]);
     } finally {
       await db.close();

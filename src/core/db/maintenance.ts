@@ -27,6 +27,8 @@ export type MaintenanceResult = {
   done: (MaintenanceStep & { ms: number })[];
   /** Steps left for the next pass because the time budget ran out. */
   deferred: MaintenanceStep[];
+  /** Steps whose statement failed (e.g. the table was dropped since the plan); the pass went on. */
+  failed: (MaintenanceStep & { error: string })[];
 };
 
 /** Extra pages a table may gain beyond 20 % before the size rule vacuums it (64 KiB at 8 KiB pages). */
@@ -120,13 +122,18 @@ export async function runMaintenance(db: Db, opts: { budgetMs?: number } = {}): 
   const plan = await maintenancePlan(db);
   const started = performance.now();
   const done: MaintenanceResult['done'] = [];
+  const failed: MaintenanceResult['failed'] = [];
   for (const [i, step] of plan.entries()) {
-    if (i > 0 && performance.now() - started >= budgetMs) return { done, deferred: plan.slice(i) };
+    if (i > 0 && performance.now() - started >= budgetMs) return { done, deferred: plan.slice(i), failed };
     const t0 = performance.now();
-    // Writes since the plan, still unsent, would otherwise be added to the counters the VACUUM resets.
-    await db.query('SELECT pg_stat_force_next_flush()');
-    await db.exec(maintenanceStatement(step));
-    done.push({ ...step, ms: Math.round(performance.now() - t0) });
+    try {
+      // Writes since the plan, still unsent, would otherwise be added to the counters the VACUUM resets.
+      await db.query('SELECT pg_stat_force_next_flush()');
+      await db.exec(maintenanceStatement(step));
+      done.push({ ...step, ms: Math.round(performance.now() - t0) });
+    } catch (err) {
+      failed.push({ ...step, error: err instanceof Error ? err.message : String(err) });
+    }
   }
-  return { done, deferred: [] };
+  return { done, deferred: [], failed };
 }
