@@ -110,7 +110,13 @@ describe.skipIf(onPostgres)('PGlite maintenance pass', () => {
     // for a table with a vector index, see below).
     await db.exec(`UPDATE vectors SET e = ARRAY[random(), random(), random()]::vector WHERE id <= 700`);
     const sent: string[] = [];
-    const spy: Db = { ...db, exec: (text) => (sent.push(text), db.exec(text)) };
+    const spy: Db = {
+      ...db,
+      exec: (text) => {
+        sent.push(text);
+        return db.exec(text);
+      },
+    };
     const pass = await runMaintenance(spy);
     expect(pass.done.find((s) => s.table === 'public.vectors')).toMatchObject({
       vectorIndex: true,
