@@ -1,4 +1,5 @@
 import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
+import { DB_MAINTENANCE_JOB, maintenanceCron, STARTUP_PASS_DELAY_MS } from './core/db/maintenance-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
 import { startAccessCache } from './platform/access-cache.ts';
@@ -33,6 +34,7 @@ export async function startBackground(
     await scheduleMemoryJobs(deps);
     await deps.jobs.schedule('v1.idempotency.prune', IDEMPOTENCY_PRUNE_CRON, {});
     await deps.jobs.schedule(MAIL_SWEEP_JOB, MAIL_SWEEP_CRON, {});
+    await scheduleDbMaintenance(deps);
     await deps.jobs.work();
   }
   return async () => {
@@ -42,4 +44,23 @@ export async function startBackground(
     await hosting?.stop();
     await unlisten();
   };
+}
+
+/**
+ * PGlite's VACUUM/ANALYZE passes (docs/decisions/026): on a schedule, and once soon after start-up, since
+ * the table counters they go by start from zero with each process. Turned off (or on PostgreSQL, which
+ * vacuums itself), a schedule stated by an earlier configuration is removed.
+ */
+async function scheduleDbMaintenance(deps: Deps): Promise<void> {
+  const interval = deps.config.pgliteMaintenanceIntervalMin;
+  if (deps.db.kind !== 'pglite' || interval === 0) {
+    await deps.jobs.unschedule(DB_MAINTENANCE_JOB);
+    return;
+  }
+  await deps.jobs.schedule(DB_MAINTENANCE_JOB, maintenanceCron(interval), {});
+  await deps.jobs.enqueue(
+    DB_MAINTENANCE_JOB,
+    {},
+    { startAfter: new Date(Date.now() + STARTUP_PASS_DELAY_MS), singletonKey: 'startup' },
+  );
 }

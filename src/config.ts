@@ -97,6 +97,12 @@ const envSchema = z.object({
   MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   SIGNUP: z.enum(['on', 'off']).default('on'),
+  // Cron has minute precision and `*/N` restarts at each hour, so only divisors of 60 keep a steady interval.
+  PGLITE_MAINTENANCE_INTERVAL_MIN: z.coerce
+    .number()
+    .int()
+    .refine((n) => n === 0 || (n > 0 && n <= 60 && 60 % n === 0), 'must be 0 (off) or a divisor of 60')
+    .default(1),
 });
 
 export type Config = {
@@ -138,6 +144,11 @@ export type Config = {
   mailRetryDelaysSec: number[];
   dkim?: { domain: string; selector: string; privateKey: string };
   models: ModelsConfig;
+  /**
+   * Minutes between VACUUM/ANALYZE passes on PGlite, which has no autovacuum (docs/decisions/026); 0 turns
+   * them off. Ignored on PostgreSQL.
+   */
+  pgliteMaintenanceIntervalMin: number;
 };
 
 export type VendorId = 'openai' | 'anthropic' | 'google' | 'mistral';
@@ -235,5 +246,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryBaseMs: e.MODEL_RETRY_BASE_MS,
       timeoutMs: e.MODEL_TIMEOUT_MS,
     },
+    pgliteMaintenanceIntervalMin: e.PGLITE_MAINTENANCE_INTERVAL_MIN,
   };
 }

@@ -1,4 +1,5 @@
 import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
+import { dbMaintenanceJob } from './core/db/maintenance-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
 import { webhookDeliverJob } from './core/webhooks.ts';
 import { reembedJob } from './platform/reembed.ts';
@@ -12,6 +13,7 @@ import { memoryCompactJob, memoryEmbedJob, memoryTiersJob } from './v1/memory/wo
 // `deps.jobs.enqueue(name, payload)` only compiles for a listed name with a payload its schema accepts.
 export const jobDefs = [
   sweepBlobTempJob,
+  dbMaintenanceJob,
   webhookDeliverJob,
   reembedJob,
   memoryCompactJob,

@@ -389,6 +389,11 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
     });
   }
 
+  /** Removes a schedule (e.g. one a configuration turned off); nothing happens when there is none. */
+  async unschedule<K extends keyof P & string>(name: K): Promise<void> {
+    await this.boss.unschedule(name);
+  }
+
   #def(name: string): JobDef {
     const def = this.#defs.get(name);
     if (!def) throw new Error(`Unknown job '${name}'.`);
