@@ -37,13 +37,14 @@ export default defineConfig({
   test: {
     projects: [
       { test: { ...shared, name: 'unit', include: dbFree, setupFiles: ['test/no-database.ts'] } },
-      // Only this project runs the browser tests, so only it builds the dashboard (when stale).
+      // Only this project runs the browser tests, so only it builds the dashboard (when stale). Its test apps
+      // start from a copy of one migrated PGlite (test/pglite-template.ts).
       {
         test: {
           ...shared,
           name: 'pglite',
           exclude: dbFree,
-          globalSetup: ['test/e2e/browser/global-setup.ts'],
+          globalSetup: ['test/pglite-template.ts', 'test/e2e/browser/global-setup.ts'],
         },
       },
       ...(process.env.TEST_DATABASE_URL
