@@ -54,6 +54,8 @@ export default defineConfig({
                 ...shared,
                 name: 'postgres',
                 env: { PIER_TEST_DB: 'postgres' },
+                // Test databases are copies of one migrated template (test/postgres-template.ts).
+                globalSetup: ['test/postgres-template.ts'],
                 exclude: [...dbFree, 'test/e2e/browser/**'],
               },
             },

@@ -88,7 +88,9 @@ async function freshPostgres(): Promise<{ db: Db; drop: () => Promise<void> }> {
   const name = `pier_t_${crypto.randomBytes(6).toString('hex')}`;
   const c = new pg.Client({ connectionString: admin });
   await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
+  // A copy of the migrated template the postgres project's global setup made (test/postgres-template.ts).
+  const template = process.env.PIER_TEST_PG_TEMPLATE;
+  await c.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   await c.end();
   const url = new URL(admin);
   url.pathname = `/${name}`;

@@ -1,10 +1,10 @@
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDb } from '../src/core/db/client.ts';
 import { migrate } from '../src/core/db/migrate.ts';
+import { templateKey } from './template-key.ts';
 
 // Global setup of the PGlite project. A fresh PGlite spends seconds in initdb (WASM) and migrations, once per
 // test app; a copy of a migrated data folder opens in about one. The folder is kept between runs under
@@ -12,25 +12,6 @@ import { migrate } from '../src/core/db/migrate.ts';
 // Copies go to a per-run scratch folder (in memory under /dev/shm when there is one), removed at the end.
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-
-function templateKey(): string {
-  const h = crypto.createHash('sha256');
-  const walk = (dir: string) => {
-    for (const e of fs
-      .readdirSync(dir, { withFileTypes: true })
-      .sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else h.update(path.relative(root, p)).update(fs.readFileSync(p));
-    }
-  };
-  walk(path.join(root, 'migrations'));
-  for (const f of ['src/core/db/migrate.ts', 'src/core/db/migration-sets.ts', 'src/core/db/client.ts'])
-    h.update(fs.readFileSync(path.join(root, f)));
-  for (const pkg of ['@electric-sql/pglite', '@electric-sql/pglite-pgvector'])
-    h.update(fs.readFileSync(path.join(root, 'node_modules', pkg, 'package.json')));
-  return h.digest('hex').slice(0, 16);
-}
 
 async function buildTemplate(): Promise<string> {
   const cache = path.join(root, 'node_modules/.cache/pier-test');
