@@ -188,11 +188,14 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
       })}\n\n`;
     reply.hijack();
     const raw = reply.raw;
+    // A hijacked reply drops the headers set through Fastify (x-request-id, the v1 RateLimit headers).
+    const set: Record<string, string | number | string[]> = {};
+    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
     raw.writeHead(200, {
+      ...set,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
-      'x-request-id': req.id,
     });
     raw.write(chunk({ role: 'assistant', content: '' }, null));
     const write = (ev: StreamEvent) => {

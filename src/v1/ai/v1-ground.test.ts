@@ -197,6 +197,9 @@ describe('Idempotency-Key on /v1/ai', () => {
     expect(streamed.statusCode).toBe(200);
     expect(streamed.headers['content-type']).toContain('text/event-stream');
     expect(streamed.body).toContain('data: [DONE]');
+    // A stream carries the bucket's headers like any other answer.
+    expect(streamed.headers.ratelimit).toMatch(/^"v1";r=\d+;t=\d+$/);
+    expect(streamed.headers['x-request-id']).toBeTruthy();
   });
 });
 
