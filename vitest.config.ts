@@ -1,6 +1,32 @@
 import { defineConfig } from 'vitest/config';
 
-// The whole suite runs on PGlite; with TEST_DATABASE_URL it runs again on PostgreSQL.
+// Three projects. `unit`: the files below, which never open a database, run once. `pglite`: every other test
+// file, each on fresh PGlite databases. `postgres` (only with TEST_DATABASE_URL): the same files again on
+// PostgreSQL. Database tests must run on both, so the list is opt-in: a new test file is not on it and runs
+// on both databases until someone adds it here, and a file on it that opens a database fails at once
+// (test/no-database.ts) instead of silently skipping PostgreSQL. See docs/testing.md.
+const dbFree = [
+  'src/cli/browser-login.test.ts',
+  'src/cli/config-store.test.ts',
+  'src/cli/output.test.ts',
+  'src/cli/program.test.ts',
+  'src/core/ai/fallbacks.test.ts',
+  'src/core/ai/local-embedder.test.ts',
+  'src/core/ai/models.test.ts',
+  'src/core/crypto.test.ts',
+  'src/core/http/lazy-logger.test.ts',
+  'src/core/net/ip-policy.test.ts',
+  'src/core/net/safe-fetch.test.ts',
+  'src/core/pagination.test.ts',
+  'src/platform/fast-schemas.test.ts',
+  'src/platform/runtime/artifact.test.ts',
+  'src/platform/runtime/connection-handoff.test.ts',
+  'src/platform/runtime/handoff-config.test.ts',
+  'src/platform/runtime/handoff-shim.test.ts',
+  'src/platform/runtime/local-driver.test.ts',
+  'src/sdk/client.test.ts',
+];
+
 const shared = {
   include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
   testTimeout: 30_000,
@@ -9,9 +35,22 @@ const shared = {
 
 export default defineConfig({
   test: {
+    // Vitest's default is one worker per core less one: a single worker on the 2-core CI machine, so every wait
+    // (timers, child processes, the PostgreSQL server, pg-boss polling) ran end to end. Two workers overlap
+    // them; measured in docs/testing.md. Each file still runs in its own process.
+    maxWorkers: 2,
     projects: [
-      // Only this project runs the browser tests, so only it builds the dashboard (when stale).
-      { test: { ...shared, name: 'pglite', globalSetup: ['test/e2e/browser/global-setup.ts'] } },
+      { test: { ...shared, name: 'unit', include: dbFree, setupFiles: ['test/no-database.ts'] } },
+      // Only this project runs the browser tests, so only it builds the dashboard (when stale). Its test apps
+      // start from a copy of one migrated PGlite (test/pglite-template.ts).
+      {
+        test: {
+          ...shared,
+          name: 'pglite',
+          exclude: dbFree,
+          globalSetup: ['test/pglite-template.ts', 'test/e2e/browser/global-setup.ts'],
+        },
+      },
       ...(process.env.TEST_DATABASE_URL
         ? [
             {
@@ -19,7 +58,9 @@ export default defineConfig({
                 ...shared,
                 name: 'postgres',
                 env: { PIER_TEST_DB: 'postgres' },
-                exclude: ['test/e2e/browser/**'],
+                // Test databases are copies of one migrated template (test/postgres-template.ts).
+                globalSetup: ['test/postgres-template.ts'],
+                exclude: [...dbFree, 'test/e2e/browser/**'],
               },
             },
           ]

@@ -179,7 +179,7 @@ const raw = nodemailer.createTransport({
   url: sink.url,
   pool: true,
   maxConnections: POOL,
-  maxMessages: Number.POSITIVE_INFINITY,
+  maxMessages: 1000, // as Pier's pool (src/v1/mail/transport.ts)
   ignoreTLS: true,
 } as Parameters<typeof nodemailer.createTransport>[0]);
 const headers = { authorization: `Bearer ${tenant.live}` };

@@ -133,5 +133,24 @@ describe('stopping the workers', () => {
       expect(e.status).toBe(arrived.has(e.to_addresses[0]!) ? 'sent' : 'queued');
     }
     expect(arrived.size).toBe(sink.received.length); // each at most once
+    // A mail still queued was never claimed: the drain lets every claimed mail finish (the tail of a batch
+    // whose worker already moved on included) instead of cutting it off with the SMTP pool, and nothing is
+    // written once the drain is over.
+    const events = async () =>
+      (
+        await db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM mail_events e JOIN mail_emails m ON m.id = e.email_id WHERE m.org_id = $1`,
+          [a.org.id],
+        )
+      ).rows[0]!.n;
+    const written = await events();
+    await new Promise((r) => setTimeout(r, 600));
+    expect(await events()).toBe(written);
+    const { rows: claimed } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM mail_emails m WHERE m.org_id = $1 AND m.status = 'queued'
+         AND EXISTS (SELECT 1 FROM mail_events e WHERE e.email_id = m.id AND e.type <> 'queued')`,
+      [a.org.id],
+    );
+    expect(claimed[0]!.n).toBe(0);
   });
 });

@@ -55,6 +55,8 @@ export class OutcomeWriter {
   readonly #maxDelayMs: number;
   readonly #maxBatch: number;
   #pending: Pending[] = [];
+  /** Outcomes handed to a flush that has not finished yet. */
+  #writing = 0;
   #inFlight = 0;
   #timer: NodeJS.Timeout | undefined;
   #chain: Promise<void> = Promise.resolve();
@@ -92,6 +94,7 @@ export class OutcomeWriter {
     const batch = this.#pending;
     this.#pending = [];
     if (!batch.length) return this.#chain;
+    this.#writing += batch.length;
     this.#chain = this.#chain.then(async () => {
       try {
         await this.#write(batch.map((p) => p.o));
@@ -99,6 +102,8 @@ export class OutcomeWriter {
       } catch (err) {
         for (const p of batch) p.reject(err);
         throw err;
+      } finally {
+        this.#writing -= batch.length;
       }
     });
     return this.#chain.catch(() => {});
@@ -159,6 +164,11 @@ export class OutcomeWriter {
       }
       await run(tx);
     });
+  }
+
+  /** Back-pressure: with more than `limit` outcomes not yet written, writes them now and waits. */
+  async drainBelow(limit: number): Promise<void> {
+    if (this.#pending.length + this.#writing > limit) await this.flush();
   }
 
   /** Writes what is pending and waits for writes in progress (shutdown). */

@@ -2,8 +2,8 @@ import { z } from 'zod';
 import type { Queryable } from '../../core/db/client.ts';
 import { type BatchJob, defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
-import { attempt, claimBatch } from './delivery.ts';
-import { OutcomeWriter } from './outcome-writer.ts';
+import { attempt, type Claimed, claimBatch } from './delivery.ts';
+import { type Outcome, OutcomeWriter } from './outcome-writer.ts';
 import type { EmailStatus } from './tables.ts';
 import { SmtpPool } from './transport.ts';
 
@@ -14,10 +14,25 @@ import { SmtpPool } from './transport.ts';
 // Sandbox mail and all mail without SMTP_URL goes to the outbox.
 
 export const MAIL_DELIVER_JOB = 'mail.deliver';
+/** Outcomes a worker process may have in hand, not yet written, before its workers wait for the writer. */
+const OUTCOME_BACKLOG = 1000;
+/** Mails of a batch still out when its worker claims the next batch (a few pool round trips' worth). */
+const TAIL = 40;
 
 /** Per process (per Deps): the pooled SMTP transport and the outcome writer. */
 const pools = new WeakMap<Deps, SmtpPool>();
 const writers = new WeakMap<Deps, OutcomeWriter>();
+/** Deliveries still running after their worker moved on (deliverOverlapped). */
+const running = new WeakMap<Deps, Set<Promise<unknown>>>();
+
+function tails(deps: Deps): Set<Promise<unknown>> {
+  let set = running.get(deps);
+  if (!set) {
+    set = new Set();
+    running.set(deps, set);
+  }
+  return set;
+}
 
 function smtpPool(deps: Deps): SmtpPool | null {
   if (!deps.config.smtp) return null;
@@ -38,8 +53,12 @@ function outcomeWriter(deps: Deps): OutcomeWriter {
   return w;
 }
 
-/** On shutdown (after the workers drained): writes pending outcomes, closes the SMTP connections. */
+/**
+ * On shutdown (after the workers drained): waits for the deliveries still running, writes pending
+ * outcomes, closes the SMTP connections.
+ */
 export async function closeMailTransport(deps: Deps): Promise<void> {
+  await Promise.allSettled([...(running.get(deps) ?? [])]);
   await writers.get(deps)?.close();
   writers.delete(deps);
   pools.get(deps)?.close();
@@ -63,6 +82,20 @@ export function queueDeliveries(
   );
 }
 
+/** One claimed e-mail: its attempt, then its outcome to the group commit (resolves once written). */
+async function deliverOne(deps: Deps, writer: OutcomeWriter, email: Claimed): Promise<EmailStatus> {
+  const pool = email.environment === 'sandbox' ? null : smtpPool(deps);
+  let outcome: Outcome;
+  try {
+    outcome = await attempt(deps, email, pool);
+  } catch (err) {
+    writer.abandon();
+    throw err;
+  }
+  await writer.write(outcome);
+  return outcome.status;
+}
+
 /**
  * Runs one delivery attempt for each e-mail of a batch and resolves once every outcome is recorded.
  * Returns each claimed e-mail's new status (e-mails cancelled or already handled are absent).
@@ -74,24 +107,39 @@ export async function deliverBatch(
   const claimed = await claimBatch(deps, items);
   const writer = outcomeWriter(deps);
   writer.expect(claimed.length);
-  const statuses = new Map<string, EmailStatus>();
-  const results = await Promise.allSettled(
-    claimed.map(async (email) => {
-      const pool = email.environment === 'sandbox' ? null : smtpPool(deps);
-      let outcome: Awaited<ReturnType<typeof attempt>>;
-      try {
-        outcome = await attempt(deps, email, pool);
-      } catch (err) {
-        writer.abandon();
-        throw err;
-      }
-      await writer.write(outcome);
-      statuses.set(email.id, outcome.status);
-    }),
-  );
+  const results = await Promise.allSettled(claimed.map((email) => deliverOne(deps, writer, email)));
   const failed = results.find((r) => r.status === 'rejected');
   if (failed) throw (failed as PromiseRejectedResult).reason;
-  return statuses;
+  return new Map(claimed.map((e, i) => [e.id, (results[i] as PromiseFulfilledResult<EmailStatus>).value]));
+}
+
+/**
+ * The workers' path. The jobs are gone already (consume: 'delete') and the e-mail rows are the record, so
+ * a worker does not wait for its batch to end: it returns once only TAIL mails of it are still out, and
+ * claims its next batch while they finish. Otherwise both workers' batches, sharing one FIFO pool, end
+ * together and the pool drains during every claim. Outcomes go to the group commit as always; a failed
+ * write leaves its e-mails `sending` for the sweeper. closeMailTransport waits for the tails.
+ */
+async function deliverOverlapped(deps: Deps, items: { emailId: string; jobId: string }[]): Promise<void> {
+  const claimed = await claimBatch(deps, items);
+  const writer = outcomeWriter(deps);
+  writer.expect(claimed.length);
+  const running = tails(deps);
+  let left = claimed.length;
+  await new Promise<void>((resolve) => {
+    if (left <= TAIL) resolve();
+    for (const email of claimed) {
+      const done = deliverOne(deps, writer, email)
+        .catch((err) => deps.log.error({ err, emailId: email.id }, 'mail delivery attempt not recorded'))
+        .finally(() => {
+          running.delete(done);
+          if (--left <= TAIL) resolve();
+        });
+      running.add(done);
+    }
+  });
+  // Back-pressure: a worker never runs ahead of the writer by more than OUTCOME_BACKLOG outcomes.
+  await writer.drainBelow(OUTCOME_BACKLOG);
 }
 
 /** One delivery attempt of one e-mail; null when it was cancelled or already handled. */
@@ -103,7 +151,7 @@ export const mailDeliverJob = defineJob({
   name: MAIL_DELIVER_JOB,
   schema: z.object({ emailId: z.uuid() }),
   handleMany: async (jobs: BatchJob<{ emailId: string }>[], { deps }: { deps: Deps }) => {
-    await deliverBatch(
+    await deliverOverlapped(
       deps,
       jobs.map((j) => ({ emailId: j.data.emailId, jobId: j.id })),
     );

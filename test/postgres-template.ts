@@ -1,0 +1,47 @@
+import pg from 'pg';
+import { openDb } from '../src/core/db/client.ts';
+import { migrate } from '../src/core/db/migrate.ts';
+import { templateKey } from './template-key.ts';
+
+// Global setup of the postgres project: one migrated database that every test database is created from
+// (CREATE DATABASE … TEMPLATE), instead of running all migrations again in each. It stays on the server
+// between runs, named by the migrations it holds (pier_tpl_<hash>); see docs/testing.md.
+
+async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export default async function setup(): Promise<void> {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url) return;
+  const name = `pier_tpl_${templateKey()}`;
+  const exists = await admin(url, async (c) => {
+    const r = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    return r.rowCount === 1;
+  });
+  if (!exists) {
+    const tmp = `${name}_${process.pid}`;
+    await admin(url, (c) => c.query(`CREATE DATABASE ${tmp}`));
+    const at = new URL(url);
+    at.pathname = `/${tmp}`;
+    const db = await openDb({ databaseUrl: at.toString(), poolSize: 2 });
+    await migrate(db);
+    await db.close();
+    // A concurrent run may have made the same template meanwhile; then its copy serves and ours goes.
+    await admin(url, async (c) => {
+      try {
+        await c.query(`ALTER DATABASE ${tmp} RENAME TO ${name}`);
+      } catch {
+        await c.query(`DROP DATABASE IF EXISTS ${tmp}`);
+      }
+    });
+  }
+  // Read by test/harness.ts in the test workers, which inherit this environment.
+  process.env.PIER_TEST_PG_TEMPLATE = name;
+}
