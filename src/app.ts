@@ -18,7 +18,6 @@ import { functionApiRoutes } from './platform/routes.ts';
 import { interceptConnections } from './platform/runtime/connection-handoff.ts';
 import { appSlugFromHost, type HostRouter, notFoundPage } from './platform/runtime/host-router.ts';
 import { wellKnownRoutes } from './platform/well-known.ts';
-import { modelProxyRoutes } from './v1/ai/plugin.ts';
 import { v1Routes } from './v1/plugin.ts';
 
 declare module 'fastify' {
@@ -110,8 +109,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [sessionResolver(deps)] });
   // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
   if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
-  await app.register(v1Routes, { deps, prefix: '/v1' });
-  if (deps.config.roles.includes('proxy')) await app.register(modelProxyRoutes, { deps, prefix: '/v1/ai' });
+  await app.register(v1Routes, { deps, prefix: '/v1', modelProxy: deps.config.roles.includes('proxy') });
   await app.register(dashboardAuthRoutes, { deps });
   await app.register(dashboardStaticRoutes, { dist: opts.webDist });
 

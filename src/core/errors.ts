@@ -121,6 +121,12 @@ export const errors = {
       409,
       'A request with this Idempotency-Key is still being processed; retry shortly.',
     ),
+  idempotencyWithStream: () =>
+    new ApiError(
+      'IDEMPOTENCY_STREAM_UNSUPPORTED',
+      400,
+      'Idempotency-Key cannot be used with stream: true (a stream is not stored, so it cannot be replayed); send the key without stream, or stream without the key.',
+    ),
   invalidIdempotencyKey: () =>
     new ApiError('VALIDATION_ERROR', 400, 'Idempotency-Key must be 1–255 printable ASCII characters.'),
   invalidCursor: () =>

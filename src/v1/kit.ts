@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
 import type { Deps } from '../deps.ts';
@@ -8,6 +8,11 @@ import type { Deps } from '../deps.ts';
 // (plugin.ts) does auth, rate limits, idempotency and the OpenAPI document for all of them.
 
 export type ApiKeyCaller = Extract<Caller, { kind: 'apikey' }>;
+
+/** The caller of a v1 request (the plugin's onRequest hook has checked it is an API key). */
+export function apiKeyCaller(req: FastifyRequest): ApiKeyCaller {
+  return req.caller as ApiKeyCaller;
+}
 
 export type V1Context = {
   deps: Deps;
@@ -72,6 +77,30 @@ export function defineArea(area: { name: string; prefix: string; routes: unknown
 export const errorEnvelopeSchema = z
   .object({ error: z.object({ code: z.string(), message: z.string() }) })
   .describe('Error envelope');
+
+const SHARED_ERROR_STATUSES = [400, 401, 403, 404, 409, 429];
+const SHARED_ERROR_CODES = ['AUTH_REQUIRED', 'FORBIDDEN', 'RATE_LIMITED', 'VALIDATION_ERROR'];
+
+/**
+ * The OpenAPI side of a v1 operation: operationId, tag, key security, the error codes in the description
+ * and the envelope for every error status. Used by defineRoute routes and by the routes registered by hand
+ * (the model proxy, which streams).
+ */
+export function operationDoc(
+  tag: string,
+  op: { name: string; summary: string; description?: string; errors: string[]; errorStatuses?: number[] },
+) {
+  const codes = [...SHARED_ERROR_CODES, ...op.errors];
+  const statuses = [...new Set([...SHARED_ERROR_STATUSES, ...(op.errorStatuses ?? [])])];
+  return {
+    operationId: op.name,
+    summary: op.summary,
+    description: `${op.description ? `${op.description}\n\n` : ''}Error codes: ${codes.join(', ')}.`,
+    tags: [tag],
+    security: [{ apiKey: [] }],
+    errorResponses: Object.fromEntries(statuses.map((s) => [s, errorEnvelopeSchema])),
+  };
+}
 
 /** `{ id }` path parameter shared by most resources; any string, so a malformed id is simply a 404. */
 export const idParams = z.object({ id: z.string().min(1).max(200) });

@@ -5,9 +5,10 @@ import { callerFromRow } from '../core/auth/credentials.ts';
 import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
+import { modelProxyRoutes } from './ai/plugin.ts';
 import { v1Areas } from './areas.ts';
 import { type Claim, claimOrReplay, requestHash, settle } from './idempotency.ts';
-import { type ApiKeyCaller, errorEnvelopeSchema, type RouteDef, type V1Area } from './kit.ts';
+import { apiKeyCaller, operationDoc, type RouteDef, type V1Area } from './kit.ts';
 import { TokenBuckets } from './rate-limit.ts';
 
 // Everything under {base_url}/v1: API-key auth, a token bucket per key, Idempotency-Key on POST, the
@@ -20,15 +21,15 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     v1Public?: boolean;
+    /**
+     * For a route that may answer a stream (hijacked, so never settled by onSend): tells from the validated
+     * body whether this request streams. Such a request with an Idempotency-Key is refused (docs/models.md).
+     */
+    v1Streams?: (body: unknown) => boolean;
   }
 }
 
-const SHARED_ERRORS = [400, 401, 403, 404, 409, 429];
 const POLICY = 'v1';
-
-export function apiKeyCaller(req: FastifyRequest): ApiKeyCaller {
-  return req.caller as ApiKeyCaller;
-}
 
 async function authenticate(deps: Deps, req: FastifyRequest): Promise<void> {
   const bearer = bearerFrom(req.headers.authorization);
@@ -53,18 +54,13 @@ async function rateLimit(deps: Deps, buckets: TokenBuckets, req: FastifyRequest,
 
 function registerRoute(app: FastifyInstance, deps: Deps, area: V1Area, def: RouteDef): void {
   const status = def.status ?? 200;
-  const errorResponses = Object.fromEntries(SHARED_ERRORS.map((s) => [s, errorEnvelopeSchema]));
-  const allErrors = ['AUTH_REQUIRED', 'FORBIDDEN', 'RATE_LIMITED', 'VALIDATION_ERROR', ...def.errors];
+  const { errorResponses, ...doc } = operationDoc(area.name, def);
   app.route({
     method: def.method,
     url: `${area.prefix}${def.url}`,
     ...(def.bodyLimit ? { bodyLimit: def.bodyLimit } : {}),
     schema: {
-      operationId: def.name,
-      summary: def.summary,
-      description: `${def.description ? `${def.description}\n\n` : ''}Error codes: ${allErrors.join(', ')}.`,
-      tags: [area.name],
-      security: [{ apiKey: [] }],
+      ...doc,
       ...(def.body ? { body: def.body } : {}),
       ...(def.query ? { querystring: def.query } : {}),
       ...(def.params ? { params: def.params } : {}),
@@ -81,8 +77,15 @@ function registerRoute(app: FastifyInstance, deps: Deps, area: V1Area, def: Rout
   });
 }
 
-/** Registered by app.ts under the prefix /v1. */
-export async function v1Routes(app: FastifyInstance, opts: { deps: Deps; areas?: V1Area[] }): Promise<void> {
+/**
+ * Registered by app.ts under the prefix /v1. `modelProxy` (role `proxy`) adds the model proxy at /v1/ai:
+ * its routes are written by hand (they stream) but sit inside this plugin, so the same hooks (key, bucket,
+ * Idempotency-Key) and the same OpenAPI document cover them.
+ */
+export async function v1Routes(
+  app: FastifyInstance,
+  opts: { deps: Deps; areas?: V1Area[]; modelProxy?: boolean },
+): Promise<void> {
   const { deps } = opts;
   const buckets = new TokenBuckets(deps.db, deps.clock);
 
@@ -118,6 +121,7 @@ export async function v1Routes(app: FastifyInstance, opts: { deps: Deps; areas?:
     const key = req.headers['idempotency-key'];
     if (key === undefined) return;
     if (typeof key !== 'string') throw errors.invalidIdempotencyKey();
+    if (req.routeOptions.config?.v1Streams?.(req.body)) throw errors.idempotencyWithStream();
     const hash = requestHash(req.method, req.url, req.body);
     const r = await claimOrReplay(deps, apiKeyCaller(req), key, hash);
     if ('replay' in r) {
@@ -142,6 +146,7 @@ export async function v1Routes(app: FastifyInstance, opts: { deps: Deps; areas?:
 
   for (const area of opts.areas ?? v1Areas)
     for (const def of area.routes) registerRoute(app, deps, area, def);
+  if (opts.modelProxy) await app.register(modelProxyRoutes, { deps, prefix: '/ai' });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { v1Public: true } }, async () => app.swagger());
 }

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
-import type { ApiKeyCaller, ProxyContext } from './plugin.ts';
+import { apiKeyCaller, operationDoc } from '../kit.ts';
+import type { ProxyContext } from './plugin.ts';
 
 // OpenAI's chat completions wire format in and out, whatever vendor serves the model.
 
@@ -30,6 +31,50 @@ export const chatBody = z.object({
   user: z.string().optional(),
 });
 type ChatBody = z.infer<typeof chatBody>;
+
+export const usageSchema = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
+
+export const chatCompletionSchema = z
+  .object({
+    id: z.string(),
+    object: z.literal('chat.completion'),
+    created: z.number().int(),
+    model: z.string(),
+    choices: z.array(
+      z.object({
+        index: z.number().int(),
+        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
+        logprobs: z.null(),
+        finish_reason: z.enum(['stop', 'length', 'content_filter', 'tool_calls']),
+      }),
+    ),
+    usage: usageSchema,
+  })
+  .describe('A chat completion (OpenAI format)');
+
+const sseSchema = z
+  .string()
+  .describe(
+    'With `stream: true`: server-sent events, each `data: <chat.completion.chunk JSON>`; the last is ' +
+      '`data: [DONE]`, or `data: {"error":{"code","message"}}` if the provider fails mid-stream.',
+  );
+
+/** The model proxy's errors beyond the shared ones (its 502/503 come from the provider). */
+export const PROXY_ERRORS = [
+  'MODEL_NOT_AVAILABLE',
+  'INVALID_MODEL',
+  'MODEL_CAPABILITY_UNSUPPORTED',
+  'MODEL_PROVIDER_RATE_LIMITED',
+  'MODEL_PROVIDER_REJECTED',
+  'MODEL_PROVIDER_ERROR',
+  'MODEL_PROVIDER_UNAVAILABLE',
+  'IDEMPOTENCY_CONFLICT',
+  'IDEMPOTENCY_IN_PROGRESS',
+];
 
 const textOf = (c: ChatBody['messages'][number]['content']) =>
   typeof c === 'string' ? c : (c ?? []).map((p) => p.text).join('');
@@ -62,8 +107,32 @@ const usageBody = (u: Usage) => ({
 
 export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
   const { deps } = ctx;
-  app.post('/chat/completions', { schema: { body: chatBody } }, async (req, reply) => {
-    const caller = req.caller as ApiKeyCaller;
+  const { errorResponses, ...doc } = operationDoc('ai', {
+    name: 'ai.chatCompletions',
+    summary:
+      'Creates a chat completion (OpenAI-compatible), streamed as server-sent events with `stream: true`.',
+    description:
+      'Idempotency-Key is honoured without `stream`; with `stream: true` it is refused (400 IDEMPOTENCY_STREAM_UNSUPPORTED).',
+    errors: [...PROXY_ERRORS, 'IDEMPOTENCY_STREAM_UNSUPPORTED'],
+    errorStatuses: [502, 503],
+  });
+  const schema = {
+    ...doc,
+    body: chatBody,
+    response: {
+      200: {
+        description: 'The completion, or with `stream: true` its chunks as server-sent events.',
+        content: {
+          'application/json': { schema: chatCompletionSchema },
+          'text/event-stream': { schema: sseSchema },
+        },
+      },
+      ...errorResponses,
+    },
+  };
+  const config = { v1Streams: (b: unknown) => (b as ChatBody).stream === true };
+  app.post('/chat/completions', { schema, config }, async (req, reply) => {
+    const caller = apiKeyCaller(req);
     const body = req.body as ChatBody;
     const resolved = await ctx.resolve(caller.orgId, body.model);
     const { system, messages } = toModelMessages(body.messages);
@@ -119,11 +188,14 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
       })}\n\n`;
     reply.hijack();
     const raw = reply.raw;
+    // A hijacked reply drops the headers set through Fastify (x-request-id, the v1 RateLimit headers).
+    const set: Record<string, string | number | string[]> = {};
+    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
     raw.writeHead(200, {
+      ...set,
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
-      'x-request-id': req.id,
     });
     raw.write(chunk({ role: 'assistant', content: '' }, null));
     const write = (ev: StreamEvent) => {

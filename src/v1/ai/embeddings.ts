@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
-import type { ApiKeyCaller, ProxyContext } from './plugin.ts';
+import { apiKeyCaller, operationDoc } from '../kit.ts';
+import { PROXY_ERRORS } from './chat-completions.ts';
+import type { ProxyContext } from './plugin.ts';
 
 // OpenAI's embeddings wire format. `encoding_format: base64` (the official client's default) is
 // little-endian float32, as OpenAI sends it. `pier-local/hash-<dim>-v1` is served by the built-in embedder.
@@ -15,14 +17,38 @@ export const embeddingsBody = z.object({
 });
 type EmbeddingsBody = z.infer<typeof embeddingsBody>;
 
+export const embeddingsSchema = z
+  .object({
+    object: z.literal('list'),
+    data: z.array(
+      z.object({
+        object: z.literal('embedding'),
+        index: z.number().int(),
+        embedding: z
+          .union([z.array(z.number()), z.string()])
+          .describe('Floats, or with `encoding_format: base64` little-endian float32 in base64'),
+      }),
+    ),
+    model: z.string(),
+    usage: z.object({ prompt_tokens: z.number(), total_tokens: z.number() }),
+  })
+  .describe('Embeddings (OpenAI format)');
+
 function toBase64(v: number[]): string {
   return Buffer.from(new Float32Array(v).buffer).toString('base64');
 }
 
 export async function embeddingsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
   const { deps } = ctx;
-  app.post('/embeddings', { schema: { body: embeddingsBody } }, async (req) => {
-    const caller = req.caller as ApiKeyCaller;
+  const { errorResponses, ...doc } = operationDoc('ai', {
+    name: 'ai.embeddings',
+    summary: 'Creates embeddings (OpenAI-compatible).',
+    errors: PROXY_ERRORS,
+    errorStatuses: [502, 503],
+  });
+  const schema = { ...doc, body: embeddingsBody, response: { 200: embeddingsSchema, ...errorResponses } };
+  app.post('/embeddings', { schema }, async (req) => {
+    const caller = apiKeyCaller(req);
     const body = req.body as EmbeddingsBody;
     const texts = typeof body.input === 'string' ? [body.input] : body.input;
     const res = parseLocalEmbedderId(body.model)

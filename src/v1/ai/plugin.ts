@@ -1,8 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
-import type { Caller } from '../../core/auth/caller.ts';
-import { resolveCaller } from '../../core/auth/resolve.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { UsageBuffer } from '../../platform/model-usage.ts';
 import { chatCompletionsRoute } from './chat-completions.ts';
@@ -11,8 +8,6 @@ import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
 
 const RESOLVE_TTL_MS = 10_000;
 
-export type ApiKeyCaller = Extract<Caller, { kind: 'apikey' }>;
-
 export type ProxyContext = {
   deps: Deps;
   usage: UsageBuffer;
@@ -20,8 +15,9 @@ export type ProxyContext = {
 };
 
 /**
- * The model proxy (role `proxy`), registered at /v1/ai: OpenAI-compatible chat completions and embeddings
- * for apps holding a v1 API key. Each request is resolved through resolveModel with the proxy's own
+ * The model proxy (role `proxy`), registered by the v1 plugin at /v1/ai, whose hooks check the API key, take
+ * from the key's rate-limit bucket and handle Idempotency-Key: OpenAI-compatible chat completions and
+ * embeddings for apps holding a v1 API key. Each request is resolved through resolveModel with the proxy's own
  * `model.resolve` credential and forwarded to the provider; token usage is recorded per organization.
  */
 export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
@@ -48,11 +44,6 @@ export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps 
       return value;
     },
   };
-  app.addHook('onRequest', async (req) => {
-    req.caller = await resolveCaller(req, deps.credentials);
-    if (!req.caller) throw errors.authRequired('Send a v1 API key as the bearer credential.');
-    if (req.caller.kind !== 'apikey') throw errors.forbidden('The model proxy needs a v1 API key.');
-  });
   await chatCompletionsRoute(app, ctx);
   await embeddingsRoute(app, ctx);
 }
