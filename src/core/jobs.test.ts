@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { onPostgres, openTestDb } from '../../test/harness.ts';
+import { spyDb } from '../../test/spy-db.ts';
 import type { Db } from './db/client.ts';
 import { defineJob, type JobPayloadsOf, JobQueue, type JobQueueOptions } from './jobs.ts';
 
@@ -223,6 +224,45 @@ describe.skipIf(!onPostgres)('JobQueue across processes (PostgreSQL)', () => {
       await dbB.close();
       await a.db.close();
       await a.drop();
+    }
+  });
+});
+
+describe('JobQueue wake-ups', () => {
+  it('jobs queued for later do not wake idle workers before they are due', async () => {
+    const { db, drop } = await openTestDb();
+    const { db: spy, sent } = spyDb(db);
+    const ran: number[] = [];
+    const q = new JobQueue(spy, { pollingIntervalSeconds: 60 });
+    q.register([
+      defineJob({
+        name: 'test.later',
+        schema: z.object({ n: z.number() }),
+        consume: 'delete',
+        handleMany: async (jobs) => {
+          ran.push(...jobs.map((j) => j.data.n));
+        },
+      }),
+    ]);
+    q.bind(undefined);
+    await q.start();
+    try {
+      await q.work();
+      await sleep(300);
+      const claims = () => sent.filter((t) => t.includes('DELETE FROM pgboss.job')).length;
+      const before = claims();
+      const later = new Date(Date.now() + 2000);
+      for (let n = 0; n < 20; n++) await q.insert([{ name: 'test.later', data: { n }, startAfter: later }]);
+      await sleep(300);
+      // The first announcement wakes the worker (it would have slept 60 s); it then sleeps until `later`,
+      // which the other nineteen do not bring forward.
+      expect(claims() - before).toBeLessThanOrEqual(2);
+      await until('due jobs', () => ran.length === 20);
+      expect(Date.now()).toBeGreaterThanOrEqual(later.getTime() - 50);
+    } finally {
+      await q.stop(2000);
+      await db.close();
+      await drop();
     }
   });
 });

@@ -70,10 +70,15 @@ export type NewJob<K extends string = string, T = unknown> = {
 };
 
 const CRON_POLL_SEC = 5;
+/** A running worker loop: the earliest job announced since its last claim, and while it sleeps, until when. */
+type Worker = { announced: number; until: number; wake: (() => void) | null };
+
 /** The channel on which inserts announce a job kind; every worker process of the database listens. */
 export const JOBS_CHANNEL = 'pier_jobs';
 /** An idle worker's nap when a job is due but was not claimable (another worker holds it). */
 const BUSY_RETRY_MS = 250;
+/** A worker due to wake this little after a new job's due time is left asleep (clocks round). */
+const WAKE_SLACK_MS = 100;
 
 // Claiming by deleting (JobDef.consume). Earliest due first, in the order of pg-boss's own partial index
 // (name, start_after): pg-boss's fetch sorts every ready job by priority and age on each claim, which on
@@ -120,10 +125,8 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   #started = false;
   #stopping = false;
   readonly #loops: Promise<void>[] = [];
-  /** Idle workers' wake-up functions by job kind. */
-  readonly #idle = new Map<string, Set<() => void>>();
-  /** Wake-ups seen per kind, so a NOTIFY arriving while a worker claims is not lost. */
-  readonly #wakeups = new Map<string, number>();
+  /** Each kind's running workers, so a NOTIFY reaches them whether they sleep or are claiming. */
+  readonly #workers = new Map<string, Set<Worker>>();
   #unlisten: Unlisten | undefined;
 
   // Both drivers go through the app's own connection (PGlite's single one, or the pg pool), so the queue
@@ -184,8 +187,16 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       if (!def.handle && !def.handleMany)
         throw new Error(`Job '${def.name}' has neither handle nor handleMany.`);
     this.#stopping = false;
-    this.#unlisten ??= await listen(this.#db, this.#db.pool?.options.connectionString, JOBS_CHANNEL, (name) =>
-      this.#wake(name),
+    this.#unlisten ??= await listen(
+      this.#db,
+      this.#db.pool?.options.connectionString,
+      JOBS_CHANNEL,
+      (payload) => {
+        // '<kind>' for jobs due now, '<kind>@<epoch ms>' for jobs due later (see #announce).
+        const at = payload.lastIndexOf('@');
+        if (at === -1) this.#wake(payload);
+        else this.#wake(payload.slice(0, at), Number(payload.slice(at + 1)));
+      },
     );
     for (const def of this.#defs.values())
       for (let i = 0; i < (def.concurrency ?? 1); i++) this.#loops.push(this.#loop(def, context.value));
@@ -195,22 +206,32 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   async #loop(def: JobDef, deps: C): Promise<void> {
     const deleting = def.handleMany !== undefined && def.consume === 'delete';
     const batchSize = def.batchSize ?? (def.handleMany ? 100 : 1);
-    while (!this.#stopping) {
-      const seen = this.#wakeups.get(def.name) ?? 0;
-      let jobs: { id: string; retryCount: number; data: unknown }[] = [];
-      try {
-        jobs = deleting
-          ? (await this.#db.query<(typeof jobs)[number]>(CLAIM_BY_DELETE_SQL, [def.name, batchSize])).rows
-          : await this.boss.fetch(def.name, { batchSize, includeMetadata: true });
-      } catch {
-        jobs = [];
+    const me: Worker = { announced: Number.POSITIVE_INFINITY, until: 0, wake: null };
+    const workers = this.#workers.get(def.name) ?? new Set();
+    this.#workers.set(def.name, workers);
+    workers.add(me);
+    try {
+      while (!this.#stopping) {
+        me.announced = Number.POSITIVE_INFINITY;
+        let jobs: { id: string; retryCount: number; data: unknown }[] = [];
+        try {
+          jobs = deleting
+            ? (await this.#db.query<(typeof jobs)[number]>(CLAIM_BY_DELETE_SQL, [def.name, batchSize])).rows
+            : await this.boss.fetch(def.name, { batchSize, includeMetadata: true });
+        } catch {
+          jobs = [];
+        }
+        if (jobs.length) {
+          await (def.handleMany ? this.#runMany(def, jobs, deps, deleting) : this.#runEach(def, jobs, deps));
+          continue;
+        }
+        // A job announced during the claim or the lookup may be one neither saw: sleep no longer than until
+        // it is due (a job due now: claim again at once).
+        const ms = Math.min(await this.#idleMs(def), me.announced - Date.now());
+        if (ms > 0) await this.#sleep(me, ms);
       }
-      if (jobs.length) {
-        await (def.handleMany ? this.#runMany(def, jobs, deps, deleting) : this.#runEach(def, jobs, deps));
-        continue;
-      }
-      if ((this.#wakeups.get(def.name) ?? 0) !== seen) continue;
-      await this.#sleep(def.name, await this.#idleMs(def));
+    } finally {
+      workers.delete(me);
     }
   }
 
@@ -273,25 +294,29 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
     }
   }
 
-  #sleep(name: string, ms: number): Promise<void> {
+  #sleep(me: Worker, ms: number): Promise<void> {
     if (this.#stopping) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const sleepers = this.#idle.get(name) ?? new Set();
-      this.#idle.set(name, sleepers);
-      const wake = () => {
+      const timer = setTimeout(() => me.wake?.(), ms);
+      me.until = Date.now() + ms;
+      me.wake = () => {
         clearTimeout(timer);
-        sleepers.delete(wake);
+        me.wake = null;
         resolve();
       };
-      const timer = setTimeout(wake, ms);
-      sleepers.add(wake);
     });
   }
 
-  /** A NOTIFY for a kind (or stop): its idle workers claim again. */
-  #wake(name: string): void {
-    this.#wakeups.set(name, (this.#wakeups.get(name) ?? 0) + 1);
-    for (const wake of [...(this.#idle.get(name) ?? [])]) wake();
+  /**
+   * A NOTIFY for a kind (or stop): its idle workers claim again. A job due later (`due`, epoch ms) only
+   * wakes workers that would sleep past it, so a burst of scheduled jobs costs idle workers nothing.
+   */
+  #wake(name: string, due?: number): void {
+    const at = due === undefined || Number.isNaN(due) ? 0 : due;
+    for (const w of this.#workers.get(name) ?? []) {
+      w.announced = Math.min(w.announced, at);
+      if (w.wake && at + WAKE_SLACK_MS < w.until) w.wake();
+    }
   }
 
   /**
@@ -347,14 +372,24 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       },
     );
     for (const st of statements) await runner.query(st.text, st.params);
-    await this.#announce(runner, [...new Set(jobs.map((j) => j.name))]);
+    await this.#announce(runner, jobs);
     return ids;
   }
 
-  /** NOTIFYs the kinds just queued; inside a transaction Postgres delivers it at commit, never on rollback. */
-  async #announce(runner: Queryable, names: string[]): Promise<void> {
-    if (names.length)
-      await runner.query('SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n', [JOBS_CHANNEL, names]);
+  /**
+   * NOTIFYs the kinds just queued, with the earliest due time when every job of a kind is due later;
+   * inside a transaction Postgres delivers it at commit, never on rollback.
+   */
+  async #announce(runner: Queryable, jobs: { name: string; startAfter?: Date | null }[]): Promise<void> {
+    const earliest = new Map<string, number>();
+    for (const j of jobs) {
+      const due = j.startAfter?.getTime() ?? 0;
+      earliest.set(j.name, Math.min(earliest.get(j.name) ?? due, due));
+    }
+    const now = Date.now();
+    const payloads = [...earliest].map(([name, due]) => (due > now ? `${name}@${due}` : name));
+    if (payloads.length)
+      await runner.query('SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n', [JOBS_CHANNEL, payloads]);
   }
 
   async enqueue<K extends keyof P & string>(
@@ -373,7 +408,7 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       retryBackoff: def.retry?.backoff ?? false,
       expireInSeconds: def.expireInSeconds ?? 15 * 60,
     });
-    if (id) await this.#announce(this.#db, [name]);
+    if (id) await this.#announce(this.#db, [{ name, startAfter: opts.startAfter ?? null }]);
     return id;
   }
 
@@ -404,7 +439,7 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   async stop(timeoutMs = 10_000): Promise<void> {
     if (!this.#started) return;
     this.#stopping = true;
-    for (const name of this.#idle.keys()) this.#wake(name);
+    for (const name of this.#workers.keys()) this.#wake(name);
     // Batch workers finish the batch in hand (its outcomes recorded, its jobs completed) before stopping.
     const loops = Promise.all(this.#loops.splice(0));
     let timer: NodeJS.Timeout | undefined;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { onPostgres, testApp } from '../../../test/harness.ts';
+import { spyDb } from '../../../test/spy-db.ts';
 import { ConfigError, loadConfig } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import type { Db } from './client.ts';
@@ -92,19 +93,7 @@ describe.skipIf(!onPostgres)('db.maintenance on PostgreSQL', () => {
     try {
       expect(await schedules(t.deps)).toEqual([]);
       await churn(t.deps.db, 'busy');
-      const sent: string[] = [];
-      const db = t.deps.db;
-      const spy: Db = {
-        ...db,
-        query: (text, params) => {
-          sent.push(text);
-          return db.query(text, params);
-        },
-        exec: (text) => {
-          sent.push(text);
-          return db.exec(text);
-        },
-      };
+      const { db: spy, sent } = spyDb(t.deps.db);
       await dbMaintenanceJob.handle!({}, { id: 'x', retryCount: 0, deps: { ...t.deps, db: spy } });
       expect(sent).toEqual([]);
     } finally {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, openTestDb, restartableTestDb } from '../../../test/harness.ts';
+import { spyDb } from '../../../test/spy-db.ts';
 import type { Db } from './client.ts';
 import { maintenancePlan, runMaintenance } from './maintenance.ts';
 
@@ -203,18 +204,7 @@ describe.skipIf(!onPostgres)('maintenance on PostgreSQL', () => {
     try {
       await createTable(db, 'churn', 1000);
       await db.exec('UPDATE churn SET v = 1');
-      const sent: string[] = [];
-      const spy: Db = {
-        ...db,
-        query: (text, params) => {
-          sent.push(text);
-          return db.query(text, params);
-        },
-        exec: (text) => {
-          sent.push(text);
-          return db.exec(text);
-        },
-      };
+      const { db: spy, sent } = spyDb(db);
       expect(await maintenancePlan(spy)).toEqual([]);
       expect(await runMaintenance(spy)).toEqual({ done: [], deferred: [], failed: [] });
       expect(sent).toEqual([]);
