@@ -21,7 +21,10 @@ function smtpError(code: number, message: string): Error {
   return Object.assign(new Error(message), { responseCode: code });
 }
 
-export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<SmtpSink> {
+/** `replyDelayMs`: the sink answers each message's DATA this much later (a slow next hop). */
+export async function startSmtpSink(
+  opts: { keepRaw?: boolean; replyDelayMs?: number } = {},
+): Promise<SmtpSink> {
   const received: Received[] = [];
   const tries = new Map<string, number>();
   const server = new SMTPServer({
@@ -53,7 +56,8 @@ export async function startSmtpSink(opts: { keepRaw?: boolean } = {}): Promise<S
           raw: opts.keepRaw === false ? '' : Buffer.concat(chunks).toString('utf8'),
           at: Date.now(),
         });
-        cb();
+        if (opts.replyDelayMs) setTimeout(() => cb(), opts.replyDelayMs);
+        else cb();
       });
     },
   });

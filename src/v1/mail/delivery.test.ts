@@ -102,7 +102,8 @@ describe('stopping the workers', () => {
   let db: Db;
   let drop: () => Promise<void>;
   beforeAll(async () => {
-    sink = await startSmtpSink({ keepRaw: false });
+    // A slow next hop, so that mails of the batch are still out when the drain starts.
+    sink = await startSmtpSink({ keepRaw: false, replyDelayMs: 20 });
     ({ db, drop } = await openTestDb());
   });
   afterAll(async () => {

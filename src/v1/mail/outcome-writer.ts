@@ -58,6 +58,8 @@ export class OutcomeWriter {
   /** Outcomes handed to a flush that has not finished yet. */
   #writing = 0;
   #inFlight = 0;
+  /** close() waiting for the deliveries still in flight. */
+  #whenIdle: (() => void)[] = [];
   #timer: NodeJS.Timeout | undefined;
   #chain: Promise<void> = Promise.resolve();
 
@@ -76,6 +78,7 @@ export class OutcomeWriter {
   abandon(): void {
     this.#inFlight--;
     if (this.#inFlight <= 0 && this.#pending.length) void this.flush().catch(() => {});
+    this.#notifyIdle();
   }
 
   /** Queues an outcome; resolves once it is written. */
@@ -84,7 +87,13 @@ export class OutcomeWriter {
     const done = new Promise<void>((resolve, reject) => this.#pending.push({ o, resolve, reject }));
     if (this.#pending.length >= this.#maxBatch || this.#inFlight <= 0) void this.flush().catch(() => {});
     else this.#timer ??= setTimeout(() => void this.flush().catch(() => {}), this.#maxDelayMs);
+    this.#notifyIdle();
     return done;
+  }
+
+  #notifyIdle(): void {
+    if (this.#inFlight > 0) return;
+    for (const resolve of this.#whenIdle.splice(0)) resolve();
   }
 
   /** Writes everything pending (flushes run one after another, so outcomes land in order). */
@@ -171,8 +180,12 @@ export class OutcomeWriter {
     if (this.#pending.length + this.#writing > limit) await this.flush();
   }
 
-  /** Writes what is pending and waits for writes in progress (shutdown). */
+  /**
+   * Shutdown: waits for every delivery still in flight (a worker may have moved on before the last mails
+   * of its batch were out), then writes what is pending and waits for writes in progress.
+   */
   async close(): Promise<void> {
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#whenIdle.push(resolve));
     await this.flush();
   }
 }

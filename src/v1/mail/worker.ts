@@ -22,17 +22,6 @@ const TAIL = 40;
 /** Per process (per Deps): the pooled SMTP transport and the outcome writer. */
 const pools = new WeakMap<Deps, SmtpPool>();
 const writers = new WeakMap<Deps, OutcomeWriter>();
-/** Deliveries still running after their worker moved on (deliverOverlapped). */
-const running = new WeakMap<Deps, Set<Promise<unknown>>>();
-
-function tails(deps: Deps): Set<Promise<unknown>> {
-  let set = running.get(deps);
-  if (!set) {
-    set = new Set();
-    running.set(deps, set);
-  }
-  return set;
-}
 
 function smtpPool(deps: Deps): SmtpPool | null {
   if (!deps.config.smtp) return null;
@@ -54,11 +43,10 @@ function outcomeWriter(deps: Deps): OutcomeWriter {
 }
 
 /**
- * On shutdown (after the workers drained): waits for the deliveries still running, writes pending
- * outcomes, closes the SMTP connections.
+ * On shutdown (after the workers drained): waits for the deliveries still running and writes their
+ * outcomes (OutcomeWriter.close), then closes the SMTP connections.
  */
 export async function closeMailTransport(deps: Deps): Promise<void> {
-  await Promise.allSettled([...(running.get(deps) ?? [])]);
   await writers.get(deps)?.close();
   writers.delete(deps);
   pools.get(deps)?.close();
@@ -118,25 +106,21 @@ export async function deliverBatch(
  * a worker does not wait for its batch to end: it returns once only TAIL mails of it are still out, and
  * claims its next batch while they finish. Otherwise both workers' batches, sharing one FIFO pool, end
  * together and the pool drains during every claim. Outcomes go to the group commit as always; a failed
- * write leaves its e-mails `sending` for the sweeper. closeMailTransport waits for the tails.
+ * write leaves its e-mails `sending` for the sweeper. Shutdown waits for the tails (OutcomeWriter.close).
  */
 async function deliverOverlapped(deps: Deps, items: { emailId: string; jobId: string }[]): Promise<void> {
   const claimed = await claimBatch(deps, items);
   const writer = outcomeWriter(deps);
   writer.expect(claimed.length);
-  const running = tails(deps);
   let left = claimed.length;
   await new Promise<void>((resolve) => {
     if (left <= TAIL) resolve();
-    for (const email of claimed) {
-      const done = deliverOne(deps, writer, email)
+    for (const email of claimed)
+      deliverOne(deps, writer, email)
         .catch((err) => deps.log.error({ err, emailId: email.id }, 'mail delivery attempt not recorded'))
         .finally(() => {
-          running.delete(done);
           if (--left <= TAIL) resolve();
         });
-      running.add(done);
-    }
   });
   // Back-pressure: a worker never runs ahead of the writer by more than OUTCOME_BACKLOG outcomes.
   await writer.drainBelow(OUTCOME_BACKLOG);
