@@ -181,9 +181,11 @@ describe('JobQueue schedules', () => {
       expect(await q.boss.getSchedules()).toMatchObject([{ name: 'test.echo', cron: '* * * * *' }]);
       const run = await until('cron run', () => runs.find((r) => r.job === 'test.echo'), 20_000);
       expect(run.data).toEqual({ n: 42, tag: 'cron' });
-      // pg-boss debounces a schedule to once a minute (singleton key), so a second check adds nothing.
+      // pg-boss debounces a schedule to once a minute (singleton key), so a second check adds nothing
+      // unless a new minute began meanwhile (then that minute's run is due).
       await sleep(2500);
-      expect(runs.filter((r) => r.job === 'test.echo')).toHaveLength(1);
+      const minutes = Math.floor(Date.now() / 60_000) - Math.floor(run.at / 60_000) + 1;
+      expect(runs.filter((r) => r.job === 'test.echo').length).toBeLessThanOrEqual(minutes);
     } finally {
       await q.stop(2000);
       await db.close();
