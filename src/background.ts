@@ -1,13 +1,13 @@
+import { announceSecretChanges, startHostingRuntime } from './areas/hosting/runtime/runtime.ts';
+import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB } from './areas/mail/sweeper.ts';
+import { closeMailTransport } from './areas/mail/worker.ts';
+import { scheduleMemoryJobs } from './areas/memory/worker.ts';
+import { startAccessCache } from './areas/orgs/access-cache.ts';
 import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { DB_MAINTENANCE_JOB, maintenanceCron, STARTUP_PASS_DELAY_MS } from './core/db/maintenance-job.ts';
 import { listen, notify } from './core/db/notify.ts';
 import type { Deps } from './deps.ts';
-import { startAccessCache } from './platform/access-cache.ts';
-import { announceSecretChanges, startHostingRuntime } from './platform/runtime/runtime.ts';
-import { IDEMPOTENCY_PRUNE_CRON } from './v1/idempotency.ts';
-import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB } from './v1/mail/sweeper.ts';
-import { closeMailTransport } from './v1/mail/worker.ts';
-import { scheduleMemoryJobs } from './v1/memory/worker.ts';
+import { IDEMPOTENCY_PRUNE_CRON } from './http/idempotency.ts';
 
 const REVOKED_CHANNEL = 'pier_credential_revoked';
 

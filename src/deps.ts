@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
+import { type JobRegistry, jobDefs } from './areas/jobs.ts';
 import type { Config } from './config.ts';
 import { createModels, type Models } from './core/ai/models.ts';
 import { CredentialService } from './core/auth/credentials.ts';
@@ -11,7 +12,6 @@ import { type Db, openDb } from './core/db/client.ts';
 import { migrate } from './core/db/migrate.ts';
 import { JobQueue, type JobQueueOptions } from './core/jobs.ts';
 import { WindowLimiter, type WindowRule } from './core/rate-limit/limiter.ts';
-import { type JobRegistry, jobDefs } from './jobs.ts';
 
 /** Everything a service needs, created once per process (or per test) and passed in. */
 export type Deps = {

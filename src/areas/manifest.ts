@@ -1,8 +1,8 @@
 import type { MigrationSet } from '../core/db/migration-sets.ts';
 import type { JobDef } from '../core/jobs.ts';
 import type { Deps } from '../deps.ts';
-import type { FnDef } from '../platform/fn-kit.ts';
-import type { V1Area } from '../v1/kit.ts';
+import type { FnDef } from '../http/fn-kit.ts';
+import type { V1Area } from '../http/v1-kit.ts';
 
 // What one area contributes to the process. `src/areas/index.ts` lists every manifest; the function
 // registry, the v1 routes, the typed job registry, the schedules, the migrations and the start/stop order

@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, errors } from '../errors.ts';
-import { type ByteRange, isValidBlobKey } from './blob-store.ts';
-import type { DiskBlobStore, SignedQuery } from './disk.ts';
+import { type ByteRange, isValidBlobKey } from '../core/blobs/blob-store.ts';
+import type { DiskBlobStore, SignedQuery } from '../core/blobs/disk.ts';
+import { ApiError, errors } from '../core/errors.ts';
 
 // The URLs that the disk driver's presigned URLs point at: `PUT /blobs/<key>` and `GET /blobs/<key>`
 // (HEAD comes with GET). Access is by signature only — no bearer credential — exactly like S3 presigned

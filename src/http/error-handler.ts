@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { isInvalidText } from '../db/pg-errors.ts';
-import { ApiError, errorBody, errors } from '../errors.ts';
+import { isInvalidText } from '../core/db/pg-errors.ts';
+import { ApiError, errorBody, errors } from '../core/errors.ts';
 
 type Issue = {
   instancePath?: string;

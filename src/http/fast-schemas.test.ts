@@ -3,10 +3,10 @@ import { serializerCompiler as zodSerializer } from 'fastify-type-provider-zod';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { validBodies } from '../../test/fn-samples.ts';
-import { compileFastCheck, compileFastSerializer } from '../core/http/fast-schemas.ts';
-import { functions } from './fn.ts';
+import { compileFastCheck, compileFastSerializer } from './fast-schemas.ts';
 import type { FnDef } from './fn-kit.ts';
-import { errorSchema } from './routes.ts';
+import { functions } from './fn-registry.ts';
+import { errorSchema } from './fn-route.ts';
 
 // Property tests of the compiled serializers and request checks against zod, for every function of the
 // registry: the same JSON out (unknown fields stripped), and a request the fast check lets through is one zod

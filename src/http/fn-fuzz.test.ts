@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectedNon200, needsVector, validBodies } from '../../test/fn-samples.ts';
 import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedOperator, seedOrg, seedPlatform, seedProject } from '../../test/seed.ts';
-import { functions } from './fn.ts';
+import { mintLoginCode } from '../areas/identity/login-codes.ts';
+import { issuePersonalToken } from '../areas/identity/tokens.ts';
 import type { FnDef } from './fn-kit.ts';
-import { mintLoginCode } from './login-codes.ts';
-import { issuePersonalToken } from './tokens.ts';
+import { functions } from './fn-registry.ts';
 
 // Property: whatever body arrives (any JSON value, or a valid body bent out of shape), with the right kind
 // of credential or none, no function answers 5xx, and every 4xx carries the error envelope.

@@ -1,14 +1,4 @@
 import {
-  adminAddMember,
-  adminCreateLoginCode,
-  adminCreateOrg,
-  adminCreatePlatformCredential,
-  adminCreateUser,
-  adminRevokePlatformCredential,
-  adminSetPlan,
-} from './admin.ts';
-import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
-import {
   createDeploymentForCli,
   createDeploymentWithScope,
   getAppLogsForCli,
@@ -17,48 +7,63 @@ import {
   listDeploymentsForCli,
   startDeploymentForCli,
   startDeploymentWithScope,
-} from './deployments.ts';
-import { adminCreateInviteLink } from './invite-links.ts';
-import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
-import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
+} from '../areas/hosting/deployments.ts';
+import { destroyProjectForCli } from '../areas/hosting/project-hosting.ts';
+import { adminCreateInviteLink } from '../areas/identity/invite-links.ts';
+import { createLoginCodeForCli, exchangeCliAuthCode } from '../areas/identity/login-codes.ts';
 import {
-  createOrgForCli,
-  inviteMemberForCli,
-  listMembersForCli,
-  removeMemberForCli,
-  setMemberRoleForCli,
-} from './members.ts';
+  createTokenForCli,
+  listTokensForCli,
+  revokeTokenByIdForCli,
+  updateTokenLabelForCli,
+} from '../areas/identity/personal-tokens.ts';
+import { revokeTokenForCli, whoamiForCli } from '../areas/identity/tokens.ts';
+import { getOutboxMessageForCli, listOutboxForCli } from '../areas/mail/outbox-fn.ts';
 import {
   getMemoryForCli,
   listMemoriesForCli,
   listMemoryAgentsForCli,
   listMemoryCollectionsForCli,
   recallMemoriesForCli,
-} from './memory-dashboard.ts';
-import { getModelEmbedderForCli } from './model-embedder-fn.ts';
-import { getModelUsageForCli } from './model-usage.ts';
+} from '../areas/memory/dashboard-fn.ts';
+import { getModelEmbedderForCli } from '../areas/models/model-embedder-fn.ts';
+import { getModelUsageForCli } from '../areas/models/model-usage.ts';
 import {
   listModelProvidersForCli,
   removeModelProviderKeyForCli,
   resolveModel,
   setModelProviderKeyForCli,
-} from './models.ts';
-import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+} from '../areas/models/models.ts';
 import {
-  createTokenForCli,
-  listTokensForCli,
-  revokeTokenByIdForCli,
-  updateTokenLabelForCli,
-} from './personal-tokens.ts';
-import { destroyProjectForCli } from './project-hosting.ts';
+  adminAddMember,
+  adminCreateLoginCode,
+  adminCreateOrg,
+  adminCreatePlatformCredential,
+  adminCreateUser,
+  adminRevokePlatformCredential,
+  adminSetPlan,
+} from '../areas/orgs/admin.ts';
+import {
+  adminCreateApiKey,
+  createApiKeyForCli,
+  listApiKeysForCli,
+  revokeApiKeyForCli,
+} from '../areas/orgs/api-keys.ts';
+import {
+  createOrgForCli,
+  inviteMemberForCli,
+  listMembersForCli,
+  removeMemberForCli,
+  setMemberRoleForCli,
+} from '../areas/orgs/members.ts';
+import { createOrganization, listMyOrgsForCli } from '../areas/orgs/orgs.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
   getProjectForCli,
   listMyProjectsForCli,
-} from './projects.ts';
-import { listSecretsForCli, removeSecretForCli, setSecretForCli } from './secrets.ts';
-import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
+} from '../areas/orgs/projects.ts';
+import { listSecretsForCli, removeSecretForCli, setSecretForCli } from '../areas/orgs/secrets.ts';
 
 // The registry of every function served at POST /api/fn/<name>.
 export const functions = [

@@ -9,8 +9,8 @@ import {
   WWW_AUTHENTICATE,
 } from '../../test/security.ts';
 import { seedUser } from '../../test/seed.ts';
-import { functions } from './fn.ts';
 import type { FnDef } from './fn-kit.ts';
+import { functions } from './fn-registry.ts';
 
 let t: TestApp;
 beforeAll(async () => {

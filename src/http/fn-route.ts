@@ -5,10 +5,10 @@ import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
 import { type CallerResolver, resolveCaller, resolveCallerCached } from '../core/auth/resolve.ts';
 import { errors } from '../core/errors.ts';
-import { fastSerializerCompiler, fastValidatorCompiler } from '../core/http/fast-schemas.ts';
 import type { Deps } from '../deps.ts';
-import { functions } from './fn.ts';
+import { fastSerializerCompiler, fastValidatorCompiler } from './fast-schemas.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
+import { functions } from './fn-registry.ts';
 
 export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 

@@ -5,8 +5,8 @@ import { isUniqueViolation } from '../core/db/pg-errors.ts';
 import { errors } from '../core/errors.ts';
 import { defineJob } from '../core/jobs.ts';
 import type { Deps } from '../deps.ts';
-import type { ApiKeyCaller } from './kit.ts';
 import { v1Idempotency } from './tables.ts';
+import type { ApiKeyCaller } from './v1-kit.ts';
 
 // Idempotency-Key on POST (as Stripe and Resend do): the first request with a key claims it; a retry with
 // the same key and the same body within 24 h gets the first response again (header Idempotent-Replayed);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
 import { expectAuthRequired, expectError } from '../../test/security.ts';
 import { seedOperator } from '../../test/seed.ts';
-import { projectSecretEnv } from './secrets.ts';
+import { projectSecretEnv } from '../areas/orgs/secrets.ts';
 
 // A restart keeps everything that matters: the same PGlite data directory (or PostgreSQL database) and the
 // same master key, a new process-worth of caches.

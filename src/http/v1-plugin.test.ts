@@ -6,9 +6,9 @@ import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedMember, seedOperator, seedV1Tenant } from '../../test/seed.ts';
 import type { ManualClock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
-import { installErrorHandler } from '../core/http/error-handler.ts';
-import { defineArea, defineRoute } from './kit.ts';
-import { v1Routes } from './plugin.ts';
+import { installErrorHandler } from './error-handler.ts';
+import { defineArea, defineRoute } from './v1-kit.ts';
+import { v1Routes } from './v1-plugin.ts';
 
 // The v1 plumbing on a small test area: auth, environments, idempotency, rate limits, OpenAPI.
 

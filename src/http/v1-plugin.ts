@@ -1,15 +1,15 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
+import { modelProxyRoutes } from '../areas/models/v1-proxy.ts';
+import { v1Areas } from '../areas/v1-areas.ts';
 import { callerFromRow } from '../core/auth/credentials.ts';
 import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
-import { modelProxyRoutes } from './ai/plugin.ts';
-import { v1Areas } from './areas.ts';
 import { type Claim, claimOrReplay, requestHash, settle } from './idempotency.ts';
-import { apiKeyCaller, operationDoc, type RouteDef, type V1Area } from './kit.ts';
-import { TokenBuckets } from './rate-limit.ts';
+import { apiKeyCaller, operationDoc, type RouteDef, type V1Area } from './v1-kit.ts';
+import { TokenBuckets } from './v1-rate-limit.ts';
 
 // Everything under {base_url}/v1: API-key auth, a token bucket per key, Idempotency-Key on POST, the
 // error envelope, and /v1/openapi.json generated from the routes' zod schemas. Areas only declare routes

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
-import { ApiError, errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import type { Org, Project } from './access.ts';
-import { PLANS } from './plans.ts';
+import { ApiError, errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { Org, Project } from '../orgs/access.ts';
+import { PLANS } from '../orgs/plans.ts';
+import { orgs, projects } from '../orgs/tables.ts';
 import { projectDir } from './runtime/app-databases.ts';
 import {
   checkArtifact,
@@ -15,7 +16,6 @@ import {
 } from './runtime/artifact.ts';
 import type { Supervisor } from './runtime/supervisor.ts';
 import { type AppManifest, deployments } from './runtime/tables.ts';
-import { orgs, projects } from './tables.ts';
 
 // The deploy pipeline. startDeployment (API node) checks the artifact and the quota synchronously, so a bad
 // artifact is a 4xx at once and touches nothing live; the `hosting.deploy` job (worker + runtime node) then

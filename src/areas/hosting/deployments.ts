@@ -1,16 +1,16 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import { MANAGERS, type Org, type Project, projectForUser, requireRole } from './access.ts';
-import { audit } from './audit.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput, UUID_RE } from '../../http/fn-schemas.ts';
+import { MANAGERS, type Org, type Project, projectForUser, requireRole } from '../orgs/access.ts';
+import { audit } from '../orgs/audit.ts';
+import { memberships, orgs, projects } from '../orgs/tables.ts';
 import { assertDeployQuota, type Deployment, startDeployment } from './deploy-pipeline.ts';
-import { defineFn } from './fn-kit.ts';
 import { readAppLogs } from './runtime/app-logs.ts';
 import { MAX_ARTIFACT_BYTES } from './runtime/artifact.ts';
 import { deployments } from './runtime/tables.ts';
-import { slugInput, UUID_RE } from './schemas.ts';
-import { memberships, orgs, projects } from './tables.ts';
 
 // Deployments on the function API: create (presigned upload), start, follow, list, and the app's logs.
 

@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import { and, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
-import { type Project, projectForUser, requireRole } from './access.ts';
-import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { type Project, projectForUser, requireRole } from '../orgs/access.ts';
+import { audit } from '../orgs/audit.ts';
+import { projects } from '../orgs/tables.ts';
 import { dropAppDatabase, projectDir, provisionAppDatabase } from './runtime/app-databases.ts';
 import { hostingRuntime, signalApp } from './runtime/runtime.ts';
 import { deployments } from './runtime/tables.ts';
-import { slugInput } from './schemas.ts';
-import { projects } from './tables.ts';
 
 // A project's hosting life: provisioning (database, hostname, machine slot) and destruction.
 

@@ -1,8 +1,8 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp, uniq } from '../../test/harness.ts';
-import { seedOperator, seedOrg } from '../../test/seed.ts';
-import { mintLoginCode } from '../platform/login-codes.ts';
+import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
+import { seedOperator, seedOrg } from '../../../test/seed.ts';
+import { mintLoginCode } from './login-codes.ts';
 
 let t: TestApp;
 let closed: TestApp;

@@ -1,11 +1,10 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { errors } from '../core/errors.ts';
-import type { WindowRule } from '../core/rate-limit/limiter.ts';
-import type { Deps } from '../deps.ts';
-import { users } from '../platform/tables.ts';
-import { findUserByEmail, getUser, normalizeEmail, type User } from '../platform/users.ts';
+import { errors } from '../../core/errors.ts';
+import type { WindowRule } from '../../core/rate-limit/limiter.ts';
+import type { Deps } from '../../deps.ts';
+import { users } from '../orgs/tables.ts';
 import { checkPasswordLink, consumePasswordLink } from './password-links.ts';
 import { dummyHash, hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from './passwords.ts';
 import {
@@ -21,6 +20,7 @@ import {
   SESSION_COOKIE,
   setSessionCookie,
 } from './sessions.ts';
+import { findUserByEmail, getUser, normalizeEmail, type User } from './users.ts';
 
 // The few dashboard-only endpoints: sign-up, sign-in, sign-out, the session probe and password links.
 // Everything else the dashboard does goes through the function API with the session cookie.

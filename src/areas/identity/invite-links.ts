@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { createPasswordLink } from '../dashboard/password-links.ts';
-import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
-import { emailInput } from './schemas.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { emailInput } from '../../http/fn-schemas.ts';
+import { audit } from '../orgs/audit.ts';
+import { createPasswordLink } from './password-links.ts';
 import { ensureUser } from './users.ts';
 
 // `pier admin user invite-link --email E`: a one-time, expiring link to set a password, for users created

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../test/harness.ts';
-import { expectError } from '../../test/security.ts';
-import { seedUser } from '../../test/seed.ts';
-import type { ManualClock } from '../core/clock.ts';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { expectError } from '../../../test/security.ts';
+import { seedUser } from '../../../test/seed.ts';
+import type { ManualClock } from '../../core/clock.ts';
 import { LOGIN_CODE_TTL_MS, pkceChallenge } from './login-codes.ts';
 
 // Failed guesses are limited per client address; each test uses its own address so they stay independent.

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import { defineFn } from './fn-kit.ts';
-import { userSchema } from './schemas.ts';
-import { loginCodes } from './tables.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { userSchema } from '../../http/fn-schemas.ts';
+import { loginCodes } from '../orgs/tables.ts';
 import { issuePersonalToken } from './tokens.ts';
 import { getUser } from './users.ts';
 

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
-import { parseCredential } from '../core/auth/format.ts';
-import { credentials } from '../core/auth/tables.ts';
-import type { Deps } from '../deps.ts';
+import { parseCredential } from '../../core/auth/format.ts';
+import { credentials } from '../../core/auth/tables.ts';
+import type { Deps } from '../../deps.ts';
 
 /**
  * Makes sure an operator key exists: PIER_OPERATOR_KEY when given (registered on first sight), else the one

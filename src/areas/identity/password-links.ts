@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import { getUser, type User } from '../platform/users.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
 import { passwordLinks } from './tables.ts';
+import { getUser, type User } from './users.ts';
 
 // One-time links to set a password, for users created by an operator, a partner (createOrganization) or an
 // invitation. The token travels in the URL fragment, so it never reaches server or proxy logs.

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Caller } from '../core/auth/caller.ts';
-import type { CallerResolver } from '../core/auth/resolve.ts';
-import { safeEqual } from '../core/crypto.ts';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import type { Caller } from '../../core/auth/caller.ts';
+import type { CallerResolver } from '../../core/auth/resolve.ts';
+import { safeEqual } from '../../core/crypto.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
 import { sessions } from './tables.ts';
 
 // Dashboard sessions: an httpOnly SameSite=Lax cookie holding a random secret. The cookie is a credential

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type TestApp, testApp } from '../../test/harness.ts';
-import { expectAuthRequired } from '../../test/security.ts';
-import { seedUser } from '../../test/seed.ts';
-import { credentials } from '../core/auth/tables.ts';
-import type { ManualClock } from '../core/clock.ts';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { expectAuthRequired } from '../../../test/security.ts';
+import { seedUser } from '../../../test/seed.ts';
+import { credentials } from '../../core/auth/tables.ts';
+import type { ManualClock } from '../../core/clock.ts';
 import { issuePersonalToken } from './tokens.ts';
 
 let t: TestApp;

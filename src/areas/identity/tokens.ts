@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { errors } from '../core/errors.ts';
-import { revokeSession } from '../dashboard/sessions.ts';
-import type { Deps } from '../deps.ts';
-import { defineFn } from './fn-kit.ts';
-import { userSchema } from './schemas.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { userSchema } from '../../http/fn-schemas.ts';
+import { revokeSession } from './sessions.ts';
 import { getUser } from './users.ts';
 
 export async function issuePersonalToken(deps: Deps, userId: string, label: string, expiresAt?: Date) {

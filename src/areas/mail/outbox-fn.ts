@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { errors } from '../core/errors.ts';
-import { getOutboxMessage, listOutbox } from '../v1/mail/outbox.ts';
-import { EMAIL_STATUSES } from '../v1/mail/tables.ts';
-import { orgForUser } from './access.ts';
-import { defineFn } from './fn-kit.ts';
-import { slugInput } from './schemas.ts';
+import { errors } from '../../core/errors.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { orgForUser } from '../orgs/access.ts';
+import { getOutboxMessage, listOutbox } from './outbox.ts';
+import { EMAIL_STATUSES } from './tables.ts';
 
 // The dashboard's dev inbox (like Mailpit): the messages the built-in outbox kept, for members of the
 // organization. Both environments unless one is asked for; `search` matches subject, From and To

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, ilike, or, type SQL, sql } from 'drizzle-orm';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../platform/schemas.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
 import { type EmailStatus, mailEmails, mailOutbox } from './tables.ts';
 import { composeMime, type OutgoingMail } from './transport.ts';
 

@@ -3,8 +3,8 @@ import type { z } from 'zod';
 import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../platform/schemas.ts';
-import type { ApiKeyCaller } from '../kit.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
+import type { ApiKeyCaller } from '../../http/v1-kit.ts';
 import type { templateBody, templatePatch, templateSchema } from './schema.ts';
 import { mailTemplates } from './tables.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineArea, defineRoute, idParams } from '../kit.ts';
+import { defineArea, defineRoute, idParams } from '../../http/v1-kit.ts';
 import {
   batchBody,
   batchResult,

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { needsVector } from '../../test/fn-samples.ts';
-import { type TestApp, testApp } from '../../test/harness.ts';
-import { hasVector, memoryTenant } from '../../test/memory-kit.ts';
-import { expectCredentialGuards, expectError, expectTenantGuards } from '../../test/security.ts';
-import { seedMember, seedOrg, seedUser } from '../../test/seed.ts';
-import type { ManualClock } from '../core/clock.ts';
-import { memoryContext } from '../v1/memory/context.ts';
+import { needsVector } from '../../../test/fn-samples.ts';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { hasVector, memoryTenant } from '../../../test/memory-kit.ts';
+import { expectCredentialGuards, expectError, expectTenantGuards } from '../../../test/security.ts';
+import { seedMember, seedOrg, seedUser } from '../../../test/seed.ts';
+import type { ManualClock } from '../../core/clock.ts';
+import { memoryContext } from './context.ts';
 
 // The dashboard's memory functions: personal credentials of any member, the memory service underneath,
 // organization + environment scoping, and a recall that does not count as an access.

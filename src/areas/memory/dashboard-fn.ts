@@ -1,14 +1,14 @@
 import { z } from 'zod';
-import type { Deps } from '../deps.ts';
-import { agentMemoryCounts, listAgents } from '../v1/memory/agents.ts';
-import { listCollections } from '../v1/memory/collections.ts';
-import { assertVector, type MemoryContext, memoryContext, type Scope } from '../v1/memory/context.ts';
-import { recall } from '../v1/memory/recall.ts';
-import * as S from '../v1/memory/schema.ts';
-import { listMemories, memoryHistoryOf } from '../v1/memory/service.ts';
-import { orgForUser } from './access.ts';
-import { defineFn } from './fn-kit.ts';
-import { slugInput } from './schemas.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { orgForUser } from '../orgs/access.ts';
+import { agentMemoryCounts, listAgents } from './agents.ts';
+import { listCollections } from './collections.ts';
+import { assertVector, type MemoryContext, memoryContext, type Scope } from './context.ts';
+import { recall } from './recall.ts';
+import * as S from './schema.ts';
+import { listMemories, memoryHistoryOf } from './service.ts';
 
 // The dashboard's memory page (docs/decisions/021-dashboard-memory-functions.md): read-only views of an
 // organization's memory for any of its members, signed in with a personal session or token — never an

@@ -5,7 +5,7 @@ import { startOpenAIServer } from '../../../test/fakes/openai-server.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { hasVector, memoryTenant } from '../../../test/memory-kit.ts';
 import { v1Client } from '../../../test/v1-client.ts';
-import { reembedOrg } from '../../platform/reembed.ts';
+import { reembedOrg } from '../models/reembed.ts';
 import { vectorTopKSql } from './recall.ts';
 import { embedderSql, indexName } from './vector-indexes.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineArea, defineRoute, type V1Context } from '../kit.ts';
+import { defineArea, defineRoute, type V1Context } from '../../http/v1-kit.ts';
 import * as agents from './agents.ts';
 import * as collections from './collections.ts';
 import { getCompactionJob, requestCompaction } from './compaction.ts';

@@ -1,7 +1,7 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
-import { activeEmbedder, claimEmbedder } from '../../platform/embedders.ts';
-import { type DbLike, type ReembedTarget, registerVectorStore } from '../../platform/reembed.ts';
+import { activeEmbedder, claimEmbedder } from '../models/embedders.ts';
+import { type DbLike, type ReembedTarget, registerVectorStore } from '../models/reembed.ts';
 import { memoryContext } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
 import { embedForWrite } from './org-embedder.ts';

@@ -4,8 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
-import { apiKeyCaller, operationDoc } from '../kit.ts';
-import type { ProxyContext } from './plugin.ts';
+import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
+import type { ProxyContext } from './v1-proxy.ts';
 
 // OpenAI's chat completions wire format in and out, whatever vendor serves the model.
 

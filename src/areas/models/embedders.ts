@@ -1,9 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
-import { LOCAL_EMBEDDER_DIMENSION, localEmbedderModelId } from '../core/ai/local-embedder.ts';
-import { ApiError, errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import { LOCAL_EMBEDDER_DIMENSION, localEmbedderModelId } from '../../core/ai/local-embedder.ts';
+import { ApiError, errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
 import { resolveModelFor } from './models.ts';
-import { modelEmbedders } from './models-tables.ts';
+import { modelEmbedders } from './tables.ts';
 
 // Which embedder an organization's vectors come from (docs/decisions/025-per-org-embedders.md).
 // EMBEDDING_MODEL names it for every organization, resolved with the organization's own key first and the

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { orgForUser } from './access.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { orgForUser } from '../orgs/access.ts';
 import { embedderView } from './embedders.ts';
-import { defineFn } from './fn-kit.ts';
-import { slugInput } from './schemas.ts';
 
 // The organization's embedder: the one recall searches (active), the one EMBEDDING_MODEL names
 // (configured) and, while the organization's vectors are rewritten for a new one, its progress.

@@ -1,12 +1,12 @@
 import { and, asc, eq, gte, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import type { Usage } from '../core/ai/models.ts';
-import type { Environment } from '../core/auth/caller.ts';
-import type { Deps } from '../deps.ts';
-import { orgForUser } from './access.ts';
-import { defineFn } from './fn-kit.ts';
-import { modelUsage } from './models-tables.ts';
-import { slugInput } from './schemas.ts';
+import type { Usage } from '../../core/ai/models.ts';
+import type { Environment } from '../../core/auth/caller.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { orgForUser } from '../orgs/access.ts';
+import { modelUsage } from './tables.ts';
 
 // Token usage through the model proxy, counted per organization, environment, model and UTC day.
 

@@ -1,10 +1,10 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../test/harness.ts';
-import { seedMember, seedOrg, seedPlatform } from '../../test/seed.ts';
-import { auditEvents } from '../core/audit/tables.ts';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { seedMember, seedOrg, seedPlatform } from '../../../test/seed.ts';
+import { auditEvents } from '../../core/audit/tables.ts';
 import { recordModelUsage } from './model-usage.ts';
-import { modelProviderKeys } from './models-tables.ts';
+import { modelProviderKeys } from './tables.ts';
 
 let t: TestApp;
 beforeAll(async () => {

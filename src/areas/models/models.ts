@@ -7,14 +7,14 @@ import {
   platformProvider,
   type ResolvedModel,
   VENDORS,
-} from '../core/ai/providers.ts';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
-import { findOrgById, MANAGERS, orgForUser, requireRole } from './access.ts';
-import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
-import { modelProviderKeys } from './models-tables.ts';
-import { slugInput } from './schemas.ts';
+} from '../../core/ai/providers.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { findOrgById, MANAGERS, orgForUser, requireRole } from '../orgs/access.ts';
+import { audit } from '../orgs/audit.ts';
+import { modelProviderKeys } from './tables.ts';
 
 // Bring-your-own provider keys and model resolution (the model proxy's `model.resolve` scope).
 

@@ -12,7 +12,7 @@ import { loadConfig } from '../../config.ts';
 import { embedLocal } from '../../core/ai/local-embedder.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import { createLogger } from '../../deps.ts';
-import { modelUsage } from '../../platform/models-tables.ts';
+import { modelUsage } from './tables.ts';
 
 // The model proxy end to end: the official openai client → Pier (listening) → a local vendor server.
 

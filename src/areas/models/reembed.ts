@@ -1,9 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { defineJob } from '../core/jobs.ts';
-import type { Deps } from '../deps.ts';
+import { defineJob } from '../../core/jobs.ts';
+import type { Deps } from '../../deps.ts';
 import { embedderFor } from './embedders.ts';
-import { modelEmbedders } from './models-tables.ts';
+import { modelEmbedders } from './tables.ts';
 
 // Re-embedding an organization after its embedder changed (docs/decisions/025-per-org-embedders.md).
 // Areas that store vectors (memory) register a VectorStore. The job `models.reembed` {orgId, model} walks

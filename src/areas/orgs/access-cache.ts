@@ -1,5 +1,5 @@
-import { listen, type Unlisten } from '../core/db/notify.ts';
-import type { Deps } from '../deps.ts';
+import { listen, type Unlisten } from '../../core/db/notify.ts';
+import type { Deps } from '../../deps.ts';
 import type { Org, Project } from './access.ts';
 import type { Role } from './tables.ts';
 

@@ -1,8 +1,8 @@
 import { and, eq, isNull } from 'drizzle-orm';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
 import { accessCache } from './access-cache.ts';
-import { UUID_RE } from './schemas.ts';
 import { memberships, orgs, projects, type Role } from './tables.ts';
 
 export type Org = typeof orgs.$inferSelect;

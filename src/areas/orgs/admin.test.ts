@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp, uniq } from '../../test/harness.ts';
-import { expectAuthRequired, expectError } from '../../test/security.ts';
-import { seedOperator, seedOrg, seedUser } from '../../test/seed.ts';
-import { issuePersonalToken } from './tokens.ts';
+import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
+import { expectAuthRequired, expectError } from '../../../test/security.ts';
+import { seedOperator, seedOrg, seedUser } from '../../../test/seed.ts';
+import { issuePersonalToken } from '../identity/tokens.ts';
 
 let t: TestApp;
 let op: string;

@@ -1,16 +1,16 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { PLATFORM_SCOPES } from '../core/auth/caller.ts';
-import { credentials } from '../core/auth/tables.ts';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import { PLATFORM_SCOPES } from '../../core/auth/caller.ts';
+import { credentials } from '../../core/auth/tables.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { emailInput, roleSchema, slugInput, userSchema } from '../../http/fn-schemas.ts';
+import { mintLoginCode } from '../identity/login-codes.ts';
+import { ensureUser } from '../identity/users.ts';
 import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
-import { mintLoginCode } from './login-codes.ts';
 import { addMember, createOrg } from './orgs.ts';
-import { emailInput, roleSchema, slugInput, userSchema } from './schemas.ts';
 import { orgs } from './tables.ts';
-import { ensureUser } from './users.ts';
 
 // Operator functions behind `pier admin …`; they need the operator key (op.…).
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp, uniq } from '../../test/harness.ts';
-import { seedMember, seedOrg, seedUser } from '../../test/seed.ts';
+import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
+import { seedMember, seedOrg, seedUser } from '../../../test/seed.ts';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp, uniq } from '../../test/harness.ts';
-import { expectError } from '../../test/security.ts';
-import { seedMember, seedOrg, seedPlatform, seedUser } from '../../test/seed.ts';
+import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
+import { expectError } from '../../../test/security.ts';
+import { seedMember, seedOrg, seedPlatform, seedUser } from '../../../test/seed.ts';
+import { issuePersonalToken } from '../identity/tokens.ts';
+import { findUserByEmail } from '../identity/users.ts';
 import { addMember, createOrg } from './orgs.ts';
-import { issuePersonalToken } from './tokens.ts';
-import { findUserByEmail } from './users.ts';
 
 let t: TestApp;
 let plat: string;

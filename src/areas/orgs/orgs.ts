@@ -1,14 +1,14 @@
 import { asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { isUniqueViolation } from '../core/db/pg-errors.ts';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import { isUniqueViolation } from '../../core/db/pg-errors.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { emailInput, organizationSchema, userSchema } from '../../http/fn-schemas.ts';
+import { ensureUser } from '../identity/users.ts';
 import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
-import { emailInput, organizationSchema, userSchema } from './schemas.ts';
 import { assertSlug, slugFromName } from './slugs.ts';
 import { memberships, orgs, type Role } from './tables.ts';
-import { ensureUser } from './users.ts';
 
 export async function createOrg(
   deps: Deps,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { type TestApp, testApp, uniq } from '../../test/harness.ts';
-import { expectError, expectTenantGuards } from '../../test/security.ts';
-import { seedMember, seedOrg, seedPlatform, seedProject, seedUser } from '../../test/seed.ts';
+import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
+import { expectError, expectTenantGuards } from '../../../test/security.ts';
+import { seedMember, seedOrg, seedPlatform, seedProject, seedUser } from '../../../test/seed.ts';
 import { accessCache } from './access-cache.ts';
 import { createOrg } from './orgs.ts';
 

@@ -1,8 +1,11 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
-import { isUniqueViolation } from '../core/db/pg-errors.ts';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import { isUniqueViolation } from '../../core/db/pg-errors.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { projectListItemSchema, projectSchema, slugInput } from '../../http/fn-schemas.ts';
+import { provisionProject } from '../hosting/project-hosting.ts';
 import {
   findOrgById,
   MANAGERS,
@@ -13,9 +16,6 @@ import {
   requireRole,
 } from './access.ts';
 import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
-import { provisionProject } from './project-hosting.ts';
-import { projectListItemSchema, projectSchema, slugInput } from './schemas.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, projects } from './tables.ts';
 

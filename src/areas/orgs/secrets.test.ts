@@ -2,10 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, type TestApp, testApp } from '../../test/harness.ts';
-import { expectError, expectTenantGuards } from '../../test/security.ts';
-import { seedOrg, seedProject } from '../../test/seed.ts';
-import type { Db } from '../core/db/client.ts';
+import { onPostgres, type TestApp, testApp } from '../../../test/harness.ts';
+import { expectError, expectTenantGuards } from '../../../test/security.ts';
+import { seedOrg, seedProject } from '../../../test/seed.ts';
+import type { Db } from '../../core/db/client.ts';
 import { projectSecretEnv } from './secrets.ts';
 import { secrets } from './tables.ts';
 

@@ -1,12 +1,12 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
-import { errors } from '../core/errors.ts';
-import type { Deps } from '../deps.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, projectForUser, requireRole } from './access.ts';
 import { audit } from './audit.ts';
-import { defineFn } from './fn-kit.ts';
 import { PLANS } from './plans.ts';
-import { slugInput } from './schemas.ts';
 import { projects, secrets } from './tables.ts';
 
 export const SECRET_KEY_RE = /^[A-Z][A-Z0-9_]*$/;

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { errors } from '../core/errors.ts';
-import { SLUG_RE } from './schemas.ts';
+import { errors } from '../../core/errors.ts';
+import { SLUG_RE } from '../../http/fn-schemas.ts';
 
 // Reserved so an app hostname can never shadow Pier's own names.
 const RESERVED = new Set([

@@ -12,13 +12,13 @@ export type MigrationSet = {
 
 export const migrationSets: MigrationSet[] = [
   { area: 'core', schema: ['src/core/**/tables.ts'] },
-  { area: 'platform', schema: ['src/platform/tables.ts'] },
+  { area: 'platform', schema: ['src/areas/orgs/tables.ts'] },
   { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
-  { area: 'v1', schema: ['src/v1/tables.ts'] },
+  { area: 'v1', schema: ['src/http/tables.ts'] },
   // hosting: app databases, deployments, app logs (references platform's projects and orgs)
-  { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
-  { area: 'models', schema: ['src/platform/models-tables.ts'] },
-  { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
-  { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
-  { area: 'mail', schema: ['src/v1/mail/tables.ts'] },
+  { area: 'hosting', schema: ['src/areas/hosting/runtime/tables.ts'] },
+  { area: 'models', schema: ['src/areas/models/tables.ts'] },
+  { area: 'dashboard', schema: ['src/areas/identity/tables.ts'] },
+  { area: 'memory', schema: ['src/areas/memory/tables.ts'], requires: 'vector' },
+  { area: 'mail', schema: ['src/areas/mail/tables.ts'] },
 ];

@@ -1,4 +1,4 @@
-// Shapes of the memory functions' answers (src/platform/memory-dashboard.ts) and small helpers.
+// Shapes of the memory functions' answers (src/areas/memory/dashboard-fn.ts) and small helpers.
 
 export type Env = 'production' | 'sandbox';
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'identity'] as const;

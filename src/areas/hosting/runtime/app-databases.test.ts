@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, type TestApp, testApp } from '../../../test/harness.ts';
-import { seedOrg, seedProject } from '../../../test/seed.ts';
+import { onPostgres, type TestApp, testApp } from '../../../../test/harness.ts';
+import { seedOrg, seedProject } from '../../../../test/seed.ts';
 import { AppDbServers } from './app-databases.ts';
 
 // Each project's database is its own: on PostgreSQL a database + least-privilege role, on PGlite a data

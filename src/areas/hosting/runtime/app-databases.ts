@@ -5,8 +5,8 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { eq } from 'drizzle-orm';
 import pg from 'pg';
-import { randomBase62 } from '../../core/crypto.ts';
-import type { Deps } from '../../deps.ts';
+import { randomBase62 } from '../../../core/crypto.ts';
+import type { Deps } from '../../../deps.ts';
 import { appDatabases } from './tables.ts';
 
 // Each project gets its own database. With DATABASE_URL: a database and a login role of its own on the same

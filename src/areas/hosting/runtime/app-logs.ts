@@ -1,5 +1,5 @@
 import { and, desc, eq, gt, lt } from 'drizzle-orm';
-import type { Deps } from '../../deps.ts';
+import type { Deps } from '../../../deps.ts';
 import { appLogs } from './tables.ts';
 
 // Apps' stdout/stderr, kept in the database so any API node can answer getAppLogsForCli. Lines are buffered

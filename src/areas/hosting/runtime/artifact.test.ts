@@ -3,9 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { fixtures, packDir } from '../../../test/hosting.ts';
-import { makeTarGz, type TarEntry } from '../../../test/tarball.ts';
-import { ApiError } from '../../core/errors.ts';
+import { fixtures, packDir } from '../../../../test/hosting.ts';
+import { makeTarGz, type TarEntry } from '../../../../test/tarball.ts';
+import { ApiError } from '../../../core/errors.ts';
 import { checkArtifact, detectApp, extractArtifact, safeEntryPath, saveArtifact } from './artifact.ts';
 
 const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'pier-art-'));

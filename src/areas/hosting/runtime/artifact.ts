@@ -4,7 +4,7 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import { z } from 'zod';
-import { errors } from '../../core/errors.ts';
+import { errors } from '../../../core/errors.ts';
 import type { AppManifest } from './tables.ts';
 
 // Deploy artifacts: a gzipped tarball of the app folder. Everything here runs before anything live is

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { defineJob } from '../../core/jobs.ts';
-import type { Deps } from '../../deps.ts';
+import { defineJob } from '../../../core/jobs.ts';
+import type { Deps } from '../../../deps.ts';
 import { runDeployment } from '../deploy-pipeline.ts';
 import { hostingRuntime } from './runtime.ts';
 

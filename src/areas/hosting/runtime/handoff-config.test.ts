@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../config.ts';
+import { ConfigError, loadConfig } from '../../../config.ts';
 
 describe('APP_CONNECTION_HANDOFF', () => {
   const handoff = (env: Record<string, string>) => loadConfig(env).appConnectionHandoff;

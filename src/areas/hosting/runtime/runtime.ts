@@ -1,7 +1,7 @@
-import { listen, notify } from '../../core/db/notify.ts';
-import type { Deps } from '../../deps.ts';
+import { listen, notify } from '../../../core/db/notify.ts';
+import type { Deps } from '../../../deps.ts';
+import { onSecretsChanged } from '../../orgs/secrets.ts';
 import { recoverLiveApps } from '../deploy-pipeline.ts';
-import { onSecretsChanged } from '../secrets.ts';
 import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
 import { HostRouter } from './host-router.ts';

@@ -1,5 +1,5 @@
 import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { orgs, projects } from '../tables.ts';
+import { orgs, projects } from '../../orgs/tables.ts';
 
 // Hosting: each project's database, its deployments and its apps' log lines.
 
