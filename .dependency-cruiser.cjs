@@ -18,7 +18,7 @@ module.exports = {
     },
     {
       name: 'outside-through-index',
-      comment: "Transports, the CLI, the SDK and the process entry reach an area only through its index.ts.",
+      comment: 'Transports, the CLI, the SDK and the process entry reach an area only through its index.ts.',
       severity: 'error',
       from: { path: '^src/', pathNot: '^src/areas/' },
       to: { path: '^src/areas/[^/]+/', pathNot: '^src/areas/[^/]+/index\\.ts$' },

@@ -25,6 +25,7 @@ const dbFree = [
   'src/areas/hosting/runtime/handoff-shim.test.ts',
   'src/areas/hosting/runtime/local-driver.test.ts',
   'src/sdk/client.test.ts',
+  'test/boundaries.test.ts',
 ];
 
 const shared = {

@@ -1,5 +1,5 @@
-import { hostingRuntime } from './areas/hosting/runtime/runtime.ts';
-import { ensureOperatorKey } from './areas/identity/operator-key.ts';
+import { hostingRuntime } from './areas/hosting/index.ts';
+import { ensureOperatorKey } from './areas/identity/index.ts';
 import { startBackground } from './background.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps } from './deps.ts';

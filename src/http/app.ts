@@ -2,10 +2,13 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import { interceptConnections } from '../areas/hosting/runtime/connection-handoff.ts';
-import { appSlugFromHost, type HostRouter, notFoundPage } from '../areas/hosting/runtime/host-router.ts';
-import { dashboardAuthRoutes } from '../areas/identity/auth-routes.ts';
-import { sessionResolver } from '../areas/identity/sessions.ts';
+import {
+  appSlugFromHost,
+  type HostRouter,
+  interceptConnections,
+  notFoundPage,
+} from '../areas/hosting/index.ts';
+import { manifests } from '../areas/index.ts';
 import type { Caller } from '../core/auth/caller.ts';
 import type { CallerResolver } from '../core/auth/resolve.ts';
 import { DiskBlobStore } from '../core/blobs/disk.ts';
@@ -106,11 +109,18 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
 
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
-  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [sessionResolver(deps)] });
+  await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? defaultResolvers(deps) });
   // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
   if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
-  await app.register(v1Routes, { deps, prefix: '/v1', modelProxy: deps.config.roles.includes('proxy') });
-  await app.register(dashboardAuthRoutes, { deps });
+  await app.register(v1Routes, {
+    deps,
+    prefix: '/v1',
+    groups: manifests().flatMap((a) => a.v1 ?? []),
+    plugins: manifests()
+      .flatMap((a) => a.v1Plugins ?? [])
+      .filter((p) => !p.role || deps.config.roles.includes(p.role)),
+  });
+  for (const area of manifests()) if (area.http) await app.register(area.http, { deps });
   await app.register(dashboardStaticRoutes, { dist: opts.webDist });
 
   app.setNotFoundHandler(async (req, reply) => {
@@ -119,6 +129,11 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
   });
   return app;
+}
+
+/** Each area's way to find a caller besides a bearer header (the dashboard's session cookie). */
+function defaultResolvers(deps: Deps): CallerResolver[] {
+  return manifests().flatMap((a) => (a.callerResolver ? [a.callerResolver(deps)] : []));
 }
 
 /** Remembers the last answer: nearly every request to a node carries the same Host header. */

@@ -4,7 +4,7 @@ import type { Caller } from '../core/auth/caller.ts';
 import type { Deps } from '../deps.ts';
 
 // What an area writes to serve v1 routes: `defineRoute` per operation (its zod contract and handler in one
-// place, the OpenAPI operationId is its name) and `defineArea` to group them under a prefix. The plugin
+// place, the OpenAPI operationId is its name) and `defineV1Routes` to group them under a prefix. The plugin
 // (plugin.ts) does auth, rate limits, idempotency and the OpenAPI document for all of them.
 
 export type ApiKeyCaller = Extract<Caller, { kind: 'apikey' }>;
@@ -70,7 +70,7 @@ export type V1Area = {
   routes: RouteDef[];
 };
 
-export function defineArea(area: { name: string; prefix: string; routes: unknown[] }): V1Area {
+export function defineV1Routes(area: { name: string; prefix: string; routes: unknown[] }): V1Area {
   return area as V1Area;
 }
 

@@ -7,13 +7,13 @@ import { seedMember, seedOperator, seedV1Tenant } from '../../test/seed.ts';
 import type { ManualClock } from '../core/clock.ts';
 import { errors } from '../core/errors.ts';
 import { installErrorHandler } from './error-handler.ts';
-import { defineArea, defineRoute } from './v1-kit.ts';
+import { defineRoute, defineV1Routes } from './v1-kit.ts';
 import { v1Routes } from './v1-plugin.ts';
 
 // The v1 plumbing on a small test area: auth, environments, idempotency, rate limits, OpenAPI.
 
 let seq = 0;
-const probeArea = defineArea({
+const probeArea = defineV1Routes({
   name: 'probe',
   prefix: '/probe',
   routes: [
@@ -50,7 +50,7 @@ async function probeApp(t: TestApp): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, 'http://pier.test');
-  await app.register(v1Routes, { deps: t.deps, prefix: '/v1', areas: [probeArea] });
+  await app.register(v1Routes, { deps: t.deps, prefix: '/v1', groups: [probeArea] });
   await app.ready();
   return app;
 }

@@ -1,8 +1,7 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
-import { modelProxyRoutes } from '../areas/models/v1-proxy.ts';
-import { v1Areas } from '../areas/v1-areas.ts';
+import type { V1Plugin } from '../areas/manifest.ts';
 import { callerFromRow } from '../core/auth/credentials.ts';
 import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
@@ -13,7 +12,7 @@ import { TokenBuckets } from './v1-rate-limit.ts';
 
 // Everything under {base_url}/v1: API-key auth, a token bucket per key, Idempotency-Key on POST, the
 // error envelope, and /v1/openapi.json generated from the routes' zod schemas. Areas only declare routes
-// (kit.ts) and are listed in areas.ts.
+// (v1-kit.ts) in their manifests (src/areas).
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,13 +77,13 @@ function registerRoute(app: FastifyInstance, deps: Deps, area: V1Area, def: Rout
 }
 
 /**
- * Registered by app.ts under the prefix /v1. `modelProxy` (role `proxy`) adds the model proxy at /v1/ai:
- * its routes are written by hand (they stream) but sit inside this plugin, so the same hooks (key, bucket,
- * Idempotency-Key) and the same OpenAPI document cover them.
+ * Registered by app.ts under the prefix /v1 with the areas' route groups. `plugins` are route groups written
+ * by hand (the model proxy at /v1/ai streams) but they sit inside this plugin, so the same hooks (key,
+ * bucket, Idempotency-Key) and the same OpenAPI document cover them.
  */
 export async function v1Routes(
   app: FastifyInstance,
-  opts: { deps: Deps; areas?: V1Area[]; modelProxy?: boolean },
+  opts: { deps: Deps; groups: readonly V1Area[]; plugins?: readonly V1Plugin[] },
 ): Promise<void> {
   const { deps } = opts;
   const buckets = new TokenBuckets(deps.db, deps.clock);
@@ -144,9 +143,8 @@ export async function v1Routes(
     return payload;
   });
 
-  for (const area of opts.areas ?? v1Areas)
-    for (const def of area.routes) registerRoute(app, deps, area, def);
-  if (opts.modelProxy) await app.register(modelProxyRoutes, { deps, prefix: '/ai' });
+  for (const group of opts.groups) for (const def of group.routes) registerRoute(app, deps, group, def);
+  for (const p of opts.plugins ?? []) await app.register(p.plugin, { deps, prefix: p.prefix });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { v1Public: true } }, async () => app.swagger());
 }

@@ -3,9 +3,8 @@ import path from 'node:path';
 import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
 import { ApiError, errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import type { Org, Project } from '../orgs/access.ts';
-import { PLANS } from '../orgs/plans.ts';
-import { orgs, projects } from '../orgs/tables.ts';
+import type { Org, Project } from '../orgs/index.ts';
+import { orgs, PLANS, projects } from '../orgs/index.ts';
 import { projectDir } from './runtime/app-databases.ts';
 import {
   checkArtifact,

@@ -1,12 +1,20 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput, UUID_RE } from '../../http/fn-schemas.ts';
-import { MANAGERS, type Org, type Project, projectForUser, requireRole } from '../orgs/access.ts';
-import { audit } from '../orgs/audit.ts';
-import { memberships, orgs, projects } from '../orgs/tables.ts';
+import {
+  MANAGERS,
+  memberships,
+  type Org,
+  orgs,
+  type Project,
+  projectForUser,
+  projects,
+  requireRole,
+} from '../orgs/index.ts';
 import { assertDeployQuota, type Deployment, startDeployment } from './deploy-pipeline.ts';
 import { readAppLogs } from './runtime/app-logs.ts';
 import { MAX_ARTIFACT_BYTES } from './runtime/artifact.ts';

@@ -1,12 +1,11 @@
 import fs from 'node:fs';
 import { and, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
-import { type Project, projectForUser, requireRole } from '../orgs/access.ts';
-import { audit } from '../orgs/audit.ts';
-import { projects } from '../orgs/tables.ts';
+import { type Project, projectForUser, projects, requireRole } from '../orgs/index.ts';
 import { dropAppDatabase, projectDir, provisionAppDatabase } from './runtime/app-databases.ts';
 import { hostingRuntime, signalApp } from './runtime/runtime.ts';
 import { deployments } from './runtime/tables.ts';

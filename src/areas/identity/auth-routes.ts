@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { errors } from '../../core/errors.ts';
 import type { WindowRule } from '../../core/rate-limit/limiter.ts';
 import type { Deps } from '../../deps.ts';
-import { users } from '../orgs/tables.ts';
+import { users } from './account-tables.ts';
 import { checkPasswordLink, consumePasswordLink } from './password-links.ts';
 import { dummyHash, hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from './passwords.ts';
 import {

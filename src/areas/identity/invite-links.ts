@@ -1,7 +1,7 @@
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput } from '../../http/fn-schemas.ts';
-import { audit } from '../orgs/audit.ts';
 import { createPasswordLink } from './password-links.ts';
 import { ensureUser } from './users.ts';
 

@@ -5,7 +5,7 @@ import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { userSchema } from '../../http/fn-schemas.ts';
-import { loginCodes } from '../orgs/tables.ts';
+import { loginCodes } from './account-tables.ts';
 import { issuePersonalToken } from './tokens.ts';
 import { getUser } from './users.ts';
 

@@ -1,10 +1,10 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { audit } from '../orgs/audit.ts';
 import { issuePersonalToken } from './tokens.ts';
 
 // The dashboard's token page: any signed-in user mints personal tokens with no form or approval, renames

@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
-import { users } from '../orgs/tables.ts';
+import { users } from './account-tables.ts';
 
 export type User = typeof users.$inferSelect;
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { errors } from '../../core/errors.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
-import { orgForUser } from '../orgs/access.ts';
+import { orgForUser } from '../orgs/index.ts';
 import { getOutboxMessage, listOutbox } from './outbox.ts';
 import { EMAIL_STATUSES } from './tables.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineArea, defineRoute, idParams } from '../../http/v1-kit.ts';
+import { defineRoute, defineV1Routes, idParams } from '../../http/v1-kit.ts';
 import {
   batchBody,
   batchResult,
@@ -173,4 +173,4 @@ const routes = [
   }),
 ];
 
-export const mailArea = defineArea({ name: 'mail', prefix: '/mail', routes });
+export const mailV1 = defineV1Routes({ name: 'mail', prefix: '/mail', routes });

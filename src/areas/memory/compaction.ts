@@ -1,6 +1,6 @@
 import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
-import { activeEmbedder } from '../models/embedders.ts';
+import { activeEmbedder } from '../models/index.ts';
 import { requireCollection } from './collections.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash } from './embedding.ts';

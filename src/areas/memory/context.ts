@@ -1,7 +1,7 @@
 import type { Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { embedderFor, type OrgEmbedder } from '../models/embedders.ts';
+import { embedderFor, type OrgEmbedder } from '../models/index.ts';
 import { AccessTracker } from './access-tracker.ts';
 import { defaultSummarizer, type Summarizer } from './embedding.ts';
 

@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../../core/errors.ts';
-import { activeEmbedder, claimEmbedder, TRANSIENT_CODES } from '../models/embedders.ts';
+import { activeEmbedder, claimEmbedder, TRANSIENT_CODES } from '../models/index.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { ensureVectorIndex, slotOf } from './vector-indexes.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineArea, defineRoute, type V1Context } from '../../http/v1-kit.ts';
+import { defineRoute, defineV1Routes, type V1Context } from '../../http/v1-kit.ts';
 import * as agents from './agents.ts';
 import * as collections from './collections.ts';
 import { getCompactionJob, requestCompaction } from './compaction.ts';
@@ -349,7 +349,7 @@ const collectionRoutes = [
   }),
 ];
 
-export const memoryArea = defineArea({
+export const memoryV1 = defineV1Routes({
   name: 'memory',
   prefix: '/memory',
   routes: [...agentRoutes, ...memoryRoutes, ...collectionRoutes],

@@ -1,7 +1,7 @@
 import { and, asc, eq, type SQL, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
-import { activeEmbedder, claimEmbedder } from '../models/embedders.ts';
-import { type DbLike, type ReembedTarget, registerVectorStore } from '../models/reembed.ts';
+import type { DbLike, ReembedTarget, VectorStore } from '../models/index.ts';
+import { activeEmbedder, claimEmbedder } from '../models/index.ts';
 import { memoryContext } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
 import { embedForWrite } from './org-embedder.ts';
@@ -36,7 +36,8 @@ async function updateVectors(db: DbLike, rows: Vec[], model: string, generation:
      WHERE m.id = v.id AND m.content = v.content`);
 }
 
-registerVectorStore({
+/** Memory's vectors, which the models area re-embeds when an organization's embedder changes. */
+export const memoryVectorStore: VectorStore = {
   name: 'memories',
   countStale: async (deps, db, orgId, target) => {
     if (!deps.db.features.has('vector')) return 0;
@@ -68,7 +69,7 @@ registerVectorStore({
     );
     return r.rows.length;
   },
-});
+};
 
 /**
  * The job `memory.embed`: embeds the organization's pending memories (no vector in the active slot) with

@@ -42,9 +42,3 @@ export const memoryTiersJob = defineJob({
     deps.log.info(r, 'memory tiers updated');
   },
 });
-
-/** States the tier schedule (schedules live in the database, one row per name; restating is harmless). */
-export async function scheduleMemoryJobs(deps: Deps): Promise<void> {
-  if (!deps.db.features.has('vector')) return;
-  await deps.jobs.schedule('memory.tiers', TIERS_CRON, {});
-}

@@ -8,12 +8,12 @@ import {
   type ResolvedModel,
   VENDORS,
 } from '../../core/ai/providers.ts';
+import { audit } from '../../core/audit/audit.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
-import { findOrgById, MANAGERS, orgForUser, requireRole } from '../orgs/access.ts';
-import { audit } from '../orgs/audit.ts';
+import { findOrgById, MANAGERS, orgForUser, requireRole } from '../orgs/index.ts';
 import { modelProviderKeys } from './tables.ts';
 
 // Bring-your-own provider keys and model resolution (the model proxy's `model.resolve` scope).

@@ -6,7 +6,7 @@ import { embedderFor } from './embedders.ts';
 import { modelEmbedders } from './tables.ts';
 
 // Re-embedding an organization after its embedder changed (docs/decisions/025-per-org-embedders.md).
-// Areas that store vectors (memory) register a VectorStore. The job `models.reembed` {orgId, model} walks
+// Areas that store vectors (memory) declare a VectorStore in their manifest (`provides.vectorStores`). The job `models.reembed` {orgId, model} walks
 // each store in batches — the organization's rows whose vector is not from `model` — re-embeds them with
 // `model`, counts progress, and finally switches the organization's active embedder in one transaction
 // that first checks, under the row lock writers share, that nothing stale is left. Until then recall
@@ -48,21 +48,11 @@ export type VectorStore = {
   clearInactive(deps: Deps, orgId: string, generation: number, limit: number): Promise<number>;
 };
 
-const stores = new Map<string, VectorStore>();
-
-export function registerVectorStore(store: VectorStore): void {
-  stores.set(store.name, store);
-}
-
-export function unregisterVectorStore(name: string): void {
-  stores.delete(name);
-}
-
 export const REEMBED_JOB = 'models.reembed';
 
 async function countAll(deps: Deps, db: DbLike, orgId: string, target: ReembedTarget): Promise<number> {
   let n = 0;
-  for (const s of stores.values()) n += await s.countStale(deps, db, orgId, target);
+  for (const s of deps.provided.vectorStores) n += await s.countStale(deps, db, orgId, target);
   return n;
 }
 
@@ -90,7 +80,7 @@ export async function reembedOrg(deps: Deps, orgId: string, model: string, batch
   let dimension = 0;
   await progress(0);
   for (;;) {
-    for (const store of stores.values()) {
+    for (const store of deps.provided.vectorStores) {
       for (;;) {
         const rows = await store.stale(deps, orgId, target, batch);
         if (rows.length === 0) break;
@@ -131,7 +121,7 @@ export async function reembedOrg(deps: Deps, orgId: string, model: string, batch
     if (switched === 'switched') break;
   }
   // The old vectors are no longer searched: free their space (and their index entries).
-  for (const store of stores.values())
+  for (const store of deps.provided.vectorStores)
     while ((await store.clearInactive(deps, orgId, target.generation, 1000)) > 0);
   return done;
 }

@@ -1,5 +1,5 @@
 import { date, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { orgs } from '../orgs/tables.ts';
+import { orgs } from '../orgs/index.ts';
 
 // Models area (migration set `models`): organizations' own provider keys, token usage, and each
 // organization's embedder.

@@ -1,14 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { PLATFORM_SCOPES } from '../../core/auth/caller.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, roleSchema, slugInput, userSchema } from '../../http/fn-schemas.ts';
-import { mintLoginCode } from '../identity/login-codes.ts';
-import { ensureUser } from '../identity/users.ts';
-import { audit } from './audit.ts';
+import { ensureUser, mintLoginCode } from '../identity/index.ts';
 import { addMember, createOrg } from './orgs.ts';
 import { orgs } from './tables.ts';
 

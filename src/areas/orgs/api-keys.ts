@@ -1,12 +1,12 @@
 import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
-import { audit } from './audit.ts';
 import { orgs } from './tables.ts';
 
 // API keys for the v1 REST API: `sk_live.…` acts in the organization's production environment,

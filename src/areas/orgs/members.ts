@@ -1,16 +1,15 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import type { Db } from '../../core/db/client.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, roleSchema, slugInput, UUID_RE } from '../../http/fn-schemas.ts';
-import { createPasswordLink } from '../identity/password-links.ts';
-import { ensureUser } from '../identity/users.ts';
+import { createPasswordLink, ensureUser, users } from '../identity/index.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
-import { audit } from './audit.ts';
 import { createOrg } from './orgs.ts';
-import { memberships, orgs, type Role, users } from './tables.ts';
+import { memberships, orgs, type Role } from './tables.ts';
 
 // Members of an organization, managed from the dashboard (or any token). Owners and admins manage
 // members; only owners grant or touch the owner role; an organization always keeps at least one owner.

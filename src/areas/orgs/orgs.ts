@@ -1,12 +1,12 @@
 import { asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, organizationSchema, userSchema } from '../../http/fn-schemas.ts';
-import { ensureUser } from '../identity/users.ts';
-import { audit } from './audit.ts';
+import { ensureUser } from '../identity/index.ts';
 import { assertSlug, slugFromName } from './slugs.ts';
 import { memberships, orgs, type Role } from './tables.ts';
 

@@ -1,11 +1,11 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { projectListItemSchema, projectSchema, slugInput } from '../../http/fn-schemas.ts';
-import { provisionProject } from '../hosting/project-hosting.ts';
 import {
   findOrgById,
   MANAGERS,
@@ -15,7 +15,6 @@ import {
   projectForUser,
   requireRole,
 } from './access.ts';
-import { audit } from './audit.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, projects } from './tables.ts';
 
@@ -53,7 +52,8 @@ export async function createProject(
       })
       .returning();
     // Its database, hostname and machine slot; ends `ready` (nothing deployed yet) or `error` with why.
-    return await provisionProject(deps, p!);
+    const provision = deps.provided.provisionProject;
+    return provision ? await provision(deps, p!) : p!;
   } catch (err) {
     if (isUniqueViolation(err)) throw errors.slugTaken(input.slug);
     throw err;

@@ -1,11 +1,11 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, projectForUser, requireRole } from './access.ts';
-import { audit } from './audit.ts';
 import { PLANS } from './plans.ts';
 import { projects, secrets } from './tables.ts';
 

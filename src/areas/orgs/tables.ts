@@ -1,13 +1,9 @@
 import { sql } from 'drizzle-orm';
-import { index, jsonb, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { index, pgTable, primaryKey, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { users } from '../identity/index.ts';
 
-export const users = pgTable('users', {
-  id: uuid('id').primaryKey().defaultRandom(),
-  email: text('email').notNull().unique(),
-  name: text('name'),
-  passwordHash: text('password_hash'),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
+// Organizations, their members, projects and project secrets. Their migrations are the `platform` set
+// (migrations/platform), which also holds identity's account tables: they were created together.
 
 export type Plan = 'free' | 'pro';
 export type Role = 'owner' | 'admin' | 'member';
@@ -71,23 +67,4 @@ export const secrets = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.projectId, t.key] })],
-);
-
-export const loginCodes = pgTable(
-  'login_codes',
-  {
-    id: uuid('id').primaryKey().defaultRandom(),
-    codeHash: text('code_hash').notNull(),
-    userId: uuid('user_id')
-      .notNull()
-      .references(() => users.id, { onDelete: 'cascade' }),
-    label: text('label').notNull(),
-    // PKCE S256 challenge of the CLI's browser flow; null for hand-off card codes.
-    codeChallenge: text('code_challenge'),
-    meta: jsonb('meta').$type<Record<string, unknown>>().notNull().default({}),
-    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
-    expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
-    usedAt: timestamp('used_at', { withTimezone: true }),
-  },
-  (t) => [uniqueIndex('login_codes_hash_uq').on(t.codeHash)],
 );

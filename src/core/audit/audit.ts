@@ -1,5 +1,5 @@
-import { auditEvents } from '../../core/audit/tables.ts';
 import type { Deps } from '../../deps.ts';
+import { auditEvents } from './tables.ts';
 
 /** Records who did what; details must never carry secret values or key material. */
 export async function audit(

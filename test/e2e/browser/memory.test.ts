@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { users } from '../../../src/areas/identity/account-tables.ts';
 import { addMember } from '../../../src/areas/orgs/orgs.ts';
-import { users } from '../../../src/areas/orgs/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedApiKey, seedOrg } from '../../seed.ts';

@@ -1,6 +1,6 @@
 import { listen, notify } from '../../../core/db/notify.ts';
 import type { Deps } from '../../../deps.ts';
-import { onSecretsChanged } from '../../orgs/secrets.ts';
+import { onSecretsChanged } from '../../orgs/index.ts';
 import { recoverLiveApps } from '../deploy-pipeline.ts';
 import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Deps } from '../../../deps.ts';
-import { projectSecretEnv } from '../../orgs/secrets.ts';
+import { projectSecretEnv } from '../../orgs/index.ts';
 import type { AppDbServers } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';

@@ -1,5 +1,5 @@
 import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { orgs, projects } from '../../orgs/tables.ts';
+import { orgs, projects } from '../../orgs/index.ts';
 
 // Hosting: each project's database, its deployments and its apps' log lines.
 
