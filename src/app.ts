@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { cdnDeliveryRoutes } from './areas/cdn/delivery.ts';
 import type { Caller } from './core/auth/caller.ts';
 import type { CallerResolver } from './core/auth/resolve.ts';
 import { DiskBlobStore } from './core/blobs/disk.ts';
@@ -109,6 +110,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? [sessionResolver(deps)] });
   // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
   if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
+  await app.register(cdnDeliveryRoutes, { deps }); // areas-layout: move to src/areas/index.ts
   await app.register(v1Routes, { deps, prefix: '/v1', modelProxy: deps.config.roles.includes('proxy') });
   await app.register(dashboardAuthRoutes, { deps });
   await app.register(dashboardStaticRoutes, { dist: opts.webDist });
