@@ -187,4 +187,24 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
     });
     expect(unknownProject.json().error.code).toBe('PROJECT_NOT_FOUND');
   });
+  it('delivers with Range, ETag/304, immutable caching and nosniff', async () => {
+    const { confirm } = await uploadAsset(t, a.live, { filename: 'clip.mp4', mimeType: 'video/mp4', bytes: fx.mp4 });
+    const url = confirm!.json().cdnUrl;
+    const full = await getCdn(t, url);
+    expect(full.statusCode).toBe(200);
+    expect(full.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    expect(full.headers['x-content-type-options']).toBe('nosniff');
+    expect(full.headers['content-type']).toBe('video/mp4');
+    expect(full.headers['content-disposition']).toBeUndefined();
+    const part = await getCdn(t, url, { range: 'bytes=10-19' });
+    expect(part.statusCode).toBe(206);
+    expect(part.headers['content-range']).toBe(`bytes 10-19/${fx.mp4.length}`);
+    expect(part.rawPayload.equals(fx.mp4.subarray(10, 20))).toBe(true);
+    const tail = await getCdn(t, url, { range: 'bytes=-5' });
+    expect(tail.rawPayload.equals(fx.mp4.subarray(-5))).toBe(true);
+    expect((await getCdn(t, url, { range: `bytes=${fx.mp4.length}-` })).statusCode).toBe(416);
+    const again = await getCdn(t, url, { 'if-none-match': String(full.headers.etag) });
+    expect(again.statusCode).toBe(304);
+    expect(again.rawPayload.length).toBe(0);
+  });
 });
