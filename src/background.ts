@@ -1,3 +1,4 @@
+import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB } from './areas/cdn/jobs.ts'; // areas-layout: move to src/areas/index.ts
 import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { DB_MAINTENANCE_JOB, maintenanceCron, STARTUP_PASS_DELAY_MS } from './core/db/maintenance-job.ts';
 import { listen, notify } from './core/db/notify.ts';
@@ -35,6 +36,7 @@ export async function startBackground(
     await deps.jobs.schedule('v1.idempotency.prune', IDEMPOTENCY_PRUNE_CRON, {});
     await deps.jobs.schedule(MAIL_SWEEP_JOB, MAIL_SWEEP_CRON, {});
     await scheduleDbMaintenance(deps);
+    await deps.jobs.schedule(CDN_CLEANUP_JOB, CDN_CLEANUP_CRON, {}); // areas-layout: move to src/areas/index.ts
     await deps.jobs.work();
   }
   return async () => {

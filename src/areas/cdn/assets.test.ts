@@ -65,7 +65,9 @@ describe('CDN assets', () => {
     expect(audio.items.map((x: { filename: string }) => x.filename)).toEqual(['gamma.mp3']);
     const search = (await t.v1('GET', '/cdn/assets?search=AL', b.live)).json();
     expect(search.items.map((x: { filename: string }) => x.filename)).toEqual(['alpha.jpg']);
-    const bySize = (await t.v1('GET', '/cdn/assets?sortBy=size&sortOrder=desc&limit=2&offset=1', b.live)).json();
+    const bySize = (
+      await t.v1('GET', '/cdn/assets?sortBy=size&sortOrder=desc&limit=2&offset=1', b.live)
+    ).json();
     expect(bySize.items).toHaveLength(2);
     expect(bySize.hasMore).toBe(true);
     for (const q of ['limit=101', 'limit=0', 'sortBy=name', 'type=pdf', 'offset=-1', 'folder=../x']) {
@@ -83,14 +85,19 @@ describe('CDN assets', () => {
     const p = await t.v1('PATCH', `/cdn/assets/${x.assetId}`, c.live, { metadata: { alt: 'A red box' } });
     expect(p.json().metadata).toEqual({ alt: 'A red box' });
     expect((await t.v1('PATCH', `/cdn/assets/${x.assetId}`, c.live, {})).statusCode).toBe(400);
-    const mv = await t.v1('POST', '/cdn/assets/move', c.live, { assetIds: [x.assetId, y.assetId], folder: '/a/b/' });
+    const mv = await t.v1('POST', '/cdn/assets/move', c.live, {
+      assetIds: [x.assetId, y.assetId],
+      folder: '/a/b/',
+    });
     expect(mv.json()).toEqual({ success: true, moved: 2, notFound: [] });
     expect((await t.v1('GET', `/cdn/assets/${y.assetId}`, c.live)).json().folder).toBe('a/b');
     const del = await t.v1('DELETE', `/cdn/assets/${z.assetId}`, c.live);
     expect(del.json()).toEqual({ success: true });
     expect((await getCdn(t, z.cdnUrl)).statusCode).toBe(404);
     expect((await t.v1('DELETE', `/cdn/assets/${z.assetId}`, c.live)).statusCode).toBe(404);
-    const many = await t.v1('POST', '/cdn/assets/delete', c.live, { assetIds: [x.assetId, y.assetId, z.assetId] });
+    const many = await t.v1('POST', '/cdn/assets/delete', c.live, {
+      assetIds: [x.assetId, y.assetId, z.assetId],
+    });
     expect(many.json()).toEqual({ success: true, deleted: 2, notFound: [z.assetId] });
     expect((await t.v1('GET', '/cdn/assets', c.live)).json().total).toBe(0);
     expect((await t.v1('POST', '/cdn/assets/delete', c.live, { assetIds: [] })).statusCode).toBe(400);
@@ -102,7 +109,12 @@ describe('CDN assets', () => {
     const got = await getCdn(t, svg.cdnUrl);
     expect(got.headers['content-security-policy']).toMatch(/sandbox/);
     expect(got.headers['content-security-policy']).toMatch(/default-src 'none'/);
-    const html = await up(a.live, 'page.html', Buffer.from('<html><script>alert(1)</script></html>'), 'text/html');
+    const html = await up(
+      a.live,
+      'page.html',
+      Buffer.from('<html><script>alert(1)</script></html>'),
+      'text/html',
+    );
     const page = await getCdn(t, html.cdnUrl);
     expect(page.headers['content-disposition']).toMatch(/^attachment; filename\*=UTF-8''page\.html$/);
     expect(page.headers['content-security-policy']).toBe('sandbox');

@@ -147,11 +147,15 @@ export async function serveTransform(
     .digest('hex')
     .slice(0, 32);
   const key = `cdn-cache/${row.orgId}/${row.id}/${variant}.${format}`;
-  const cached = await readCache(deps, key);
-  if (cached) return { body: cached, contentType: CONTENT_TYPES[format], cached: true, variant };
+  // The cache read is inside the shared promise too: a request arriving while a render is being stored
+  // joins it instead of missing the cache and rendering again.
   let job = inFlight.get(key);
   if (!job) {
-    job = renderAndStore(deps, row, key, opts, format).finally(() => inFlight.delete(key));
+    job = (async (): Promise<Rendered> => {
+      const cached = await readCache(deps, key);
+      if (cached) return { body: cached, contentType: CONTENT_TYPES[format], cached: true, variant };
+      return renderAndStore(deps, row, key, opts, format);
+    })().finally(() => inFlight.delete(key));
     inFlight.set(key, job);
   }
   const out = await job;

@@ -188,7 +188,11 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
     expect(unknownProject.json().error.code).toBe('PROJECT_NOT_FOUND');
   });
   it('delivers with Range, ETag/304, immutable caching and nosniff', async () => {
-    const { confirm } = await uploadAsset(t, a.live, { filename: 'clip.mp4', mimeType: 'video/mp4', bytes: fx.mp4 });
+    const { confirm } = await uploadAsset(t, a.live, {
+      filename: 'clip.mp4',
+      mimeType: 'video/mp4',
+      bytes: fx.mp4,
+    });
     const url = confirm!.json().cdnUrl;
     const full = await getCdn(t, url);
     expect(full.statusCode).toBe(200);
