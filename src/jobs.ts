@@ -1,4 +1,4 @@
-import { cdnCleanupJob } from './areas/cdn/jobs.ts'; // areas-layout: move to src/areas/index.ts
+import { cdnCleanupJob, cdnMergeJob } from './areas/cdn/jobs.ts'; // areas-layout: move to src/areas/index.ts
 import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
 import { dbMaintenanceJob } from './core/db/maintenance-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
@@ -25,6 +25,7 @@ export const jobDefs = [
   pruneIdempotencyJob,
   deployJob,
   cdnCleanupJob, // areas-layout: move to src/areas/index.ts
+  cdnMergeJob, // areas-layout: move to src/areas/index.ts
 ] as const satisfies readonly JobDef[];
 
 export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

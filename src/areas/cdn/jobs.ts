@@ -2,6 +2,8 @@ import { and, eq, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
+import { MERGE_JOB } from './merge.ts';
+import { runMerge } from './merge-run.ts';
 import { cdnAssets } from './tables.ts';
 import { expireTransformCache } from './transform.ts';
 
@@ -30,5 +32,17 @@ export const cdnCleanupJob = defineJob({
   handle: async (_data, { deps }: { deps: Deps }) => {
     await expireTransformCache(deps);
     await discardAbandonedUploads(deps);
+  },
+});
+
+/** One video merge; ffmpeg failures are written to the row, so the job itself never retries. */
+export const cdnMergeJob = defineJob({
+  name: MERGE_JOB,
+  schema: z.object({ mergeId: z.string().uuid() }),
+  retry: { limit: 0, delaySec: 0 },
+  concurrency: 1,
+  expireInSeconds: 4 * 3600,
+  handle: async (data, { deps, signal }: { deps: Deps; signal?: AbortSignal }) => {
+    await runMerge(deps, data.mergeId, signal);
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { offsetPageSchema, offsetQuery } from '../../core/pagination.ts';
-import { ASSET_STATUSES, ASSET_TYPES } from './tables.ts';
+import { ASSET_STATUSES, ASSET_TYPES, MERGE_STATUSES } from './tables.ts';
 
 // The CDN section of the v1 contract, one schema per operation. Limits are the contract's: uploads up to
 // 100 MB, list pages 50 by default and 100 at most, transforms within 4096 px, quality 1–100, blur 0.3–1000.
@@ -153,3 +153,59 @@ export const transformResponse = z.object({
   assetId: z.string(),
   options: transformOptions,
 });
+
+// Video merges.
+const seconds = z.number().min(0);
+export const mergeInput = z
+  .object({
+    assetId: z.string().uuid(),
+    duration: z.number().gt(0).max(3600).optional(),
+    startTime: seconds.optional(),
+    endTime: seconds.optional(),
+  })
+  .refine((i) => i.startTime === undefined || i.endTime === undefined || i.endTime > i.startTime, {
+    message: 'endTime must be after startTime',
+  });
+export const mergeBody = z.object({
+  projectSlug: z.string().min(1).max(100),
+  inputs: z.array(mergeInput).min(1).max(100),
+  audioTrack: z
+    .object({
+      assetId: z.string().uuid(),
+      loop: z.boolean().default(false),
+      fadeIn: z.number().min(0).max(10).default(0),
+      fadeOut: z.number().min(0).max(10).default(0),
+    })
+    .optional(),
+  output: z
+    .object({
+      format: z.enum(['mp4', 'webm']).default('mp4'),
+      quality: z.enum(['360p', '480p', '720p', '1080p', '1440p', '2160p']).default('720p'),
+      aspectRatio: z.enum(['auto', '16:9', '9:16', '1:1']).default('auto'),
+      filename: z.string().min(1).max(255).optional(),
+    })
+    .default({ format: 'mp4', quality: '720p', aspectRatio: 'auto' }),
+  webhookUrl: z.string().url().max(2048).optional(),
+});
+export type MergeBody = z.infer<typeof mergeBody>;
+
+export const mergeJob = z.object({
+  id: z.string(),
+  status: z.enum(MERGE_STATUSES),
+  progress: z.number(),
+  projectSlug: z.string(),
+  outputAsset: z
+    .object({ assetId: z.string(), cdnUrl: z.string(), duration: z.number().nullable(), size: z.number() })
+    .nullable(),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+export type MergeJobOut = z.infer<typeof mergeJob>;
+export const mergeParams = z.object({ jobId: z.string().min(1).max(200) });
+export const mergeListQuery = offsetQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
+  projectSlug: z.string().min(1).max(100),
+  status: z.enum(MERGE_STATUSES).optional(),
+});
+export const mergePage = offsetPageSchema(mergeJob);

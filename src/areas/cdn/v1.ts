@@ -1,5 +1,6 @@
 import { defineArea, defineRoute, type V1Context } from '../../v1/kit.ts';
 import * as assets from './assets.ts';
+import { cancelMerge, createMerge, getMerge, listMerges } from './merge.ts';
 import * as S from './schema.ts';
 import { createTransformUrl } from './transform.ts';
 import { confirmUpload, requestUpload } from './uploads.ts';
@@ -117,6 +118,47 @@ export const cdnV1 = defineArea({
       response: S.transformResponse,
       errors: [NF, 'ASSET_NOT_READY', 'ASSET_NOT_IMAGE'],
       handler: (c, { body }) => createTransformUrl(c.deps, scope(c), body.assetId, body.options),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/video/merge',
+      name: 'cdn.video.merge',
+      summary: 'Create a video merge job',
+      body: S.mergeBody,
+      response: S.mergeJob,
+      status: 201,
+      errors: ['PROJECT_NOT_FOUND', 'MERGE_INPUT_INVALID'],
+      handler: (c, { body }) => createMerge(c.deps, scope(c), body),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/video/merge/:jobId',
+      name: 'cdn.video.merge.get',
+      summary: 'Get a merge job',
+      params: S.mergeParams,
+      response: S.mergeJob,
+      errors: ['MERGE_JOB_NOT_FOUND'],
+      handler: (c, { params }) => getMerge(c.deps, scope(c), params.jobId),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/video/merge',
+      name: 'cdn.video.merge.list',
+      summary: 'List merge jobs of a project',
+      query: S.mergeListQuery,
+      response: S.mergePage,
+      errors: ['PROJECT_NOT_FOUND'],
+      handler: (c, { query }) => listMerges(c.deps, scope(c), query),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/video/merge/:jobId/cancel',
+      name: 'cdn.video.merge.cancel',
+      summary: 'Cancel a pending or processing merge job',
+      params: S.mergeParams,
+      response: S.mergeJob,
+      errors: ['MERGE_JOB_NOT_FOUND', 'MERGE_NOT_CANCELLABLE'],
+      handler: (c, { params }) => cancelMerge(c.deps, scope(c), params.jobId),
     }),
   ],
 });
