@@ -49,6 +49,13 @@ CREATE TABLE "cdn_transform_cache" (
 	"created_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "cdn_webhook_secrets" (
+	"org_id" uuid PRIMARY KEY NOT NULL,
+	"secret_enc" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"rotated_at" timestamp with time zone
+);
+--> statement-breakpoint
 CREATE INDEX "cdn_assets_tenant_created_idx" ON "cdn_assets" USING btree ("org_id","environment","created_at");--> statement-breakpoint
 CREATE INDEX "cdn_assets_tenant_folder_idx" ON "cdn_assets" USING btree ("org_id","environment","folder");--> statement-breakpoint
 CREATE INDEX "cdn_assets_pending_idx" ON "cdn_assets" USING btree ("upload_expires_at") WHERE status = 'pending';--> statement-breakpoint

@@ -1,3 +1,4 @@
+import { getWebhookSecretForCli, rotateWebhookSecretForCli } from '../areas/cdn/webhook-secret.ts'; // areas-layout: move to src/areas/index.ts
 import {
   adminAddMember,
   adminCreateLoginCode,
@@ -62,6 +63,8 @@ import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
 
 // The registry of every function served at POST /api/fn/<name>.
 export const functions = [
+  getWebhookSecretForCli, // areas-layout: move to src/areas/index.ts
+  rotateWebhookSecretForCli, // areas-layout: move to src/areas/index.ts
   exchangeCliAuthCode,
   createLoginCodeForCli,
   listMyOrgsForCli,

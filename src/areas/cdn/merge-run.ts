@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
+import { queueWebhook } from '../../core/webhooks.ts';
 import type { Deps } from '../../deps.ts';
 import { tenantOf } from './assets.ts';
 import { copyBlobTo, scratchDir } from './local-copy.ts';
-import { inputProblem } from './merge.ts';
+import { inputProblem, toMergeOuts } from './merge.ts';
 import {
   frameSize,
   MergeAborted,
@@ -18,6 +19,7 @@ import {
 import type { MergeBody } from './schema.ts';
 import { cdnAssets, cdnMergeJobs } from './tables.ts';
 import { storeAsset } from './uploads.ts';
+import { webhookSecretOf } from './webhook-secret.ts';
 
 // One merge, on a worker: claim the row (pending|queued → processing), copy the inputs locally, run ffmpeg
 // with progress written to the row, store the output as a derived asset. Cancel is a row update made by any
@@ -94,10 +96,11 @@ export async function runMerge(deps: Deps, mergeId: string, jobSignal?: AbortSig
       .returning();
     // Cancelled while the output was being stored: the output goes too.
     if (!done) await deps.db.orm.delete(cdnAssets).where(eq(cdnAssets.id, asset.assetId));
+    else await notify(deps, done);
   } catch (err) {
     if (err instanceof MergeAborted && ac.signal.aborted) return; // the cancel already wrote the row
     const now = deps.clock.now();
-    await deps.db.orm
+    const [failed] = await deps.db.orm
       .update(cdnMergeJobs)
       .set({
         status: 'failed',
@@ -105,11 +108,30 @@ export async function runMerge(deps: Deps, mergeId: string, jobSignal?: AbortSig
         updatedAt: now,
         completedAt: now,
       })
-      .where(and(eq(cdnMergeJobs.id, mergeId), eq(cdnMergeJobs.status, 'processing')));
+      .where(and(eq(cdnMergeJobs.id, mergeId), eq(cdnMergeJobs.status, 'processing')))
+      .returning();
+    if (failed) await notify(deps, failed);
   } finally {
     clearInterval(poll);
     await fsp.rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The completion webhook (`cdn.video.merge.completed` / `.failed`, the job as `data`), signed with the
+ * organization's secret and delivered by the core webhook job through the SSRF guard, with its retries.
+ */
+async function notify(deps: Deps, row: typeof cdnMergeJobs.$inferSelect): Promise<void> {
+  if (!row.webhookUrl) return;
+  const [job] = await toMergeOuts(deps, [row]);
+  await queueWebhook(deps, {
+    orgId: row.orgId,
+    environment: row.environment,
+    url: row.webhookUrl,
+    secret: await webhookSecretOf(deps, row.orgId),
+    type: `cdn.video.merge.${row.status}`,
+    data: job,
+  });
 }
 
 /** Re-checks the inputs (an asset may have gone since creation) and copies them next to the output. */

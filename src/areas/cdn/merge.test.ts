@@ -1,8 +1,12 @@
+import { eq } from 'drizzle-orm';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixtures, fixtures, getCdn, uploadAsset } from '../../../test/cdn-kit.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import { webhookDeliveries } from '../../core/webhook-tables.ts';
+import { attemptWebhook } from '../../core/webhooks.ts';
 import { runningFfmpeg } from './merge-ffmpeg.ts';
 
 // Video merges through the API with the job worker running real ffmpeg: the output becomes an asset
@@ -164,5 +168,60 @@ describe('CDN video merges', () => {
     });
     const list = await t.v1('GET', '/cdn/video/merge', a.live);
     expect(list.statusCode).toBe(400); // projectSlug is required
+  });
+  it('sends a completion webhook signed with the organization secret (Standard Webhooks)', async () => {
+    const created = await t.v1('POST', '/cdn/video/merge', a.live, {
+      projectSlug: slug,
+      inputs: [{ assetId: ids.image, duration: 0.5 }],
+      output: { quality: '360p', format: 'webm' },
+      webhookUrl: 'https://hooks.example.com/pier',
+    });
+    const id = created.json().id;
+    const finished = await until(id, (j) => j.status === 'completed' || j.status === 'failed');
+    expect(finished.error).toBeNull();
+    let delivery: typeof webhookDeliveries.$inferSelect | undefined;
+    for (let i = 0; i < 50 && !delivery; i++) {
+      [delivery] = await t.deps.db.orm
+        .select()
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.orgId, a.org.id));
+      if (!delivery) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(delivery).toMatchObject({
+      url: 'https://hooks.example.com/pier',
+      eventType: 'cdn.video.merge.completed',
+    });
+    // Deliver once more to a capturing fetch (the worker's own attempts go through the SSRF guard).
+    let seen: { headers: Record<string, string>; body: string } | undefined;
+    await t.deps.db.orm
+      .update(webhookDeliveries)
+      .set({ status: 'pending' })
+      .where(eq(webhookDeliveries.id, delivery!.id));
+    await attemptWebhook(
+      {
+        ...t.deps,
+        fetchFn: async (_url, init) => {
+          seen = { headers: init.headers as Record<string, string>, body: String(init.body) };
+          return new Response(null, { status: 204 });
+        },
+      },
+      delivery!.id,
+    );
+    const secret = (await t.call('getWebhookSecretForCli', { orgSlug: a.org.slug }, a.owner.token)).json()
+      .secret;
+    expect(secret).toMatch(/^whsec_/);
+    const payload = new Webhook(secret).verify(seen!.body, seen!.headers) as {
+      type: string;
+      data: { id: string };
+    };
+    expect(payload).toMatchObject({ type: 'cdn.video.merge.completed', data: { id, status: 'completed' } });
+    // After a rotation the old signature no longer verifies.
+    const rotated = (await t.call('rotateWebhookSecretForCli', { orgSlug: a.org.slug }, a.owner.token)).json()
+      .secret;
+    expect(rotated).not.toBe(secret);
+    expect(() => new Webhook(rotated).verify(seen!.body, seen!.headers)).toThrow();
+    const other = await seedV1Tenant(t.deps);
+    const foreign = await t.call('getWebhookSecretForCli', { orgSlug: a.org.slug }, other.owner.token);
+    expect(foreign.statusCode).toBe(404);
   });
 });

@@ -185,7 +185,12 @@ export const mergeBody = z.object({
       filename: z.string().min(1).max(255).optional(),
     })
     .default({ format: 'mp4', quality: '720p', aspectRatio: 'auto' }),
-  webhookUrl: z.string().url().max(2048).optional(),
+  webhookUrl: z
+    .string()
+    .url()
+    .max(2048)
+    .refine((u) => /^https?:\/\//i.test(u), 'webhookUrl must be an http(s) URL')
+    .optional(),
 });
 export type MergeBody = z.infer<typeof mergeBody>;
 

@@ -121,3 +121,11 @@ export const cdnMergeJobs = pgTable(
   },
   (t) => [index('cdn_merge_jobs_tenant_idx').on(t.orgId, t.environment, t.projectId, t.createdAt)],
 );
+
+/** The per-organization secret that signs merge completion webhooks (Standard Webhooks `whsec_…`). */
+export const cdnWebhookSecrets = pgTable('cdn_webhook_secrets', {
+  orgId: uuid('org_id').primaryKey(),
+  secretEnc: text('secret_enc').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  rotatedAt: timestamp('rotated_at', { withTimezone: true }),
+});
