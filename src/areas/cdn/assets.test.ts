@@ -3,6 +3,7 @@ import { type Fixtures, fixtures, getCdn, uploadAsset } from '../../../test/cdn-
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import type { ManualClock } from '../../core/clock.ts';
 import { storeAsset } from './index.ts';
 
 // Assets: get, list (filters, sort, pages), patch, delete one and many, move; storage usage; SVG and
@@ -21,6 +22,7 @@ describe('CDN assets', () => {
   afterAll(() => t.close());
 
   const up = async (key: string, filename: string, bytes: Buffer, mimeType: string, folder?: string) => {
+    (t.clock as ManualClock).advance(1000); // distinct createdAt, so "newest first" is well defined
     const r = await uploadAsset(t, key, { filename, mimeType, bytes, folder });
     expect(r.confirm!.statusCode).toBe(200);
     return r.confirm!.json();

@@ -12,7 +12,8 @@ import { runningFfmpeg } from './merge-ffmpeg.ts';
 // Video merges through the API with the job worker running real ffmpeg: the output becomes an asset
 // (probed), inputs are checked at creation, cancel kills ffmpeg, other tenants see 404.
 
-describe('CDN video merges', () => {
+// Real ffmpeg runs: on a loaded 2-core machine a merge can take far longer than the default 30 s.
+describe('CDN video merges', { timeout: 120_000 }, () => {
   let t: TestApp;
   let fx: Fixtures;
   let a: V1Tenant;
