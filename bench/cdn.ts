@@ -10,7 +10,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
-import { buildApp } from '../src/app.ts';
 import { createMerge } from '../src/areas/cdn/merge.ts';
 import { frameSize, mergeArgs, runFfmpeg, totalDuration } from '../src/areas/cdn/merge-ffmpeg.ts';
 import { runMerge } from '../src/areas/cdn/merge-run.ts';
@@ -18,6 +17,7 @@ import { storeAsset } from '../src/areas/cdn/uploads.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
+import { buildApp } from '../src/http/app.ts';
 import { seedProject, seedV1Tenant } from '../test/seed.ts';
 
 const arg = (name: string, def: number) => {

@@ -3,8 +3,8 @@ import type { Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../platform/schemas.ts';
-import { projects } from '../../platform/tables.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
+import { projects } from '../orgs/index.ts';
 import type { AssetOut, ListQuery } from './schema.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
 

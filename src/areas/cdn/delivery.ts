@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseRange } from '../../core/blobs/routes.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../platform/schemas.ts';
+import { parseRange } from '../../http/blob-routes.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
 import { cdnAssets } from './tables.ts';
 import { serveTransform, verifyTransformQuery } from './transform.ts';
 

@@ -7,7 +7,7 @@ import { pipeline } from 'node:stream/promises';
 import { and, eq } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { projectForApiKey } from '../../platform/access.ts';
+import { projectForApiKey } from '../orgs/index.ts';
 import {
   type AssetRow,
   type CdnScope,

@@ -1,7 +1,7 @@
 import { and, eq, like, ne, or, type SQL, sql } from 'drizzle-orm';
 import type { Environment } from '../../core/auth/caller.ts';
 import type { Deps } from '../../deps.ts';
-import { projectForApiKey } from '../../platform/access.ts';
+import { projectForApiKey } from '../orgs/index.ts';
 import { cdnAssets } from './tables.ts';
 
 // Storage usage as the contract reports it: every stored object of the organization (both environments

@@ -1,4 +1,4 @@
-import { defineArea, defineRoute, type V1Context } from '../../v1/kit.ts';
+import { defineRoute, defineV1Routes, type V1Context } from '../../http/v1-kit.ts';
 import * as assets from './assets.ts';
 import { cancelMerge, createMerge, getMerge, listMerges } from './merge.ts';
 import * as S from './schema.ts';
@@ -12,7 +12,7 @@ import { storageUsage } from './usage.ts';
 const scope = (c: V1Context) => ({ orgId: c.caller.orgId, environment: c.caller.environment });
 const NF = 'ASSET_NOT_FOUND';
 
-export const cdnV1 = defineArea({
+export const cdnV1 = defineV1Routes({
   name: 'cdn',
   prefix: '/cdn',
   routes: [

@@ -2,9 +2,9 @@ import crypto from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { MANAGERS, orgForUser, requireRole } from '../../platform/access.ts';
-import { defineFn } from '../../platform/fn-kit.ts';
-import { slugInput } from '../../platform/schemas.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { MANAGERS, orgForUser, requireRole } from '../orgs/index.ts';
 import { cdnWebhookSecrets } from './tables.ts';
 
 // Merge completion webhooks are signed (Standard Webhooks) with one secret per organization, encrypted at
