@@ -21,7 +21,11 @@ describe('CDN video merges', { timeout: 120_000 }, () => {
   let ids: { video: string; image: string; audio: string; fakeVideo: string };
 
   beforeAll(async () => {
-    t = await testApp({ background: true });
+    // The test clock stands still, so the v1 rate limit's bucket never refills: polling needs a large one.
+    t = await testApp({
+      background: true,
+      env: { V1_RATE_LIMIT_BURST: '1000000', V1_RATE_LIMIT_PER_SEC: '100000' },
+    });
     fx = await fixtures();
     a = await seedV1Tenant(t.deps);
     slug = (await seedProject(t.deps, a.org)).slug;
@@ -45,7 +49,14 @@ describe('CDN video merges', { timeout: 120_000 }, () => {
     for (;;) {
       const j = (await t.v1('GET', `/cdn/video/merge/${id}`, a.live)).json();
       if (done(j)) return j;
-      if (Date.now() > end) throw new Error(`merge ${id} stuck at ${JSON.stringify(j)}`);
+      if (Date.now() > end) {
+        const q = await t.deps.db.query(
+          "select state, started_on, data from pgboss.job where name = 'cdn.video.merge' order by created_on",
+        );
+        throw new Error(
+          `merge ${id} stuck at ${JSON.stringify(j)}; queue ${JSON.stringify(q)}; ffmpeg ${[...runningFfmpeg.keys()]}`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   };
