@@ -61,7 +61,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'at most this many (1–100, default 10)', number)
     .option('--threshold <t>', 'minimum similarity (0–1)', number)
     .addOption(
-      new Option('--mode <mode>', 'vector or hybrid').choices(['vector', 'hybrid']).default('vector'),
+      new Option('--mode <mode>', 'hybrid (vector + keyword), vector or keyword')
+        .choices(['hybrid', 'vector', 'keyword'])
+        .default('hybrid'),
     )
     .action(
       async (
@@ -76,7 +78,7 @@ export function register(program: Command, ctx: CliContext): void {
           ...(opts.agent ? { agentId: opts.agent } : {}),
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
           ...(opts.threshold !== undefined ? { threshold: opts.threshold } : {}),
-          mode: opts.mode as 'vector' | 'hybrid',
+          mode: opts.mode as 'hybrid' | 'vector' | 'keyword',
         });
         ctx.io.stdout.write(
           wantsJson(cmd)
