@@ -173,8 +173,8 @@ async function evaluate(set: Set_, qs: { question: string; evidence: number[]; k
       const [v, k] = [await leg('vector'), await leg('keyword')];
       for (const [rk, wv] of SWEEP) {
         const s = new Map<number, number>();
-        v.forEach((x, i) => s.set(x, (s.get(x) ?? 0) + wv / (rk + i + 1)));
-        k.forEach((x, i) => s.set(x, (s.get(x) ?? 0) + 1 / (rk + i + 1)));
+        for (const [i, x] of v.entries()) s.set(x, (s.get(x) ?? 0) + wv / (rk + i + 1));
+        for (const [i, x] of k.entries()) s.set(x, (s.get(x) ?? 0) + 1 / (rk + i + 1));
         const got = [...s].sort((a, b) => b[1] - a[1]).map((x) => x[0]);
         const name = `rrf k=${rk} wv=${wv}`;
         score(cell(q.kind === 'notes' ? 'notes' : 'all conversations', name), got, q.evidence);

@@ -208,7 +208,7 @@ export function fuse(
         score: 0,
         legs: 0,
       };
-      e.score += 1 / (k + i + 1);
+      e.score += weights[leg]! / (k + i + 1);
       e.legs |= 1 << leg;
       scored.set(row.id, e);
     });
