@@ -259,6 +259,37 @@ const CHITCHAT = [
   'I have been meaning to ask you about that.',
 ];
 
+// Chit-chat is composed (opener + line + tail) so that, as in real chats, the same turn seldom repeats
+// word for word (storing folds exact duplicates into one memory).
+const OPENER = [
+  '',
+  'Haha, ',
+  'Oh wow, ',
+  'Hey {O}, ',
+  'Honestly, ',
+  'Aw, ',
+  'Ugh, ',
+  'Yes! ',
+  'Hmm, ',
+  'Oh, ',
+  'Ha, ',
+  'Well, ',
+];
+const TAIL = [
+  '',
+  ' Anyway.',
+  ' Talk later?',
+  ' :)',
+  ' Miss you!',
+  ' Crazy week.',
+  ' How about you?',
+  ' So tired today.',
+  ' Coffee soon?',
+  ' It rained all day here.',
+  ' The kids say hi.',
+  ' Work is nuts.',
+];
+
 const NAMES = [
   'Caroline Melanie',
   'Jon Gina',
@@ -334,7 +365,8 @@ export function conversations(nConv: number): { turns: Turn[]; questions: Questi
       const base = turns.length;
       for (let i = 0; i < TURNS_PER_SESSION; i++) {
         const who = i % 2;
-        const text = slots[i] ?? pick(CHITCHAT).replace('{O}', people[1 - who]!);
+        const text =
+          slots[i] ?? `${pick(OPENER)}${pick(CHITCHAT)}${pick(TAIL)}`.replaceAll('{O}', people[1 - who]!);
         turns.push({ conv: c, session: s, date: isoDate(day), speaker: people[who]!, text });
       }
       for (const [key, i] of local) where.set(key, base + i);

@@ -40,6 +40,18 @@ function wordsOf(text: string): string[] {
   return text.split(/[^\p{L}\p{N}]+/u).filter(Boolean);
 }
 
+/**
+ * How often `lexeme` occurs in the memory, without unnesting its tsvector (a set-returning call per row
+ * cost 0.2 ms each on PGlite). With every weight 1, ts_rank of a one-lexeme query is S(tf)/ζ(2), where
+ * S(tf) = Σ_{j ≤ tf} 1/j² (PostgreSQL's calc_rank_or); ζ(2) − S(tf) ≈ 1/(tf + ½), so tf comes back
+ * exactly for the counts that occur in memories (0 when absent). ranking.test.ts pins this on both
+ * databases, so a change in PostgreSQL's ranking would fail a test, not skew results silently.
+ */
+export function termFrequency(lexeme: string): SQL {
+  const q = `'${lexeme.replace(/'/g, "''")}'`;
+  return sql`round(1 / (1.6449340668482264 * greatest(1e-9, 1 - ts_rank('{1,1,1,1}'::float4[], m.search_tsv, ${q}::tsquery, 0))) - 0.5)`;
+}
+
 export type Bm25Plan = {
   /** The query's distinct lexemes with their IDF (empty: nothing to rank by but tags). */
   terms: { lexeme: string; idf: number }[];
@@ -97,13 +109,15 @@ export async function planBm25(
       1,
       terms.reduce((a, t) => a + t.idf, 0),
     );
+  const K = sql`(${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * length(m.search_tsv) / ${stats.avgdl}::float8))`;
   const bm25 = terms.length
-    ? sql`coalesce((SELECT sum(q.idf * (u.tf * ${k1 + 1}::float8) / (u.tf + ${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * length(m.search_tsv) / ${stats.avgdl}::float8)))
-          FROM (SELECT lexeme, coalesce(array_length(positions, 1), 1)::float8 AS tf FROM unnest(m.search_tsv)) u
-          JOIN (VALUES ${sql.join(
-            terms.map((t) => sql`(${t.lexeme}::text, ${t.idf}::float8)`),
-            sql`, `,
-          )}) AS q(lexeme, idf) ON q.lexeme = u.lexeme), 0)`
+    ? sql.join(
+        terms.map((t) => {
+          const tf = termFrequency(t.lexeme);
+          return sql`${t.idf}::float8 * ${tf} * ${k1 + 1}::float8 / (${tf} + ${K})`;
+        }),
+        sql` + `,
+      )
     : sql`0::float8`;
   // A tag equal to the query or one of its words is a deliberate label: it counts as much as every word
   // of the query matching at full saturation, so a tagged memory ranks above one that only says it.
@@ -111,11 +125,16 @@ export async function planBm25(
   return { terms, match: sql.join(parts, sql` AND `), score };
 }
 
-/** Top `limit` rows of `where` by BM25, with their score as `kscore` and any extra columns. */
+/**
+ * Top `limit` rows of `where` by BM25, with their score as `kscore` and any extra columns. The score is
+ * computed for every candidate, the memory's columns only for the top rows (fetched by id: OFFSET 0
+ * keeps the planner from turning the look-ups into a scan of the whole table).
+ */
 export function bm25TopSql(where: SQL, plan: Bm25Plan, limit: number, extra: SQL = sql``): SQL {
   return sql`
-    SELECT * FROM (
-      SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, ${plan.score} AS kscore ${extra}
-        FROM memories m WHERE ${where} AND ${plan.match}) r
-     ORDER BY kscore DESC, "createdAt" DESC, id LIMIT ${limit}`;
+    SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, k.kscore ${extra}
+      FROM (SELECT m.id, ${plan.score} AS kscore, m.created_at FROM memories m WHERE ${where} AND ${plan.match}
+             ORDER BY kscore DESC, m.created_at DESC, m.id LIMIT ${limit}) k
+      CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.id = k.id OFFSET 0) m
+     ORDER BY k.kscore DESC, k.created_at DESC, k.id`;
 }

@@ -32,7 +32,7 @@ export type Memory = {
   updatedAt: string;
   lastAccessedAt: string | null;
 };
-export type Recalled = Memory & { similarity: number };
+export type Recalled = Memory & { similarity: number; foundBy?: 'vector' | 'keyword' | 'both' };
 export type HistoryEntry = {
   content: string;
   type: Memory['type'];
