@@ -1,6 +1,8 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { hasVector, memoryTenant } from '../../../test/memory-kit.ts';
+import { termFrequency } from './keyword-rank.ts';
 
 // What a user storing a conversation notices: the turn about the thing asked comes first, not one that
 // shares only the speaker's name and "did"; keyword search answers a question asked in plain words;
@@ -137,6 +139,23 @@ describe('threshold', () => {
       const strict = await live.post('/memory/memories/recall', { query, mode, threshold: cut });
       expect(contents(strict), mode).toEqual(['The customer prefers invoices as PDF attachments']);
       for (const m of strict.json().memories as M[]) expect(m.similarity).toBeGreaterThanOrEqual(cut);
+    }
+  });
+});
+
+describe('BM25 term frequency', () => {
+  it('recovers how often a word occurs from ts_rank, on this database', async () => {
+    for (const [text, want] of [
+      ['adoption meeting', 1],
+      ['adoption, adoption', 2],
+      ['adopt adopted adoption adopting', 4],
+      ['meeting only', 0],
+      [Array(12).fill('adoption').join(' '), 12],
+    ] as const) {
+      const r = await t.deps.db.orm.execute(
+        sql`SELECT ${termFrequency('adopt')} AS tf FROM (SELECT to_tsvector('english', ${text}) AS search_tsv) m`,
+      );
+      expect(Number((r as unknown as { rows: { tf: number }[] }).rows[0]!.tf), text).toBe(want);
     }
   });
 });
