@@ -7,13 +7,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createAgent } from '../src/areas/memory/agents.ts';
+import { memoryContext, type Scope } from '../src/areas/memory/context.ts';
+import { recall } from '../src/areas/memory/recall.ts';
+import { storeMemories } from '../src/areas/memory/service.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
-import { createAgent } from '../src/v1/memory/agents.ts';
-import { memoryContext, type Scope } from '../src/v1/memory/context.ts';
-import { recall } from '../src/v1/memory/recall.ts';
-import { storeMemories } from '../src/v1/memory/service.ts';
 import { seedOrg } from '../test/seed.ts';
 import { conversations, type Kind, notes } from './memory-quality-data.ts';
 
