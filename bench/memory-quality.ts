@@ -185,23 +185,26 @@ async function evaluate(set: Set_, qs: { question: string; evidence: number[]; k
   }
 }
 const tq = now();
-for (let c = 0; c < N_CONV; c++) {
+// BENCH_QUALITY=0: latency only (e.g. a second run on PostgreSQL).
+const QUALITY = process.env.BENCH_QUALITY !== '0';
+for (let c = 0; c < (QUALITY ? N_CONV : 0); c++) {
   const base = conv.turns.findIndex((t) => t.conv === c);
   const qs = conv.questions
     .filter((q) => q.conv === c)
     .map((q) => ({ ...q, evidence: q.evidence.map((e) => e - base) }));
   await evaluate(sets[c]!, qs);
 }
-await evaluate(
-  noteSet,
-  nts.questions.map((q) => ({ ...q, kind: 'notes' })),
-);
+if (QUALITY)
+  await evaluate(
+    noteSet,
+    nts.questions.map((q) => ({ ...q, kind: 'notes' })),
+  );
 const cellFmt = (s: Score) => `${(s.at5 / s.n).toFixed(3)} / ${(s.at10 / s.n).toFixed(3)}`;
 console.log(`evidence recall@5 / @10 (${((now() - tq) / 1000).toFixed(1)} s); ratio = recall@10 / BM25's`);
 console.log(`| kind | n | ${systems.join(' | ')} | default ÷ BM25 @10 |`);
 console.log(`|---|---|${systems.map(() => '---|').join('')}---|`);
 const kinds: string[] = ['single-hop', 'multi-hop', 'temporal', 'open-domain', 'all conversations', 'notes'];
-for (const kind of kinds) {
+for (const kind of QUALITY ? kinds : []) {
   const row = table.get(kind);
   if (!row) continue;
   const b = row.get('BM25')!;
