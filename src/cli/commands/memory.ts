@@ -53,7 +53,9 @@ export function register(program: Command, ctx: CliContext): void {
 
   memory
     .command('recall')
-    .description('Recall memories by meaning, most similar first, without counting it as an access')
+    .description(
+      'Recall memories (meaning and keywords fused by default), best first, without counting it as an access',
+    )
     .argument('<query>', 'what to recall')
     .requiredOption('--org <slug>', 'organization slug')
     .addOption(envOption())
