@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { type OutboundAllow, parseOutboundAllow } from './core/net/outbound-allow.ts';
 
 // Every environment variable Pier reads, parsed once at start-up. Nothing else reads process.env.
 const bool = z
@@ -97,6 +98,15 @@ const envSchema = z.object({
   MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   SIGNUP: z.enum(['on', 'off']).default('on'),
+  // Private hosts/CIDRs outbound requests may reach (src/core/net/outbound-allow.ts); metadata never.
+  OUTBOUND_ALLOW: z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const { allow, problems } = parseOutboundAllow(raw);
+      for (const message of problems) ctx.addIssue({ code: 'custom', message });
+      return allow;
+    }),
   // Cron has minute precision and `*/N` restarts at each hour, so only divisors of 60 keep a steady interval.
   PGLITE_MAINTENANCE_INTERVAL_MIN: z.coerce
     .number()
@@ -118,6 +128,11 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
   shutdownGraceMs: number;
+  /**
+   * OUTBOUND_ALLOW: private ranges and host names that outbound requests to user-supplied or provider URLs
+   * (webhooks, integrations, …) may reach; pass it to every safeFetch. Empty by default.
+   */
+  outboundAllow: OutboundAllow;
   /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
   signup: boolean;
   /** How long a new app version has to pass its health check before the deploy fails. */
@@ -203,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
+    outboundAllow: e.OUTBOUND_ALLOW,
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     appConnectionHandoff:
       e.APP_CONNECTION_HANDOFF === 'auto'
