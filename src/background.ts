@@ -1,3 +1,4 @@
+import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB } from './areas/integrations/jobs.ts';
 import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
 import { DB_MAINTENANCE_JOB, maintenanceCron, STARTUP_PASS_DELAY_MS } from './core/db/maintenance-job.ts';
 import { listen, notify } from './core/db/notify.ts';
@@ -35,6 +36,7 @@ export async function startBackground(
     await deps.jobs.schedule('v1.idempotency.prune', IDEMPOTENCY_PRUNE_CRON, {});
     await deps.jobs.schedule(MAIL_SWEEP_JOB, MAIL_SWEEP_CRON, {});
     await scheduleDbMaintenance(deps);
+    await deps.jobs.schedule(INTEGRATIONS_REFRESH_JOB, INTEGRATIONS_REFRESH_CRON, {}); // areas-layout: move to src/areas/index.ts
     await deps.jobs.work();
   }
   return async () => {

@@ -11,7 +11,39 @@ const optionalString = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
+/** Connectors whose OAuth client the operator may configure (src/areas/integrations/connectors). */
+export const INTEGRATION_CONNECTORS = [
+  'hubspot',
+  'salesforce',
+  'pipedrive',
+  'google-drive',
+  'dropbox',
+  'slack',
+  'notion',
+  'airtable',
+] as const;
+export type IntegrationConnectorSlug = (typeof INTEGRATION_CONNECTORS)[number];
+const INTEGRATION_SETTINGS = [
+  'CLIENT_ID',
+  'CLIENT_SECRET',
+  'AUTH_URL',
+  'TOKEN_URL',
+  'API_URL',
+  'CONTENT_URL',
+] as const;
+const integrationEnvName = (slug: string, setting: string) =>
+  `INTEGRATIONS_${slug.toUpperCase().replace(/-/g, '_')}_${setting}`;
+const integrationEnv = Object.fromEntries(
+  INTEGRATION_CONNECTORS.flatMap((slug) =>
+    INTEGRATION_SETTINGS.map((setting) => [
+      integrationEnvName(slug, setting),
+      setting.endsWith('_URL') ? optionalString.pipe(z.url().optional()) : optionalString,
+    ]),
+  ),
+);
+
 const envSchema = z.object({
+  ...integrationEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./.pier'),
@@ -133,6 +165,11 @@ export type Config = {
    * (webhooks, integrations, …) may reach; pass it to every safeFetch. Empty by default.
    */
   outboundAllow: OutboundAllow;
+  /**
+   * Integrations: per connector, the operator's OAuth client (a connector without one cannot be connected)
+   * and URL overrides (gateways, regional hosts, tests). Secrets: never logged.
+   */
+  integrations: Record<IntegrationConnectorSlug, IntegrationClientConfig>;
   /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
   signup: boolean;
   /** How long a new app version has to pass its health check before the deploy fails. */
@@ -164,6 +201,16 @@ export type Config = {
    * them off. Ignored on PostgreSQL.
    */
   pgliteMaintenanceIntervalMin: number;
+};
+
+export type IntegrationClientConfig = {
+  clientId?: string;
+  clientSecret?: string;
+  authUrl?: string;
+  tokenUrl?: string;
+  apiUrl?: string;
+  /** A second API host (Dropbox's content host); defaults to apiUrl when only that is set. */
+  contentUrl?: string;
 };
 
 export type VendorId = 'openai' | 'anthropic' | 'google' | 'mistral';
@@ -219,6 +266,24 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
     outboundAllow: e.OUTBOUND_ALLOW,
+    integrations: Object.fromEntries(
+      INTEGRATION_CONNECTORS.map((slug) => {
+        const get = (setting: string) =>
+          (e as unknown as Record<string, string | undefined>)[integrationEnvName(slug, setting)];
+        const apiUrl = get('API_URL');
+        return [
+          slug,
+          {
+            clientId: get('CLIENT_ID'),
+            clientSecret: get('CLIENT_SECRET'),
+            authUrl: get('AUTH_URL'),
+            tokenUrl: get('TOKEN_URL'),
+            apiUrl,
+            contentUrl: get('CONTENT_URL') ?? apiUrl,
+          },
+        ];
+      }),
+    ) as Record<IntegrationConnectorSlug, IntegrationClientConfig>,
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     appConnectionHandoff:
       e.APP_CONNECTION_HANDOFF === 'auto'

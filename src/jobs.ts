@@ -1,3 +1,4 @@
+import { integrationsRefreshJob } from './areas/integrations/jobs.ts';
 import { sweepBlobTempJob } from './core/blobs/sweep-temp-job.ts';
 import { dbMaintenanceJob } from './core/db/maintenance-job.ts';
 import type { JobDef, JobPayloadsOf } from './core/jobs.ts';
@@ -23,6 +24,7 @@ export const jobDefs = [
   mailSweepJob,
   pruneIdempotencyJob,
   deployJob,
+  integrationsRefreshJob, // areas-layout: move to src/areas/index.ts
 ] as const satisfies readonly JobDef[];
 
 export type JobRegistry = JobPayloadsOf<typeof jobDefs>;

@@ -68,6 +68,8 @@ export type V1Area = {
   /** Mounted at /v1<prefix>, e.g. `/mail`. */
   prefix: string;
   routes: RouteDef[];
+  /** Routes written by hand (a public OAuth callback that redirects), registered inside the v1 plugin. */
+  register?: (app: import('fastify').FastifyInstance, deps: Deps) => void;
 };
 
 export function defineArea(area: { name: string; prefix: string; routes: unknown[] }): V1Area {

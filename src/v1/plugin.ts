@@ -144,8 +144,10 @@ export async function v1Routes(
     return payload;
   });
 
-  for (const area of opts.areas ?? v1Areas)
+  for (const area of opts.areas ?? v1Areas) {
     for (const def of area.routes) registerRoute(app, deps, area, def);
+    area.register?.(app, deps);
+  }
   if (opts.modelProxy) await app.register(modelProxyRoutes, { deps, prefix: '/ai' });
 
   app.get('/openapi.json', { schema: { hide: true }, config: { v1Public: true } }, async () => app.swagger());

@@ -21,4 +21,6 @@ export const migrationSets: MigrationSet[] = [
   { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
   { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
   { area: 'mail', schema: ['src/v1/mail/tables.ts'] },
+  // areas-layout: move to src/areas/index.ts
+  { area: 'integrations', schema: ['src/areas/integrations/tables.ts'] },
 ];

@@ -1,0 +1,143 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineArea, defineRoute, type V1Context } from '../../v1/kit.ts';
+import * as conn from './connections.ts';
+import { connectorBySlug, connectorsIn } from './connectors/index.ts';
+import type { Connector } from './connectors/types.ts';
+import * as S from './schema.ts';
+import { contentRoutes } from './v1-content.ts';
+
+// HTTP only: the zod contract of each operation and a call into the service. Mounted at /v1/integrations.
+
+export const scopeOf = (c: V1Context): conn.Scope => ({
+  orgId: c.caller.orgId,
+  environment: c.caller.environment,
+});
+
+function connectorView(d: Deps, c: Connector) {
+  return {
+    slug: c.slug,
+    name: c.name,
+    category: c.category,
+    description: c.description,
+    features: c.features,
+    authType: c.authType,
+    configured: conn.clientFor(d, c) !== null,
+    pagination: c.pagination,
+  };
+}
+
+const CONN_ERRORS = ['CONNECTION_NOT_FOUND'];
+
+const connectionRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/connectors',
+    name: 'integrations.connectors.list',
+    summary: 'List connectors',
+    query: S.connectorsQuery,
+    response: S.connectorList,
+    errors: [],
+    handler: async (c, { query }) => ({
+      data: connectorsIn(query.category).map((x) => connectorView(c.deps, x)),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/connectors/:slug',
+    name: 'integrations.connectors.get',
+    summary: 'Get a connector',
+    params: S.slugParams,
+    response: S.connector,
+    errors: ['CONNECTOR_NOT_FOUND'],
+    handler: async (c, { params }) => {
+      const x = connectorBySlug(params.slug);
+      if (!x) throw errors.connectorNotFound(params.slug);
+      return connectorView(c.deps, x);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/connections',
+    name: 'integrations.connections.list',
+    summary: 'List connections',
+    query: S.connectionsQuery,
+    response: S.connectionList,
+    errors: [],
+    handler: async (c, { query }) => conn.listConnections(c.deps, scopeOf(c), query),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/connections',
+    name: 'integrations.connections.create',
+    summary: 'Create a connection (starts the OAuth flow)',
+    description:
+      "Send the end user's browser to `authorizationUrl`; after the provider's consent screen Pier's callback (`/v1/integrations/oauth/callback`) stores the tokens and sends the browser to `redirectUrl` with `connectionId` and `status` (`success` or `error`, with `error`).",
+    body: S.createConnectionBody,
+    response: S.createConnectionResult,
+    status: 201,
+    errors: ['CONNECTOR_NOT_FOUND', 'CONNECTOR_NOT_CONFIGURED'],
+    handler: async (c, { body }) => conn.createConnection(c.deps, scopeOf(c), body),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/connections/:id',
+    name: 'integrations.connections.get',
+    summary: 'Get a connection',
+    params: S.idParams,
+    response: S.connection,
+    errors: CONN_ERRORS,
+    handler: async (c, { params }) => conn.getConnection(c.deps, scopeOf(c), params.id),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/connections/:id',
+    name: 'integrations.connections.delete',
+    summary: 'Delete a connection (revokes the grant at the provider where it can)',
+    params: S.idParams,
+    response: S.success,
+    errors: CONN_ERRORS,
+    handler: async (c, { params }) => conn.deleteConnection(c.deps, scopeOf(c), params.id),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/connections/:id/test',
+    name: 'integrations.connections.test',
+    summary: 'Test a connection against the provider',
+    params: S.idParams,
+    response: S.testResult,
+    errors: CONN_ERRORS,
+    handler: async (c, { params }) => conn.testConnection(c.deps, scopeOf(c), params.id),
+  }),
+];
+
+/** The provider's redirect back: public (no API key), documented in docs/integrations.md. */
+function registerCallback(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/integrations/oauth/callback',
+    { schema: { hide: true, querystring: S.callbackQuery }, config: { v1Public: true } },
+    async (req, reply) => {
+      const out = await conn.completeAuthorization(deps, req.query as never);
+      if (out.location) return reply.redirect(out.location, 302);
+      reply.header('content-type', 'text/html; charset=utf-8');
+      const text = out.ok ? 'Connected. You can close this window.' : `The connection failed: ${out.error}`;
+      return reply.send(`<!doctype html><meta charset="utf-8"><title>Pier</title><p>${escapeHtml(text)}</p>`);
+    },
+  );
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,
+  );
+
+export const integrationsV1 = {
+  ...defineArea({
+    name: 'integrations',
+    prefix: '/integrations',
+    routes: [...connectionRoutes, ...contentRoutes],
+  }),
+  register: registerCallback,
+};
