@@ -120,7 +120,7 @@ export async function completeAuthorization(
     .set({ stateHash: null, updatedAt: now })
     .where(eq(conns.stateHash, hashState(d, q.state)))
     .returning();
-  if (!row || !row.stateExpiresAt || row.stateExpiresAt < now) throw errors.oauthStateInvalid();
+  if (!row?.stateExpiresAt || row.stateExpiresAt < now) throw errors.oauthStateInvalid();
   const connector = connectorBySlug(row.connectorSlug)!;
   const finish = async (ok: boolean, error?: string) => {
     const location = row.redirectUrl ? redirectWith(row.redirectUrl, row.id, ok, error) : null;

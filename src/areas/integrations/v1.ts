@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { defineArea, defineRoute, type V1Context } from '../../v1/kit.ts';
+import { apiKeyCaller, defineArea, defineRoute, operationDoc, type V1Context } from '../../v1/kit.ts';
 import * as conn from './connections.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
 import type { Connector } from './connectors/types.ts';
+import { passthrough } from './passthrough.ts';
 import * as S from './schema.ts';
 import { contentRoutes } from './v1-content.ts';
 
@@ -112,6 +113,40 @@ const connectionRoutes = [
   }),
 ];
 
+/**
+ * Passthrough answers the provider's status, headers and body as they came, so it is written by hand; the
+ * plugin's hooks (API key, rate limit, Idempotency-Key) cover it like any other route. Pier's own failures
+ * (bad path, unknown connection) are the usual error envelope, told apart by `x-pier-passthrough` missing.
+ */
+function registerPassthrough(app: FastifyInstance, deps: Deps): void {
+  const { errorResponses: _e, ...doc } = operationDoc('integrations', {
+    name: 'integrations.passthrough',
+    summary: 'Raw call to the provider',
+    description:
+      "`path` is relative to the connector's API base and cannot leave it. The answer is the provider's: its status, content-type and body, with `x-pier-passthrough: 1`.",
+    errors: [
+      'CONNECTION_NOT_FOUND',
+      'CONNECTION_NOT_CONNECTED',
+      'PASSTHROUGH_PATH_INVALID',
+      'PROVIDER_RATE_LIMITED',
+    ],
+  });
+  app.post(
+    '/integrations/passthrough',
+    { schema: { ...doc, body: S.passthroughBody } },
+    async (req, reply) => {
+      const caller = apiKeyCaller(req);
+      const out = await passthrough(
+        deps,
+        { orgId: caller.orgId, environment: caller.environment },
+        req.body as Parameters<typeof passthrough>[2],
+      );
+      reply.status(out.status).headers({ ...out.headers, 'x-pier-passthrough': '1' });
+      return reply.send(out.body);
+    },
+  );
+}
+
 /** The provider's redirect back: public (no API key), documented in docs/integrations.md. */
 function registerCallback(app: FastifyInstance, deps: Deps): void {
   app.get(
@@ -139,5 +174,8 @@ export const integrationsV1 = {
     prefix: '/integrations',
     routes: [...connectionRoutes, ...contentRoutes],
   }),
-  register: registerCallback,
+  register: (app: FastifyInstance, deps: Deps) => {
+    registerCallback(app, deps);
+    registerPassthrough(app, deps);
+  },
 };

@@ -57,7 +57,7 @@ const message = (channelId: string, m: Record<string, unknown>): Message => ({
   channelId,
   userId: str(m.user) ?? str(m.bot_id),
   content: String(m.text ?? ''),
-  createdAt: m.ts ? new Date(Number(m.ts) * 1000).toISOString() : null,
+  createdAt: Number.isFinite(Number(m.ts)) ? new Date(Number(m.ts) * 1000).toISOString() : null,
   rawData: m,
 });
 
