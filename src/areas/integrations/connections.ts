@@ -284,7 +284,13 @@ export async function deleteConnection(d: IntegrationDeps, s: Scope, id: string)
   if (tokens && client && (connector.revoke || revokeUrl)) {
     try {
       if (revokeUrl)
-        await revokeToken(revokeUrl, tokens.refreshToken ?? tokens.accessToken, d.config.outboundAllow);
+        await revokeToken(
+          connector,
+          revokeUrl,
+          tokens.refreshToken ?? tokens.accessToken,
+          client,
+          d.config.outboundAllow,
+        );
       else await connector.revoke!(providerCall(session(d, row, connector), { raw: true }), tokens, client);
     } catch (err) {
       d.log.warn(
@@ -324,9 +330,14 @@ export async function openSession(d: IntegrationDeps, row: Row, opts: { raw?: bo
 
 function session(d: IntegrationDeps, row: Row, connector: Connector): CallSession {
   let tokens = readTokens(d, row) ?? { accessToken: '' };
+  const urls = urlsFor(d, connector);
+  const overridden = d.config.integrations[connector.slug as IntegrationConnectorSlug]?.apiUrl;
+  const own = overridden ? null : connector.apiUrlFrom?.(row.providerMeta);
+  // A per-connection base must still be an https URL (it came from the provider's token answer).
+  if (own && /^https:\/\/[^/]+/.test(own)) urls.apiUrl = own.replace(/\/+$/, '');
   return {
     connector,
-    urls: urlsFor(d, connector),
+    urls,
     outboundAllow: d.config.outboundAllow,
     tokens: () => tokens,
     refresh: async () => {

@@ -73,7 +73,7 @@ export async function tokenRequest(
   const headers: Record<string, string> = { accept: 'application/json' };
   const fields: Record<string, string> = { ...params };
   if (c.oauth.clientAuth === 'basic') {
-    headers.authorization = `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`;
+    headers.authorization = basicAuth(client);
   } else {
     fields.client_id = client.clientId;
     fields.client_secret = client.clientSecret;
@@ -139,13 +139,24 @@ export function standardToken(json: Record<string, unknown>): TokenSet {
 }
 
 /** RFC 7009 revocation; the caller ignores failures (the tokens are deleted either way). */
-export async function revokeToken(url: string, token: string, outboundAllow: OutboundAllow): Promise<void> {
+export async function revokeToken(
+  c: Connector,
+  url: string,
+  token: string,
+  client: Client,
+  outboundAllow: OutboundAllow,
+): Promise<void> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (c.oauth.clientAuth === 'basic') headers.authorization = basicAuth(client);
   await safeFetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    headers,
     body: new URLSearchParams({ token }).toString(),
     timeoutMs: 10_000,
     maxRedirects: 0,
     outboundAllow,
   });
 }
+
+const basicAuth = (client: Client) =>
+  `Basic ${Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64')}`;

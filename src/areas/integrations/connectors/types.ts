@@ -197,6 +197,11 @@ export type Connector = {
   apiUrl: string;
   /** A second API host (Dropbox's content host). */
   contentUrl?: string;
+  /**
+   * The API base of one connection, from what its token answer said (Salesforce's `instance_url`,
+   * Pipedrive's `api_domain`); used unless the operator set INTEGRATIONS_<SLUG>_API_URL.
+   */
+  apiUrlFrom?(meta: Record<string, unknown>): string | null;
   /** How the provider pages, for the connectors page (every list answers `{ data, nextCursor }` anyway). */
   pagination: 'cursor' | 'offset' | 'page-token' | 'has-more';
   /** Headers every API call carries (Notion-Version). */
