@@ -49,6 +49,8 @@ export type FakeProvider = {
   refuseRefresh(on: boolean): void;
   revoked: string[];
   rateLimitNext(times: number, retryAfterSec: number): void;
+  /** How long every API answer takes (a real provider's latency), for benchmarks. */
+  setLatency(ms: number): void;
   close(): Promise<void>;
 };
 
@@ -60,6 +62,7 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
   const tokenGrants: FakeProvider['tokenGrants'] = [];
   const revoked: string[] = [];
   let refuse = false;
+  let latencyMs = 0;
   let limited: { times: number; after: number } = { times: 0, after: 0 };
 
   const issue = (): Record<string, unknown> => {
@@ -140,6 +143,7 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
           json: { message: 'slow down' },
         });
       }
+      if (latencyMs) await new Promise((ok) => setTimeout(ok, latencyMs));
       if (!access.has(token)) return send(res, spec.unauthorized());
       const answer = await spec.api({
         method: req.method ?? 'GET',
@@ -174,6 +178,9 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
     expireAccessTokens: () => access.clear(),
     refuseRefresh: (on) => {
       refuse = on;
+    },
+    setLatency: (ms) => {
+      latencyMs = ms;
     },
     rateLimitNext: (times, after) => {
       limited = { times, after };

@@ -324,7 +324,11 @@ export async function openSession(d: IntegrationDeps, row: Row, opts: { raw?: bo
     current = await refreshConnection(d, row.id);
   }
   const s = session(d, current, connector);
-  await d.db.orm.update(conns).set({ lastUsedAt: d.clock.now() }).where(eq(conns.id, row.id));
+  // lastUsedAt to the minute: one write per connection per minute, not one per provider call.
+  const now = d.clock.now();
+  if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
+    await d.db.orm.update(conns).set({ lastUsedAt: now }).where(eq(conns.id, row.id));
+  }
   return { call: providerCall(s, opts), tokens: s.tokens, connector, row: current, urls: s.urls };
 }
 
