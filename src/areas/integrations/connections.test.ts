@@ -258,6 +258,19 @@ describe('connections', () => {
     expect((await api.get('/integrations/crm/contacts', { connectionId: id })).statusCode).toBe(200);
   });
 
+  it('runs one refresh for many concurrent calls that meet a 401', async () => {
+    const { api } = await tenant(t);
+    const id = await connect(t, api, p.hubspot, 'hubspot');
+    const grants = () => p.hubspot.tokenGrants.filter((g) => g.grant === 'refresh_token').length;
+    const before = grants();
+    p.hubspot.expireAccessTokens();
+    const all = await Promise.all(
+      Array.from({ length: 8 }, () => api.get('/integrations/crm/companies', { connectionId: id })),
+    );
+    expect(all.map((r) => r.statusCode)).toEqual(Array(8).fill(200));
+    expect(grants()).toBe(before + 1);
+  });
+
   it('turns the connection expired when the provider refuses the refresh, with a clear 409 after', async () => {
     const { api } = await tenant(t);
     const id = await connect(t, api, p.slack, 'slack');

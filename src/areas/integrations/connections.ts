@@ -393,7 +393,11 @@ async function refreshHeld(d: IntegrationDeps, row: Row, staleAccess?: string): 
   const connector = connectorBySlug(row.connectorSlug)!;
   const tokens = readTokens(d, row);
   try {
-    if (staleAccess && tokens && tokens.accessToken !== staleAccess) return row;
+    if (staleAccess && tokens && tokens.accessToken !== staleAccess) {
+      // Another worker refreshed meanwhile: its tokens are the ones to use; give the lease back.
+      await d.db.orm.update(conns).set(release).where(eq(conns.id, row.id));
+      return { ...row, refreshLeaseUntil: null };
+    }
     if (!tokens?.refreshToken) throw new TokenRefused('the connection has no refresh token', true);
     const client = clientFor(d, connector);
     if (!client) throw new TokenRefused('the connector is no longer configured', true);
