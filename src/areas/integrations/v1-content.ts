@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, type V1Context } from '../../v1/kit.ts';
+import { defineRoute, type V1Context } from '../../http/v1-kit.ts';
 import * as S from './schema.ts';
 import { connectionIdOf, listVia, withOps } from './unified.ts';
 

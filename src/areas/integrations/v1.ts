@@ -1,7 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { apiKeyCaller, defineArea, defineRoute, operationDoc, type V1Context } from '../../v1/kit.ts';
+import {
+  apiKeyCaller,
+  defineRoute,
+  defineV1Routes,
+  operationDoc,
+  type V1Context,
+} from '../../http/v1-kit.ts';
 import * as conn from './connections.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
 import type { Connector } from './connectors/types.ts';
@@ -117,6 +123,7 @@ const connectionRoutes = [
  * Passthrough answers the provider's status, headers and body as they came, so it is written by hand; the
  * plugin's hooks (API key, rate limit, Idempotency-Key) cover it like any other route. Pier's own failures
  * (bad path, unknown connection) are the usual error envelope, told apart by `x-pier-passthrough` missing.
+ * Mounted at /v1/integrations (a v1 plugin of the manifest).
  */
 function registerPassthrough(app: FastifyInstance, deps: Deps): void {
   const { errorResponses: _e, ...doc } = operationDoc('integrations', {
@@ -150,7 +157,7 @@ function registerPassthrough(app: FastifyInstance, deps: Deps): void {
 /** The provider's redirect back: public (no API key), documented in docs/integrations.md. */
 function registerCallback(app: FastifyInstance, deps: Deps): void {
   app.get(
-    '/integrations/oauth/callback',
+    '/oauth/callback',
     { schema: { hide: true, querystring: S.callbackQuery }, config: { v1Public: true } },
     async (req, reply) => {
       const out = await conn.completeAuthorization(deps, req.query as never);
@@ -168,14 +175,14 @@ const escapeHtml = (s: string) =>
     (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,
   );
 
-export const integrationsV1 = {
-  ...defineArea({
-    name: 'integrations',
-    prefix: '/integrations',
-    routes: [...connectionRoutes, ...contentRoutes],
-  }),
-  register: (app: FastifyInstance, deps: Deps) => {
-    registerCallback(app, deps);
-    registerPassthrough(app, deps);
-  },
-};
+export const integrationsV1 = defineV1Routes({
+  name: 'integrations',
+  prefix: '/integrations',
+  routes: [...connectionRoutes, ...contentRoutes],
+});
+
+/** The routes written by hand: the public OAuth callback (a redirect) and passthrough (the provider's answer). */
+export async function integrationsHandRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+  registerCallback(app, opts.deps);
+  registerPassthrough(app, opts.deps);
+}
