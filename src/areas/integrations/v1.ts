@@ -139,7 +139,7 @@ function registerPassthrough(app: FastifyInstance, deps: Deps): void {
     ],
   });
   app.post(
-    '/integrations/passthrough',
+    '/passthrough',
     { schema: { ...doc, body: S.passthroughBody } },
     async (req, reply) => {
       const caller = apiKeyCaller(req);
