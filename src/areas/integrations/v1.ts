@@ -138,20 +138,16 @@ function registerPassthrough(app: FastifyInstance, deps: Deps): void {
       'PROVIDER_RATE_LIMITED',
     ],
   });
-  app.post(
-    '/passthrough',
-    { schema: { ...doc, body: S.passthroughBody } },
-    async (req, reply) => {
-      const caller = apiKeyCaller(req);
-      const out = await passthrough(
-        deps,
-        { orgId: caller.orgId, environment: caller.environment },
-        req.body as Parameters<typeof passthrough>[2],
-      );
-      reply.status(out.status).headers({ ...out.headers, 'x-pier-passthrough': '1' });
-      return reply.send(out.body);
-    },
-  );
+  app.post('/passthrough', { schema: { ...doc, body: S.passthroughBody } }, async (req, reply) => {
+    const caller = apiKeyCaller(req);
+    const out = await passthrough(
+      deps,
+      { orgId: caller.orgId, environment: caller.environment },
+      req.body as Parameters<typeof passthrough>[2],
+    );
+    reply.status(out.status).headers({ ...out.headers, 'x-pier-passthrough': '1' });
+    return reply.send(out.body);
+  });
 }
 
 /** The provider's redirect back: public (no API key), documented in docs/integrations.md. */
