@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
+import { type OutboundAllow, parseOutboundAllow } from './core/net/outbound-allow.ts';
 
 // Every environment variable Pier reads, parsed once at start-up. Nothing else reads process.env.
 const bool = z
@@ -10,7 +11,39 @@ const optionalString = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
+/** Connectors whose OAuth client the operator may configure (src/areas/integrations/connectors). */
+export const INTEGRATION_CONNECTORS = [
+  'hubspot',
+  'salesforce',
+  'pipedrive',
+  'google-drive',
+  'dropbox',
+  'slack',
+  'notion',
+  'airtable',
+] as const;
+export type IntegrationConnectorSlug = (typeof INTEGRATION_CONNECTORS)[number];
+const INTEGRATION_SETTINGS = [
+  'CLIENT_ID',
+  'CLIENT_SECRET',
+  'AUTH_URL',
+  'TOKEN_URL',
+  'API_URL',
+  'CONTENT_URL',
+] as const;
+const integrationEnvName = (slug: string, setting: string) =>
+  `INTEGRATIONS_${slug.toUpperCase().replace(/-/g, '_')}_${setting}`;
+const integrationEnv = Object.fromEntries(
+  INTEGRATION_CONNECTORS.flatMap((slug) =>
+    INTEGRATION_SETTINGS.map((setting) => [
+      integrationEnvName(slug, setting),
+      setting.endsWith('_URL') ? optionalString.pipe(z.url().optional()) : optionalString,
+    ]),
+  ),
+);
+
 const envSchema = z.object({
+  ...integrationEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./.pier'),
@@ -100,6 +133,15 @@ const envSchema = z.object({
   MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
   SIGNUP: z.enum(['on', 'off']).default('on'),
+  // Private hosts/CIDRs outbound requests may reach (src/core/net/outbound-allow.ts); metadata never.
+  OUTBOUND_ALLOW: z
+    .string()
+    .default('')
+    .transform((raw, ctx) => {
+      const { allow, problems } = parseOutboundAllow(raw);
+      for (const message of problems) ctx.addIssue({ code: 'custom', message });
+      return allow;
+    }),
   // Cron has minute precision and `*/N` restarts at each hour, so only divisors of 60 keep a steady interval.
   PGLITE_MAINTENANCE_INTERVAL_MIN: z.coerce
     .number()
@@ -121,6 +163,16 @@ export type Config = {
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
   shutdownGraceMs: number;
+  /**
+   * OUTBOUND_ALLOW: private ranges and host names that outbound requests to user-supplied or provider URLs
+   * (webhooks, integrations, …) may reach; pass it to every safeFetch. Empty by default.
+   */
+  outboundAllow: OutboundAllow;
+  /**
+   * Integrations: per connector, the operator's OAuth client (a connector without one cannot be connected)
+   * and URL overrides (gateways, regional hosts, tests). Secrets: never logged.
+   */
+  integrations: Record<IntegrationConnectorSlug, IntegrationClientConfig>;
   /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
   signup: boolean;
   /** How long a new app version has to pass its health check before the deploy fails. */
@@ -154,6 +206,16 @@ export type Config = {
   pgliteMaintenanceIntervalMin: number;
   /** Media tools of the CDN (probing uploads, merging videos). */
   media: { ffmpegPath: string; ffprobePath: string };
+};
+
+export type IntegrationClientConfig = {
+  clientId?: string;
+  clientSecret?: string;
+  authUrl?: string;
+  tokenUrl?: string;
+  apiUrl?: string;
+  /** A second API host (Dropbox's content host); defaults to apiUrl when only that is set. */
+  contentUrl?: string;
 };
 
 export type VendorId = 'openai' | 'anthropic' | 'google' | 'mistral';
@@ -208,6 +270,25 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     roles: e.ROLES,
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
+    outboundAllow: e.OUTBOUND_ALLOW,
+    integrations: Object.fromEntries(
+      INTEGRATION_CONNECTORS.map((slug) => {
+        const get = (setting: string) =>
+          (e as unknown as Record<string, string | undefined>)[integrationEnvName(slug, setting)];
+        const apiUrl = get('API_URL');
+        return [
+          slug,
+          {
+            clientId: get('CLIENT_ID'),
+            clientSecret: get('CLIENT_SECRET'),
+            authUrl: get('AUTH_URL'),
+            tokenUrl: get('TOKEN_URL'),
+            apiUrl,
+            contentUrl: get('CONTENT_URL') ?? apiUrl,
+          },
+        ];
+      }),
+    ) as Record<IntegrationConnectorSlug, IntegrationClientConfig>,
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     appConnectionHandoff:
       e.APP_CONNECTION_HANDOFF === 'auto'

@@ -4,6 +4,7 @@ import { cdnArea } from './cdn/index.ts';
 import { hostingArea } from './hosting/index.ts';
 import { identityArea } from './identity/index.ts';
 import { infrastructure } from './infrastructure.ts';
+import { integrationsArea } from './integrations/index.ts';
 import { mailArea } from './mail/index.ts';
 import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest.ts';
 import { memoryArea } from './memory/index.ts';
@@ -22,6 +23,7 @@ export const areas = [
   mailArea,
   memoryArea,
   cdnArea,
+  integrationsArea,
 ] as const;
 
 export type Areas = typeof areas;

@@ -236,6 +236,60 @@ export const errors = {
     new ApiError('SUPPRESSION_NOT_FOUND', 404, 'That address is not on the suppression list.'),
   outboxMessageNotFound: () => new ApiError('OUTBOX_MESSAGE_NOT_FOUND', 404, 'Outbox message not found.'),
 
+  // v1 integrations
+  connectorNotFound: (slug: string) =>
+    new ApiError('CONNECTOR_NOT_FOUND', 404, `No connector is named '${slug}'.`),
+  connectorNotConfigured: (slug: string, envPrefix: string) =>
+    new ApiError(
+      'CONNECTOR_NOT_CONFIGURED',
+      400,
+      `The connector '${slug}' has no OAuth client on this Pier: the operator sets ${envPrefix}_CLIENT_ID and ${envPrefix}_CLIENT_SECRET.`,
+    ),
+  connectionNotFound: () => new ApiError('CONNECTION_NOT_FOUND', 404, 'Connection not found.'),
+  connectionNotConnected: (status: string, reason: string | null) =>
+    new ApiError(
+      'CONNECTION_NOT_CONNECTED',
+      409,
+      `This connection is ${status}${reason ? ` (${reason})` : ''}; the end user must connect it again.`,
+    ),
+  operationNotSupported: (slug: string, category: string) =>
+    new ApiError(
+      'OPERATION_NOT_SUPPORTED',
+      400,
+      `The connector '${slug}' does not offer ${category} operations.`,
+    ),
+  oauthStateInvalid: () =>
+    new ApiError(
+      'OAUTH_STATE_INVALID',
+      400,
+      'This authorization link is not valid (unknown, already used or expired); start the connection again.',
+    ),
+  providerResourceNotFound: (slug: string, message: string) =>
+    new ApiError('PROVIDER_RESOURCE_NOT_FOUND', 404, `${slug}: ${message}`),
+  providerRejected: (slug: string, status: number, message: string) =>
+    new ApiError('PROVIDER_REJECTED', 400, `${slug} refused the request (HTTP ${status}): ${message}`),
+  providerForbidden: (slug: string, message: string) =>
+    new ApiError(
+      'PROVIDER_FORBIDDEN',
+      403,
+      `${slug} does not allow this for the connected account: ${message}`,
+    ),
+  providerRateLimited: (slug: string, retryAfterSec: number) =>
+    new ApiError(
+      'PROVIDER_RATE_LIMITED',
+      429,
+      `${slug} is rate limiting this connection; retry in ${retryAfterSec} s.`,
+      { 'retry-after': String(retryAfterSec) },
+    ),
+  providerError: (slug: string, status: number | undefined, message: string) =>
+    new ApiError('PROVIDER_ERROR', 502, `${slug} failed${status ? ` (HTTP ${status})` : ''}: ${message}`),
+  passthroughPathInvalid: () =>
+    new ApiError(
+      'PASSTHROUGH_PATH_INVALID',
+      400,
+      "The path must be relative to the provider's API base: no scheme, host, '//' or '..'.",
+    ),
+
   // hosting (deployments, runtime)
   artifactInvalid: (why: string) => new ApiError('ARTIFACT_INVALID', 400, why),
   artifactTooLarge: (maxBytes: number) =>

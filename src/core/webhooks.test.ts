@@ -5,10 +5,10 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
 import type { ManualClock } from './clock.ts';
+import { NO_OUTBOUND_ALLOW } from './net/outbound-allow.ts';
 import {
   attemptWebhook,
   getWebhookDelivery,
-  loopbackFetchForTests,
   queueWebhook,
   WEBHOOK_RETRY_SCHEDULE_SEC,
   type WebhookDeps,
@@ -23,7 +23,8 @@ const received: Received[] = [];
 let answer = 200;
 
 beforeAll(async () => {
-  t = await testApp();
+  // The receiver runs on 127.0.0.1, which the guard opens only because the operator setting lists it.
+  t = await testApp({ env: { OUTBOUND_ALLOW: '127.0.0.1/32' } });
   server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -50,7 +51,7 @@ function webhookDeps(): WebhookDeps & { queued: { data: unknown; startAfter?: Da
     db: t.deps.db,
     keyring: t.deps.keyring,
     clock: t.deps.clock,
-    fetchFn: loopbackFetchForTests,
+    config: t.deps.config,
     queued,
     jobs: {
       enqueue: async (_name, data, opts) => {
@@ -129,8 +130,8 @@ describe('outbound webhooks', () => {
     expect((await getWebhookDelivery(t.deps.db, id))!.attempts).toHaveLength(7);
   });
 
-  it('refuses a loopback target by default (SSRF guard) and records why', async () => {
-    const d = { ...webhookDeps(), fetchFn: undefined };
+  it('refuses a loopback target without OUTBOUND_ALLOW (SSRF guard) and records why', async () => {
+    const d = { ...webhookDeps(), config: { outboundAllow: NO_OUTBOUND_ALLOW } };
     answer = 200;
     const before = received.length;
     const { id } = await queueWebhook(d, { url, secret: 'plain-secret', type: 'x.y', data: {} });

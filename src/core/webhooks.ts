@@ -5,6 +5,7 @@ import type { Clock } from './clock.ts';
 import type { Keyring } from './crypto.ts';
 import type { Db } from './db/client.ts';
 import { defineJob, type EnqueueOptions } from './jobs.ts';
+import type { OutboundAllow } from './net/outbound-allow.ts';
 import { safeFetch } from './net/safe-fetch.ts';
 import { webhookAttempts, webhookDeliveries } from './webhook-tables.ts';
 
@@ -15,24 +16,16 @@ import { webhookAttempts, webhookDeliveries } from './webhook-tables.ts';
 // bytes (`new Webhook(secret, { format: 'raw' })`). Failed attempts are retried on a published schedule
 // and every attempt is recorded in webhook_attempts.
 //
-// The target URL is user-supplied: deliveries go through `fetchFn`, which in production is the
-// SSRF-guarded fetch of src/core/net (plugged in where the process wires its dependencies); redirects are
-// never followed.
+// The target URL is user-supplied: deliveries go through the SSRF-guarded fetch of src/core/net with the
+// operator's OUTBOUND_ALLOW (tests open 127.0.0.1 through it); redirects are never followed.
 
 /** Delays before the 2nd … 7th attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h. */
 export const WEBHOOK_RETRY_SCHEDULE_SEC = [5, 300, 1800, 7200, 18_000, 36_000];
 const TIMEOUT_MS = 10_000;
 const MAX_ERROR_LEN = 500;
 
-export type FetchFn = (url: string, init: RequestInit) => Promise<Response>;
-
-/** The default: the SSRF-guarded fetch, no redirects followed, a small response cap. */
-export const guardedFetch: FetchFn = (url, init) => fetchThroughGuard(url, init, false);
-
-/** Tests deliver to servers on 127.0.0.1, which the guard refuses unless told otherwise. */
-export const loopbackFetchForTests: FetchFn = (url, init) => fetchThroughGuard(url, init, true);
-
-async function fetchThroughGuard(url: string, init: RequestInit, allowLoopback: boolean): Promise<Response> {
+/** The SSRF-guarded fetch as a webhook delivery uses it: no redirects followed, a small response cap. */
+async function guardedFetch(url: string, init: RequestInit, outboundAllow: OutboundAllow): Promise<Response> {
   const res = await safeFetch(url, {
     method: init.method,
     headers: init.headers as Record<string, string>,
@@ -40,7 +33,7 @@ async function fetchThroughGuard(url: string, init: RequestInit, allowLoopback: 
     maxRedirects: 0,
     maxBytes: 64 * 1024,
     timeoutMs: TIMEOUT_MS,
-    allowLoopback,
+    outboundAllow,
   });
   return new Response(res.status === 204 || res.status === 304 ? null : new Uint8Array(res.body), {
     status: res.status,
@@ -53,7 +46,7 @@ export type WebhookDeps = {
   keyring: Keyring;
   clock: Clock;
   jobs: { enqueue(name: string, data: unknown, opts?: EnqueueOptions): Promise<string | null> };
-  fetchFn?: FetchFn;
+  config: { outboundAllow: OutboundAllow };
 };
 
 export type WebhookInput = {
@@ -132,13 +125,17 @@ export async function attemptWebhook(d: WebhookDeps, deliveryId: string): Promis
   let statusCode: number | undefined;
   let error: string | undefined;
   try {
-    const res = await (d.fetchFn ?? guardedFetch)(row.url, {
-      method: 'POST',
-      headers,
-      body: row.body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(TIMEOUT_MS),
-    });
+    const res = await guardedFetch(
+      row.url,
+      {
+        method: 'POST',
+        headers,
+        body: row.body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      },
+      d.config.outboundAllow,
+    );
     statusCode = res.status;
     await res.body?.cancel().catch(() => {});
     if (res.status < 200 || res.status > 299) error = `HTTP ${res.status}`;

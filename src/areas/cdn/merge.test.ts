@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,6 +7,7 @@ import { type Fixtures, fixtures, getCdn, uploadAsset } from '../../../test/cdn-
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import { parseOutboundAllow } from '../../core/net/outbound-allow.ts';
 import { webhookDeliveries } from '../../core/webhook-tables.ts';
 import { attemptWebhook } from '../../core/webhooks.ts';
 import { runningFfmpeg } from './merge-ffmpeg.ts';
@@ -203,22 +206,27 @@ describe('CDN video merges', { timeout: 120_000 }, () => {
       url: 'https://hooks.example.com/pier',
       eventType: 'cdn.video.merge.completed',
     });
-    // Deliver once more to a capturing fetch (the worker's own attempts go through the SSRF guard).
+    // Deliver once more, to a real local receiver opened through OUTBOUND_ALLOW (the SSRF guard stays on).
     let seen: { headers: Record<string, string>; body: string } | undefined;
+    const receiver = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        seen = { headers: req.headers as Record<string, string>, body };
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((ok) => receiver.listen(0, '127.0.0.1', ok));
+    const port = (receiver.address() as AddressInfo).port;
     await t.deps.db.orm
       .update(webhookDeliveries)
-      .set({ status: 'pending' })
+      .set({ status: 'pending', url: `http://127.0.0.1:${port}/pier` })
       .where(eq(webhookDeliveries.id, delivery!.id));
-    await attemptWebhook(
-      {
-        ...t.deps,
-        fetchFn: async (_url, init) => {
-          seen = { headers: init.headers as Record<string, string>, body: String(init.body) };
-          return new Response(null, { status: 204 });
-        },
-      },
-      delivery!.id,
-    );
+    const allow = parseOutboundAllow('127.0.0.1/32').allow;
+    await attemptWebhook({ ...t.deps, config: { outboundAllow: allow } }, delivery!.id);
+    receiver.close();
     const secret = (await t.call('getWebhookSecretForCli', { orgSlug: a.org.slug }, a.owner.token)).json()
       .secret;
     expect(secret).toMatch(/^whsec_/);

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { blockedReason } from './ip-policy.ts';
+import { parseOutboundAllow } from './outbound-allow.ts';
+
+const allowOf = (raw: string) => {
+  const { allow, problems } = parseOutboundAllow(raw);
+  expect(problems).toEqual([]);
+  return allow;
+};
 
 describe('ip policy', () => {
   it.each([
@@ -53,11 +60,54 @@ describe('ip policy', () => {
     expect(blockedReason(ip)).toBeNull();
   });
 
-  it('lets loopback (and only loopback) through when asked', () => {
-    expect(blockedReason('127.0.0.1', { allowLoopback: true })).toBeNull();
-    expect(blockedReason('::1', { allowLoopback: true })).toBeNull();
-    expect(blockedReason('::ffff:127.0.0.1', { allowLoopback: true })).toBeNull();
-    expect(blockedReason('10.0.0.1', { allowLoopback: true })).toBe('private');
-    expect(blockedReason('169.254.169.254', { allowLoopback: true })).toBe('cloud metadata');
+  it('opens the ranges OUTBOUND_ALLOW lists, and only those', () => {
+    const allow = allowOf('127.0.0.1/32, 10.1.0.0/16, fd12:3456::/32');
+    expect(blockedReason('127.0.0.1', { allow })).toBeNull();
+    expect(blockedReason('::ffff:127.0.0.1', { allow })).toBeNull();
+    expect(blockedReason('10.1.200.3', { allow })).toBeNull();
+    expect(blockedReason('fd12:3456::9', { allow })).toBeNull();
+    // Not listed: still refused, with the reason of the address.
+    expect(blockedReason('127.0.0.2', { allow })).toBe('loopback');
+    expect(blockedReason('::1', { allow })).toBe('loopback');
+    expect(blockedReason('10.2.0.1', { allow })).toBe('private');
+    expect(blockedReason('192.168.1.1', { allow })).toBe('private');
+    expect(blockedReason('fd99::1', { allow })).toBe('unique-local');
+  });
+
+  it('never opens the cloud metadata addresses, even inside a listed range or for a listed host', () => {
+    const allow = allowOf('169.254.0.0/16, fd00::/8, 0.0.0.0/0');
+    expect(blockedReason('169.254.10.10', { allow })).toBeNull();
+    expect(blockedReason('169.254.169.254', { allow })).toBe('cloud metadata');
+    expect(blockedReason('::ffff:169.254.169.254', { allow })).toBe('cloud metadata');
+    expect(blockedReason('fd00:ec2::254', { allow })).toBe('cloud metadata');
+    expect(blockedReason('fd00:ec2::254')).toBe('cloud metadata');
+    expect(blockedReason('169.254.169.254', { allow, hostListed: true })).toBe('cloud metadata');
+    expect(blockedReason('10.0.0.1', { hostListed: true })).toBeNull();
+  });
+});
+
+describe('OUTBOUND_ALLOW parsing', () => {
+  it('reads host names, wildcards, addresses and CIDRs of both families', () => {
+    const allow = allowOf(
+      ' Hooks.Corp.Example. , *.intranet.example, 192.168.0.7, [fd00::1]/128, 10.0.0.0/8 ',
+    );
+    expect(allow.hosts).toEqual(['hooks.corp.example']);
+    expect(allow.suffixes).toEqual(['.intranet.example']);
+    expect(allow.ranges.map(([ip, bits]) => `${ip.toString()}/${bits}`)).toEqual([
+      '192.168.0.7/32',
+      'fd00::1/128',
+      '10.0.0.0/8',
+    ]);
+    expect(parseOutboundAllow('').allow).toEqual({ ranges: [], hosts: [], suffixes: [] });
+  });
+
+  it('refuses the metadata addresses and malformed entries, naming each', () => {
+    const { problems } = parseOutboundAllow(
+      '169.254.169.254, fd00:ec2::254/128, ::ffff:169.254.169.254, 10.0.0.0/33, 300.1.1.1, bad_host!, 1.2.3.4/8/9',
+    );
+    expect(problems).toHaveLength(7);
+    expect(problems[0]).toContain('cloud metadata');
+    expect(problems[1]).toContain('cloud metadata');
+    expect(problems[2]).toContain('cloud metadata');
   });
 });

@@ -1,9 +1,12 @@
 import ipaddr from 'ipaddr.js';
+import { inAllowedRange, type OutboundAllow } from './outbound-allow.ts';
 
 // Which IP addresses Pier may connect to on behalf of a user (webhooks, webdata, workflow http steps,
 // integrations). Deny by default: only globally routable unicast addresses pass. IPv6 forms that embed an
 // IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4) are judged by the address they carry, so
-// `::ffff:127.0.0.1` is as loopback as `127.0.0.1`.
+// `::ffff:127.0.0.1` is as loopback as `127.0.0.1`. The operator's OUTBOUND_ALLOW (outbound-allow.ts) opens
+// listed ranges, and every address of a listed host name; the cloud metadata addresses stay closed whatever
+// it says.
 
 export type BlockReason =
   | 'loopback'
@@ -18,7 +21,13 @@ export type BlockReason =
   | 'reserved'
   | 'not an IP address';
 
-export type IpPolicy = { allowLoopback?: boolean };
+export type IpPolicy = {
+  allow?: OutboundAllow;
+  /** The host name being fetched is listed in OUTBOUND_ALLOW by name, so all its addresses pass. */
+  hostListed?: boolean;
+};
+
+const AWS_V6_METADATA = ipaddr.parse('fd00:ec2::254').toNormalizedString();
 
 const V4_REASONS: Record<string, BlockReason> = {
   loopback: 'loopback',
@@ -42,14 +51,23 @@ const V6_REASONS: Record<string, BlockReason> = {
 /** Why the address must not be contacted, or null when it is a public unicast address. */
 export function blockedReason(ip: string, policy: IpPolicy = {}): BlockReason | null {
   if (!ipaddr.isValid(ip)) return 'not an IP address';
-  const reason = classify(ipaddr.parse(ip));
-  if (reason === 'loopback' && policy.allowLoopback) return null;
+  const addr = ipaddr.parse(ip);
+  const reason = classify(addr);
+  if (reason === null || reason === 'cloud metadata') return reason;
+  if (policy.hostListed) return null;
+  if (policy.allow && inAllowedRange(addr, policy.allow, embeddedIn(addr))) return null;
   return reason;
+}
+
+function embeddedIn(addr: ipaddr.IPv4 | ipaddr.IPv6): ipaddr.IPv4 | null {
+  return addr.kind() === 'ipv6' ? embeddedV4(addr as ipaddr.IPv6) : null;
 }
 
 function classify(addr: ipaddr.IPv4 | ipaddr.IPv6): BlockReason | null {
   if (addr.kind() === 'ipv4') return classifyV4(addr as ipaddr.IPv4);
   const v6 = addr as ipaddr.IPv6;
+  // AWS's IPv6 instance metadata endpoint (Nitro), inside the unique-local range.
+  if (v6.toNormalizedString() === AWS_V6_METADATA) return 'cloud metadata';
   const embedded = embeddedV4(v6);
   if (embedded) return classifyV4(embedded);
   const range = v6.range();

@@ -1,11 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config.ts';
 import { ApiError } from '../errors.ts';
 import { type SafeFetchOptions, safeFetch } from './safe-fetch.ts';
 
 // Real HTTP servers on 127.0.0.1: loopback is exactly what the guard refuses by default, so every test that
-// expects a response opts in with allowLoopback.
+// expects a response opens it the way an operator would, with OUTBOUND_ALLOW.
 
 type Seen = { method: string; url: string; headers: http.IncomingHttpHeaders; body: string };
 
@@ -90,7 +91,10 @@ afterAll(async () => {
   await other.close();
 });
 
-const loop: SafeFetchOptions = { allowLoopback: true };
+const allowing = (list: string): SafeFetchOptions => ({
+  outboundAllow: loadConfig({ OUTBOUND_ALLOW: list }).outboundAllow,
+});
+const loop = allowing('127.0.0.1/32');
 
 async function refused(url: string, opts: SafeFetchOptions = {}): Promise<ApiError> {
   try {
@@ -103,7 +107,7 @@ async function refused(url: string, opts: SafeFetchOptions = {}): Promise<ApiErr
 }
 
 describe('safeFetch', () => {
-  it('refuses loopback by default and fetches it only with allowLoopback', async () => {
+  it('refuses loopback by default and fetches it only when OUTBOUND_ALLOW lists it', async () => {
     const before = main.seen.length;
     const err = await refused(`${base}/ok`);
     expect(err.code).toBe('URL_NOT_ALLOWED');
@@ -116,6 +120,46 @@ describe('safeFetch', () => {
     expect(res.ok).toBe(true);
     expect(res.json()).toEqual({ hello: 'world' });
     expect(res.headers.get('content-type')).toBe('application/json');
+  });
+
+  it('opens only what OUTBOUND_ALLOW lists: a CIDR, or a host name whatever it resolves to', async () => {
+    const port = new URL(base).port;
+    // A listed CIDR passes; an address of the same kind outside it does not.
+    expect((await safeFetch(`${base}/ok`, allowing('127.0.0.0/8'))).status).toBe(200);
+    expect((await refused(`http://127.0.0.2:${port}/ok`, loop)).message).toContain('loopback');
+    const toPrivate = async () => [{ address: '10.0.0.7', family: 4 as const }];
+    expect((await refused('http://intranet.example/', { ...loop, resolve: toPrivate })).message).toContain(
+      'private',
+    );
+    // A listed name reaches its (private) addresses; another name on the same address does not.
+    const toLoopback = async () => [{ address: '127.0.0.1', family: 4 as const }];
+    const byName = allowing('intranet.example');
+    const res = await safeFetch(`http://intranet.example:${port}/echo`, { ...byName, resolve: toLoopback });
+    expect(res.text()).toBe('GET');
+    const wild = allowing('*.corp.example');
+    expect(
+      (await safeFetch(`http://a.b.corp.example:${port}/ok`, { ...wild, resolve: toLoopback })).status,
+    ).toBe(200);
+    expect((await refused(`http://other.example:${port}/ok`, { ...byName, resolve: toLoopback })).code).toBe(
+      'URL_NOT_ALLOWED',
+    );
+    // A literal address is judged by ranges only, never by the names listed.
+    expect((await refused(`${base}/ok`, byName)).code).toBe('URL_NOT_ALLOWED');
+  });
+
+  it('never fetches the cloud metadata address, even when OUTBOUND_ALLOW covers it', async () => {
+    expect(() => loadConfig({ OUTBOUND_ALLOW: '169.254.169.254' })).toThrow(/OUTBOUND_ALLOW.*metadata/);
+    expect(() => loadConfig({ OUTBOUND_ALLOW: 'fd00:ec2::254/128' })).toThrow(/metadata/);
+    const wide = allowing('169.254.0.0/16, fd00::/8, 127.0.0.1/32, metadata.internal');
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fd00:ec2::254]/']) {
+      expect((await refused(url, wide)).message, url).toContain('metadata');
+    }
+    const toMetadata = async () => [{ address: '169.254.169.254', family: 4 as const }];
+    expect((await refused('http://metadata.internal/', { ...wide, resolve: toMetadata })).message).toContain(
+      'metadata',
+    );
+    const hop = `${base}/redirect?to=${encodeURIComponent('http://169.254.169.254/latest/')}`;
+    expect((await refused(hop, wide)).message).toContain('metadata');
   });
 
   it('refuses every spelling of a loopback or private literal', async () => {

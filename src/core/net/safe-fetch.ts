@@ -4,6 +4,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { ApiError, errors } from '../errors.ts';
 import { blockedReason } from './ip-policy.ts';
+import { hostListed, NO_OUTBOUND_ALLOW, type OutboundAllow } from './outbound-allow.ts';
 
 // The one way Pier fetches a URL a user gave it (webhooks, webdata, workflow http steps, integrations).
 // Each hop: only http/https, the host resolved once and every address checked (ip-policy.ts), the
@@ -23,8 +24,11 @@ export type SafeFetchOptions = {
   maxBytes?: number;
   /** Default 5; 0 returns the redirect response itself. */
   maxRedirects?: number;
-  /** Tests only: let loopback addresses through. Never on by default. */
-  allowLoopback?: boolean;
+  /**
+   * The operator's OUTBOUND_ALLOW (`deps.config.outboundAllow`): private ranges and host names that may be
+   * reached. Callers pass it from config; without it only public addresses are fetched.
+   */
+  outboundAllow?: OutboundAllow;
   signal?: AbortSignal;
   /** Replaces DNS (tests); every address it returns is still checked. */
   resolve?: (host: string) => Promise<ResolvedAddress[]>;
@@ -141,8 +145,10 @@ async function checkTarget(url: URL, opts: SafeFetchOptions): Promise<ResolvedAd
   }
   // Every address must pass: a name that resolves to one public and one private address is refused,
   // otherwise the choice of address would decide the check.
+  const allow = opts.outboundAllow ?? NO_OUTBOUND_ALLOW;
+  const listed = !literal && hostListed(host, allow);
   for (const a of addresses) {
-    const reason = blockedReason(a.address, { allowLoopback: opts.allowLoopback });
+    const reason = blockedReason(a.address, { allow, hostListed: listed });
     if (reason) throw errors.urlNotAllowed(url.host, `it resolves to a ${reason} address`);
   }
   return addresses[0]!;

@@ -1,0 +1,16 @@
+import { defineArea } from '../manifest.ts';
+import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
+import { integrationsHandRoutes, integrationsV1 } from './v1.ts';
+
+// Integrations: connectors as data, OAuth connections with encrypted tokens refreshed before expiry, the
+// unified CRM/storage/communication/productivity operations and passthrough (docs/integrations.md).
+export const integrationsArea = defineArea({
+  name: 'integrations',
+  v1: [integrationsV1],
+  v1Plugins: [{ prefix: '/integrations', plugin: integrationsHandRoutes }],
+  jobs: [integrationsRefreshJob],
+  schedules: [{ job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON }],
+  migrations: [{ area: 'integrations', schema: ['src/areas/integrations/tables.ts'] }],
+  // Passthrough and the OAuth callback are not operations an agent should call blindly.
+  notTools: ['integrations.passthrough'],
+});

@@ -1,0 +1,134 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { type ApiError, errors } from '../../core/errors.ts';
+import { safeFetch } from '../../core/net/safe-fetch.ts';
+import type {
+  Connector,
+  ProviderCall,
+  ProviderRequest,
+  ProviderResponse,
+  TokenSet,
+} from './connectors/types.ts';
+
+// One provider call on behalf of a connection: the token injected, the URL built on the connector's API
+// base (never another host), the SSRF guard with OUTBOUND_ALLOW, one refresh-and-retry on a 401 (or the
+// provider's own "token expired"), a bounded wait on 429 `Retry-After`, and provider failures mapped to
+// Pier's codes with the provider's message made safe (no tokens, no control characters, bounded length).
+
+export const MAX_RATE_LIMIT_RETRIES = 2;
+/** A 429 asking for longer than this is answered to the caller (429 with Retry-After) instead of waited. */
+export const MAX_RETRY_WAIT_SEC = 10;
+
+export type CallSession = {
+  connector: Connector;
+  urls: { apiUrl: string; contentUrl: string };
+  outboundAllow: import('../../core/net/outbound-allow.ts').OutboundAllow;
+  tokens(): TokenSet;
+  /** Refreshes (or waits for another worker's refresh); throws CONNECTION_NOT_CONNECTED when the grant is dead. */
+  refresh(): Promise<boolean>;
+  /** The provider refused the token and it cannot be refreshed: the connection is expired. */
+  expire(reason: string): Promise<never>;
+};
+
+export function buildUrl(base: string, path: string, query?: ProviderRequest['query']): URL {
+  const url = new URL(base + path);
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
+  return url;
+}
+
+async function send(s: CallSession, req: ProviderRequest): Promise<ProviderResponse> {
+  const headers: Record<string, string> = {
+    accept: 'application/json',
+    ...s.connector.apiHeaders,
+    ...req.headers,
+    authorization: `Bearer ${s.tokens().accessToken}`,
+  };
+  let body: string | Buffer | undefined;
+  if (req.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(req.json);
+  } else if (req.raw) {
+    headers['content-type'] = req.raw.contentType;
+    body = req.raw.data;
+  }
+  const base = req.host === 'content' ? s.urls.contentUrl : s.urls.apiUrl;
+  const res = await safeFetch(buildUrl(base, req.path, req.query), {
+    method: req.method,
+    headers,
+    body,
+    timeoutMs: 30_000,
+    maxBytes: 50 * 1024 * 1024,
+    outboundAllow: s.outboundAllow,
+  });
+  return { status: res.status, headers: res.headers, body: res.body, json: res.json };
+}
+
+function retryAfterSec(res: ProviderResponse): number {
+  const h = res.headers.get('retry-after');
+  const n = Number(h);
+  if (h && Number.isFinite(n)) return Math.max(0, Math.ceil(n));
+  const at = h ? Date.parse(h) : Number.NaN;
+  return Number.isFinite(at) ? Math.max(0, Math.ceil((at - Date.now()) / 1000)) : 1;
+}
+
+/**
+ * A ProviderCall for the unified operations: non-2xx answers become Pier errors. With `raw` (passthrough)
+ * every answer comes back as is, after the same refresh-on-401 and 429 handling.
+ */
+export function providerCall(s: CallSession, opts: { raw?: boolean } = {}): ProviderCall {
+  return async (req) => {
+    let refreshed = false;
+    let waits = 0;
+    for (;;) {
+      const res = await send(s, req);
+      const failure = s.connector.failure?.(res) ?? null;
+      const status = failure?.status ?? res.status;
+      const authFailed = status === 401 || failure?.authExpired;
+      if (authFailed && !refreshed) {
+        refreshed = true;
+        if (await s.refresh()) continue;
+        await s.expire(
+          safeMessage(
+            s,
+            failure?.message ?? s.connector.errorMessage(res) ?? 'the provider refused the token',
+          ),
+        );
+      }
+      if (status === 429 && waits < MAX_RATE_LIMIT_RETRIES) {
+        const wait = retryAfterSec(res);
+        if (wait <= MAX_RETRY_WAIT_SEC) {
+          waits++;
+          await sleep(wait * 1000);
+          continue;
+        }
+      }
+      if (opts.raw || (status >= 200 && status < 300)) return res;
+      throw mapFailure(s, res, status, failure?.message);
+    }
+  };
+}
+
+function mapFailure(s: CallSession, res: ProviderResponse, status: number, message?: string): ApiError {
+  const slug = s.connector.slug;
+  const text = safeMessage(s, message ?? s.connector.errorMessage(res) ?? `HTTP ${status}`);
+  if (status === 429) return errors.providerRateLimited(slug, retryAfterSec(res));
+  if (status === 401) return errors.connectionNotConnected('expired', text);
+  if (status === 404 || status === 410) return errors.providerResourceNotFound(slug, text);
+  if (status === 403) return errors.providerForbidden(slug, text);
+  if (status >= 400 && status < 500) return errors.providerRejected(slug, status, text);
+  return errors.providerError(slug, status, text);
+}
+
+/** The provider's message as Pier repeats it: one line, bounded, and never carrying a token. */
+export function safeMessage(s: Pick<CallSession, 'tokens'> | null, message: string): string {
+  // Control characters (C0 and DEL) become spaces, so a message stays one printable line.
+  let out = [...message]
+    .map((ch) => (ch.charCodeAt(0) < 32 || ch.charCodeAt(0) === 127 ? ' ' : ch))
+    .join('')
+    .trim();
+  const t = s?.tokens();
+  for (const secret of [t?.accessToken, t?.refreshToken])
+    if (secret) out = out.split(secret).join('[redacted]');
+  // Bearer-looking strings the provider may echo (xoxb-…, ya29.…, long opaque tokens).
+  out = out.replace(/\b(xox[a-z]-[\w-]+|ya29\.[\w.-]+|secret_[\w]+)\b/g, '[redacted]');
+  return out.length > 300 ? `${out.slice(0, 297)}...` : out;
+}

@@ -1,0 +1,184 @@
+import type { FastifyInstance } from 'fastify';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import {
+  apiKeyCaller,
+  defineRoute,
+  defineV1Routes,
+  operationDoc,
+  type V1Context,
+} from '../../http/v1-kit.ts';
+import * as conn from './connections.ts';
+import { connectorBySlug, connectorsIn } from './connectors/index.ts';
+import type { Connector } from './connectors/types.ts';
+import { passthrough } from './passthrough.ts';
+import * as S from './schema.ts';
+import { contentRoutes } from './v1-content.ts';
+
+// HTTP only: the zod contract of each operation and a call into the service. Mounted at /v1/integrations.
+
+export const scopeOf = (c: V1Context): conn.Scope => ({
+  orgId: c.caller.orgId,
+  environment: c.caller.environment,
+});
+
+function connectorView(d: Deps, c: Connector) {
+  return {
+    slug: c.slug,
+    name: c.name,
+    category: c.category,
+    description: c.description,
+    features: c.features,
+    authType: c.authType,
+    configured: conn.clientFor(d, c) !== null,
+    pagination: c.pagination,
+  };
+}
+
+const CONN_ERRORS = ['CONNECTION_NOT_FOUND'];
+
+const connectionRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/connectors',
+    name: 'integrations.connectors.list',
+    summary: 'List connectors',
+    query: S.connectorsQuery,
+    response: S.connectorList,
+    errors: [],
+    handler: async (c, { query }) => ({
+      data: connectorsIn(query.category).map((x) => connectorView(c.deps, x)),
+    }),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/connectors/:slug',
+    name: 'integrations.connectors.get',
+    summary: 'Get a connector',
+    params: S.slugParams,
+    response: S.connector,
+    errors: ['CONNECTOR_NOT_FOUND'],
+    handler: async (c, { params }) => {
+      const x = connectorBySlug(params.slug);
+      if (!x) throw errors.connectorNotFound(params.slug);
+      return connectorView(c.deps, x);
+    },
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/connections',
+    name: 'integrations.connections.list',
+    summary: 'List connections',
+    query: S.connectionsQuery,
+    response: S.connectionList,
+    errors: [],
+    handler: async (c, { query }) => conn.listConnections(c.deps, scopeOf(c), query),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/connections',
+    name: 'integrations.connections.create',
+    summary: 'Create a connection (starts the OAuth flow)',
+    description:
+      "Send the end user's browser to `authorizationUrl`; after the provider's consent screen Pier's callback (`/v1/integrations/oauth/callback`) stores the tokens and sends the browser to `redirectUrl` with `connectionId` and `status` (`success` or `error`, with `error`).",
+    body: S.createConnectionBody,
+    response: S.createConnectionResult,
+    status: 201,
+    errors: ['CONNECTOR_NOT_FOUND', 'CONNECTOR_NOT_CONFIGURED'],
+    handler: async (c, { body }) => conn.createConnection(c.deps, scopeOf(c), body),
+  }),
+  defineRoute({
+    method: 'GET',
+    url: '/connections/:id',
+    name: 'integrations.connections.get',
+    summary: 'Get a connection',
+    params: S.idParams,
+    response: S.connection,
+    errors: CONN_ERRORS,
+    handler: async (c, { params }) => conn.getConnection(c.deps, scopeOf(c), params.id),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/connections/:id',
+    name: 'integrations.connections.delete',
+    summary: 'Delete a connection (revokes the grant at the provider where it can)',
+    params: S.idParams,
+    response: S.success,
+    errors: CONN_ERRORS,
+    handler: async (c, { params }) => conn.deleteConnection(c.deps, scopeOf(c), params.id),
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/connections/:id/test',
+    name: 'integrations.connections.test',
+    summary: 'Test a connection against the provider',
+    params: S.idParams,
+    response: S.testResult,
+    errors: CONN_ERRORS,
+    handler: async (c, { params }) => conn.testConnection(c.deps, scopeOf(c), params.id),
+  }),
+];
+
+/**
+ * Passthrough answers the provider's status, headers and body as they came, so it is written by hand; the
+ * plugin's hooks (API key, rate limit, Idempotency-Key) cover it like any other route. Pier's own failures
+ * (bad path, unknown connection) are the usual error envelope, told apart by `x-pier-passthrough` missing.
+ * Mounted at /v1/integrations (a v1 plugin of the manifest).
+ */
+function registerPassthrough(app: FastifyInstance, deps: Deps): void {
+  const { errorResponses: _e, ...doc } = operationDoc('integrations', {
+    name: 'integrations.passthrough',
+    summary: 'Raw call to the provider',
+    description:
+      "`path` is relative to the connector's API base and cannot leave it. The answer is the provider's: its status, content-type and body, with `x-pier-passthrough: 1`.",
+    errors: [
+      'CONNECTION_NOT_FOUND',
+      'CONNECTION_NOT_CONNECTED',
+      'PASSTHROUGH_PATH_INVALID',
+      'PROVIDER_RATE_LIMITED',
+    ],
+  });
+  app.post('/passthrough', { schema: { ...doc, body: S.passthroughBody } }, async (req, reply) => {
+    const caller = apiKeyCaller(req);
+    const out = await passthrough(
+      deps,
+      { orgId: caller.orgId, environment: caller.environment },
+      req.body as Parameters<typeof passthrough>[2],
+    );
+    reply.status(out.status).headers({ ...out.headers, 'x-pier-passthrough': '1' });
+    return reply.send(out.body);
+  });
+}
+
+/** The provider's redirect back: public (no API key), documented in docs/integrations.md. */
+function registerCallback(app: FastifyInstance, deps: Deps): void {
+  app.get(
+    '/oauth/callback',
+    { schema: { hide: true, querystring: S.callbackQuery }, config: { v1Public: true } },
+    async (req, reply) => {
+      const out = await conn.completeAuthorization(deps, req.query as never);
+      if (out.location) return reply.redirect(out.location, 302);
+      reply.header('content-type', 'text/html; charset=utf-8');
+      const text = out.ok ? 'Connected. You can close this window.' : `The connection failed: ${out.error}`;
+      return reply.send(`<!doctype html><meta charset="utf-8"><title>Pier</title><p>${escapeHtml(text)}</p>`);
+    },
+  );
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (ch) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[ch]!,
+  );
+
+export const integrationsV1 = defineV1Routes({
+  name: 'integrations',
+  prefix: '/integrations',
+  routes: [...connectionRoutes, ...contentRoutes],
+});
+
+/** The routes written by hand: the public OAuth callback (a redirect) and passthrough (the provider's answer). */
+export async function integrationsHandRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
+  registerCallback(app, opts.deps);
+  registerPassthrough(app, opts.deps);
+}

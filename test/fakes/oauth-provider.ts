@@ -1,0 +1,200 @@
+import crypto from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+// The OAuth 2.0 and HTTP plumbing shared by the integration provider fakes (integration-providers.ts): a
+// real server on 127.0.0.1 with an authorization "consent" step, a token endpoint (authorization_code with
+// PKCE checks, refresh_token, client auth in the body or as Basic), bearer checks on API calls, and knobs
+// to expire tokens, refuse refreshes and answer 429 with Retry-After.
+
+export type ApiRequest = {
+  method: string;
+  url: URL;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  json(): Record<string, unknown>;
+  token: string;
+};
+export type ApiAnswer = {
+  status?: number;
+  json?: unknown;
+  body?: Buffer | string;
+  headers?: Record<string, string>;
+};
+
+export type ProviderSpec = {
+  clientId: string;
+  clientSecret: string;
+  clientAuth: 'body' | 'basic';
+  tokenBody: 'form' | 'json';
+  tokenPath: string;
+  expiresInSec?: number;
+  /** Extra fields of every token answer (Slack's team, Notion's workspace). */
+  tokenExtra?: Record<string, unknown>;
+  /** The token endpoint's error answer in the provider's own shape. */
+  tokenError(error: string): ApiAnswer;
+  /** The API's answer to a missing or dead token, in the provider's own shape. */
+  unauthorized(): ApiAnswer;
+  api(req: ApiRequest): ApiAnswer | Promise<ApiAnswer>;
+};
+
+export type FakeProvider = {
+  url: string;
+  /** Every API request (not the token endpoint). */
+  calls: { method: string; path: string; token: string }[];
+  tokenGrants: { grant: string; body: Record<string, string> }[];
+  /** What the end user's consent produces: a code bound to the authorization request. */
+  consent(authorizationUrl: string): { code: string; state: string };
+  expireAccessTokens(): void;
+  refuseRefresh(on: boolean): void;
+  revoked: string[];
+  rateLimitNext(times: number, retryAfterSec: number): void;
+  /** How long every API answer takes (a real provider's latency), for benchmarks. */
+  setLatency(ms: number): void;
+  close(): Promise<void>;
+};
+
+export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvider> {
+  const codes = new Map<string, { redirectUri: string; challenge?: string }>();
+  const access = new Set<string>();
+  const refresh = new Set<string>();
+  const calls: FakeProvider['calls'] = [];
+  const tokenGrants: FakeProvider['tokenGrants'] = [];
+  const revoked: string[] = [];
+  let refuse = false;
+  let latencyMs = 0;
+  let limited: { times: number; after: number } = { times: 0, after: 0 };
+
+  const issue = (): Record<string, unknown> => {
+    const a = `at_${crypto.randomBytes(12).toString('hex')}`;
+    const r = `rt_${crypto.randomBytes(12).toString('hex')}`;
+    access.add(a);
+    refresh.add(r);
+    return {
+      access_token: a,
+      refresh_token: r,
+      token_type: 'bearer',
+      ...(spec.expiresInSec ? { expires_in: spec.expiresInSec } : {}),
+      ...spec.tokenExtra,
+    };
+  };
+
+  const send = (res: http.ServerResponse, a: ApiAnswer) => {
+    const headers: Record<string, string> = { ...a.headers };
+    let body: Buffer | string = '';
+    if (a.json !== undefined) {
+      headers['content-type'] ??= 'application/json';
+      body = JSON.stringify(a.json);
+    } else if (a.body !== undefined) body = a.body;
+    res.writeHead(a.status ?? 200, headers).end(body);
+  };
+
+  const tokenEndpoint = (req: http.IncomingMessage, raw: Buffer): ApiAnswer => {
+    const text = raw.toString('utf8');
+    const body: Record<string, string> =
+      spec.tokenBody === 'json' ? JSON.parse(text || '{}') : Object.fromEntries(new URLSearchParams(text));
+    tokenGrants.push({ grant: body.grant_type ?? '', body });
+    let id = body.client_id;
+    let secret = body.client_secret;
+    if (spec.clientAuth === 'basic') {
+      const [u, p] = Buffer.from(String(req.headers.authorization ?? '').replace(/^Basic /, ''), 'base64')
+        .toString()
+        .split(':');
+      id = decodeURIComponent(u ?? '');
+      secret = decodeURIComponent(p ?? '');
+    }
+    if (id !== spec.clientId || secret !== spec.clientSecret) return spec.tokenError('invalid_client');
+    if (body.grant_type === 'authorization_code') {
+      const c = codes.get(body.code ?? '');
+      codes.delete(body.code ?? '');
+      if (!c || c.redirectUri !== body.redirect_uri) return spec.tokenError('invalid_grant');
+      if (c.challenge) {
+        const v = body.code_verifier ?? '';
+        if (crypto.createHash('sha256').update(v).digest('base64url') !== c.challenge)
+          return spec.tokenError('invalid_grant');
+      }
+      return { json: issue() };
+    }
+    if (body.grant_type === 'refresh_token') {
+      if (refuse || !refresh.has(body.refresh_token ?? '')) return spec.tokenError('invalid_grant');
+      return { json: issue() };
+    }
+    return spec.tokenError('unsupported_grant_type');
+  };
+
+  const server = http.createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const raw = Buffer.concat(chunks);
+    const url = new URL(req.url ?? '/', 'http://fake');
+    try {
+      if (req.method === 'POST' && url.pathname === spec.tokenPath) return send(res, tokenEndpoint(req, raw));
+      if (url.pathname === '/revoke') {
+        revoked.push(new URLSearchParams(raw.toString()).get('token') ?? '');
+        return send(res, { status: 200, json: {} });
+      }
+      const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+      calls.push({ method: req.method ?? 'GET', path: url.pathname, token });
+      if (limited.times > 0) {
+        limited.times--;
+        return send(res, {
+          status: 429,
+          headers: { 'retry-after': String(limited.after) },
+          json: { message: 'slow down' },
+        });
+      }
+      if (latencyMs) await new Promise((ok) => setTimeout(ok, latencyMs));
+      if (!access.has(token)) return send(res, spec.unauthorized());
+      const answer = await spec.api({
+        method: req.method ?? 'GET',
+        url,
+        headers: req.headers,
+        raw,
+        json: () => JSON.parse(raw.toString('utf8') || '{}'),
+        token,
+      });
+      send(res, answer);
+    } catch (err) {
+      send(res, { status: 500, json: { message: String(err) } });
+    }
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: base,
+    calls,
+    tokenGrants,
+    revoked,
+    consent(authorizationUrl) {
+      const u = new URL(authorizationUrl);
+      if (u.searchParams.get('client_id') !== spec.clientId) throw new Error('wrong client_id');
+      const code = `code_${crypto.randomBytes(8).toString('hex')}`;
+      codes.set(code, {
+        redirectUri: u.searchParams.get('redirect_uri') ?? '',
+        challenge: u.searchParams.get('code_challenge') ?? undefined,
+      });
+      return { code, state: u.searchParams.get('state') ?? '' };
+    },
+    expireAccessTokens: () => access.clear(),
+    refuseRefresh: (on) => {
+      refuse = on;
+    },
+    setLatency: (ms) => {
+      latencyMs = ms;
+    },
+    rateLimitNext: (times, after) => {
+      limited = { times, after };
+    },
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
+
+/** Pages a list the provider's way: items from `offset`, and whether more follow. */
+export function slice<T>(items: T[], offset: number, limit: number): { page: T[]; next: number | null } {
+  const page = items.slice(offset, offset + limit);
+  return { page, next: offset + limit < items.length ? offset + limit : null };
+}
