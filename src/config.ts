@@ -47,6 +47,7 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   APP_CONNECTION_HANDOFF: z.enum(['on', 'off', 'auto']).default('auto'),
+  APP_SANDBOX: z.enum(['on', 'off']).default('on'),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -128,6 +129,11 @@ export type Config = {
    * pooling proxy mixes hostnames on one connection.
    */
   appConnectionHandoff: boolean;
+  /**
+   * Run every app process in a bubblewrap sandbox (docs/decisions/030-app-sandbox.md). `off` only for machines
+   * without bwrap or user namespaces: apps then see Pier's files, and a warning is logged at every start.
+   */
+  appSandbox: boolean;
   s3?: {
     endpoint?: string;
     region: string;
@@ -208,6 +214,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       e.APP_CONNECTION_HANDOFF === 'auto'
         ? !publicUrl.startsWith('https:')
         : e.APP_CONNECTION_HANDOFF === 'on',
+    appSandbox: e.APP_SANDBOX === 'on',
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

@@ -1,8 +1,13 @@
 import http from 'node:http';
+import path from 'node:path';
+import { eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
+import { PLANS } from '../plans.ts';
 import { projectSecretEnv } from '../secrets.ts';
-import type { AppDbServers } from './app-databases.ts';
+import { orgs, projects } from '../tables.ts';
+import { type AppDbServers, projectDir } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
+import type { CgroupMode } from './cgroups.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
 import type { AppManifest } from './tables.ts';
 
@@ -57,6 +62,7 @@ export class Supervisor {
   readonly #logs: AppLogWriter;
   readonly #healthTimeoutMs: number;
   readonly #handoff: boolean;
+  readonly #sandbox: CgroupMode | null;
   readonly #bySlug = new Map<string, Slot>();
   readonly #byProject = new Map<string, Slot>();
   #closed = false;
@@ -65,8 +71,10 @@ export class Supervisor {
     deps: Deps,
     dbs: AppDbServers,
     logs: AppLogWriter,
-    opts: { healthTimeoutMs: number; handoff: boolean },
+    /** sandbox: the cgroups in use when apps run sandboxed; null runs them unsandboxed (APP_SANDBOX=off). */
+    opts: { healthTimeoutMs: number; handoff: boolean; sandbox?: CgroupMode | null },
   ) {
+    this.#sandbox = opts.sandbox ?? null;
     this.#deps = deps;
     this.#dbs = dbs;
     this.#logs = logs;
@@ -147,6 +155,16 @@ export class Supervisor {
     return { ...secrets, DATABASE_URL: await this.#dbs.urlFor(projectId) };
   }
 
+  /** The limits of the plan of the project's organization. */
+  async #limits(projectId: string) {
+    const [row] = await this.#deps.db.orm
+      .select({ plan: orgs.plan })
+      .from(projects)
+      .innerJoin(orgs, eq(orgs.id, projects.orgId))
+      .where(eq(projects.id, projectId));
+    return PLANS[row?.plan ?? 'free'].app;
+  }
+
   async #start(spec: AppSpec): Promise<Instance> {
     if (spec.manifest.type === 'static')
       return { kind: 'static', deploymentId: spec.deploymentId, root: spec.dir, spa: spec.manifest.spa };
@@ -158,6 +176,12 @@ export class Supervisor {
       env: await this.#env(spec.projectId),
       onLine: log,
       handoff: this.#handoff,
+      sandbox: this.#sandbox && {
+        projectId: spec.projectId,
+        dataDir: path.join(projectDir(this.#deps, spec.projectId), 'data'),
+        limits: await this.#limits(spec.projectId),
+        cgroups: this.#sandbox,
+      },
     });
     const handoff = proc.ipc ? watchHandoff(proc) : null;
     log('system', `starting deployment ${spec.deploymentId} (pid ${proc.pid}, port ${proc.port})`);
@@ -207,7 +231,11 @@ export class Supervisor {
     inst.agent.destroy();
   }
 
-  #onExit(projectId: string, inst: NodeInstance, e: { code: number | null; signal: string | null }): void {
+  #onExit(
+    projectId: string,
+    inst: NodeInstance,
+    e: { code: number | null; signal: string | null; oom?: boolean },
+  ): void {
     const slot = this.#byProject.get(projectId);
     if (inst.retiring || this.#closed || !slot || slot.current !== inst || slot.stopped) return;
     inst.agent.destroy();
@@ -219,7 +247,7 @@ export class Supervisor {
       projectId,
       inst.deploymentId,
       'system',
-      `the app exited (${e.signal ?? `code ${e.code}`}); restarting in ${delay} ms`,
+      `the app exited (${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}); restarting in ${delay} ms`,
     );
     this.#scheduleRestart(slot, delay);
   }
