@@ -130,7 +130,7 @@ export type Config = {
    */
   appConnectionHandoff: boolean;
   /**
-   * Run every app process in a bubblewrap sandbox (docs/decisions/030-app-sandbox.md). `off` only for machines
+   * Run every app process in a bubblewrap sandbox (docs/decisions/035-sandbox-hosted-apps.md). `off` only for machines
    * without bwrap or user namespaces: apps then see Pier's files, and a warning is logged at every start.
    */
   appSandbox: boolean;

@@ -23,6 +23,8 @@ export type AppProcess = {
   /** Resolves when the process has exited, with its exit code or signal, and whether memory ran out. */
   exited: Promise<AppExit>;
   stop(graceMs?: number): Promise<void>;
+  /** The app's processes as the host numbers them, the app's own first (in a sandbox it sees itself as pid 2). */
+  hostPids(): Promise<number[]>;
 };
 
 export type AppExit = { code: number | null; signal: NodeJS.Signals | null; oom?: boolean };
@@ -123,6 +125,7 @@ export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
     child,
     ipc: nodeArgs !== null,
     exited,
+    hostPids: async () => (child.pid ? [child.pid] : []),
     stop: async (graceMs = 5000) => {
       if (done) return;
       killGroup('SIGTERM');
@@ -216,6 +219,10 @@ async function spawnInSandbox(
     child,
     ipc: nodeArgs !== null,
     exited,
+    hostPids: async () => {
+      const init = await initPid;
+      return init === null ? [] : sandboxProcesses(init);
+    },
     stop: async (graceMs = 5000) => {
       if (done) return;
       await killAll('SIGTERM');

@@ -9,7 +9,7 @@ import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
 import { hostUid, isRoot, type SandboxLimits, sandboxProblem } from './sandbox.ts';
 import { sandboxProcesses } from './sandboxed-spawn.ts';
 
-// The sandbox's guarantees, each tried from inside a real app (docs/decisions/030-app-sandbox.md): a hostile
+// The sandbox's guarantees, each tried from inside a real app (docs/decisions/035-sandbox-hosted-apps.md): a hostile
 // app reports what it could reach, and every attempt must have failed.
 
 const LIMITS: SandboxLimits = { memoryMb: 256, pids: 64, openFiles: 512, diskMb: 64, cpuPercent: 100 };

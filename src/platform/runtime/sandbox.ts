@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
-// The bubblewrap sandbox around every app process (docs/decisions/030-app-sandbox.md). Inside, an app sees its
+// The bubblewrap sandbox around every app process (docs/decisions/035-sandbox-hosted-apps.md). Inside, an app sees its
 // release read-only at /app, its own data folder read-write at /data (PIER_APP_DATA), Pier's Node and the system
 // libraries read-only, a private /tmp, a minimal /etc, and its own PID, IPC and UTS namespaces; nothing of
 // DATA_DIR, other apps, or Pier's process and environment. This file only builds the command line and the
