@@ -48,6 +48,7 @@ const envSchema = z.object({
   APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   APP_CONNECTION_HANDOFF: z.enum(['on', 'off', 'auto']).default('auto'),
   APP_SANDBOX: z.enum(['on', 'off']).default('on'),
+  BUILD_TIMEOUT_SEC: z.coerce.number().int().min(1).max(86_400).default(600),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -134,6 +135,8 @@ export type Config = {
    * without bwrap or user namespaces: apps then see Pier's files, and a warning is logged at every start.
    */
   appSandbox: boolean;
+  /** How long building a source-only release (npm ci, npm run build, prune) may take. */
+  buildTimeoutMs: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -215,6 +218,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ? !publicUrl.startsWith('https:')
         : e.APP_CONNECTION_HANDOFF === 'on',
     appSandbox: e.APP_SANDBOX === 'on',
+    buildTimeoutMs: e.BUILD_TIMEOUT_SEC * 1000,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

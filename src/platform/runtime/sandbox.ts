@@ -80,7 +80,16 @@ export const GROUP = `root:x:0:\napp:x:${INSIDE_ID}:\nnogroup:x:65534:\n`;
  * bwrap's arguments up to (not including) the command. The caller passes fds: 4 for bwrap's info (JSON with
  * the sandbox's pid 1 as seen outside), 5 and 6 carrying /etc/passwd and /etc/group.
  */
-export function bwrapArgs(o: { releaseDir: string; dataDir: string; shim: string; tmpMb: number }): string[] {
+export function bwrapArgs(o: {
+  releaseDir: string;
+  dataDir: string;
+  shim: string;
+  tmpMb: number;
+  /** A build writes into its release (node_modules, its output); a running app never does. */
+  releaseWritable?: boolean;
+  /** More writable folders: [host path, path inside]. */
+  binds?: [string, string][];
+}): string[] {
   const etc: string[] = ['--dir', '/etc'];
   for (const f of ETC_FILES) etc.push('--ro-bind-try', f, f);
   for (const d of ETC_DIRS) etc.push('--ro-bind-try', d, d);
@@ -122,12 +131,13 @@ export function bwrapArgs(o: { releaseDir: string; dataDir: string; shim: string
     '--ro-bind',
     o.shim,
     SANDBOX_SHIM,
-    '--ro-bind',
+    o.releaseWritable ? '--bind' : '--ro-bind',
     o.releaseDir,
     SANDBOX_APP,
     '--bind',
     o.dataDir,
     SANDBOX_DATA,
+    ...(o.binds ?? []).flatMap(([from, to]) => ['--bind', from, to]),
     // The root (and /etc in it) was a writable tmpfs while bwrap built it; the app gets it read-only.
     '--remount-ro',
     '/',

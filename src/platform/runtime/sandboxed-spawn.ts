@@ -36,6 +36,8 @@ export function spawnSandboxed(o: {
   shim: string;
   sandbox: SandboxSpec;
   cgroups: CgroupMode;
+  releaseWritable?: boolean;
+  binds?: [string, string][];
 }): Sandboxed {
   const { sandbox: sb } = o;
   prepareFolders({ projectId: sb.projectId, dataDir: sb.dataDir, releaseDir: o.releaseDir });
@@ -50,6 +52,8 @@ export function spawnSandboxed(o: {
       dataDir: sb.dataDir,
       shim: o.shim,
       tmpMb: Math.min(sb.limits.diskMb, 256),
+      releaseWritable: o.releaseWritable,
+      binds: o.binds,
     }),
     ...inner,
   ];

@@ -7,6 +7,7 @@ import { projectSecretEnv } from '../secrets.ts';
 import { orgs, projects } from '../tables.ts';
 import { type AppDbServers, projectDir } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
+import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
 import type { AppManifest } from './tables.ts';
@@ -153,6 +154,37 @@ export class Supervisor {
   async #env(projectId: string): Promise<Record<string, string>> {
     const secrets = await projectSecretEnv(this.#deps, projectId);
     return { ...secrets, DATABASE_URL: await this.#dbs.urlFor(projectId) };
+  }
+
+  /**
+   * Builds a source-only release in place (build.ts); a no-op when it brings node_modules or needs no build.
+   * Throws the reason (with npm's last lines) when the build fails; the live version is not touched.
+   */
+  async build(spec: Pick<AppSpec, 'projectId' | 'deploymentId' | 'dir'>, timeoutMs: number): Promise<void> {
+    const plan = buildPlan(spec.dir);
+    if (plan.kind === 'none') return;
+    if (plan.kind === 'unsupported') throw new Error(plan.reason);
+    const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
+      this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
+    log(
+      'system',
+      `building deployment ${spec.deploymentId} from source (npm ci${plan.hasBuild ? ', npm run build' : ''})`,
+    );
+    const r = await runBuild({
+      projectId: spec.projectId,
+      releaseDir: spec.dir,
+      projectDir: projectDir(this.#deps, spec.projectId),
+      hasBuild: plan.hasBuild,
+      limits: await this.#limits(spec.projectId),
+      cgroups: this.#sandbox,
+      timeoutMs,
+      onLine: log,
+    });
+    if (!r.ok) {
+      log('system', r.reason.split('\n')[0]!);
+      throw new Error(r.reason);
+    }
+    log('system', `build finished in ${(r.ms / 1000).toFixed(1)} s`);
   }
 
   /** The limits of the plan of the project's organization. */
