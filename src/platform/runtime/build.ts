@@ -43,7 +43,8 @@ export function buildPlan(dir: string): BuildPlan {
 }
 
 export function buildScript(hasBuild: boolean): string {
-  const steps = ['npm ci --include=dev --no-audit --no-fund --loglevel=warn'];
+  // --prefer-offline: what the project's cache holds is used without asking the registry again.
+  const steps = ['npm ci --include=dev --prefer-offline --no-audit --no-fund --loglevel=warn'];
   if (hasBuild) steps.push('npm run build');
   steps.push('npm prune --omit=dev --no-audit --no-fund --loglevel=warn');
   // Each step announced, so the log shows how far the build got.

@@ -20,6 +20,8 @@ import {
 // the sandbox to Pier's life; the app is pid 2 of its own PID namespace, and killing the sandbox's pid 1
 // takes every process of the namespace with it.
 
+const SYSTEM_CA = '/etc/ssl/certs/ca-certificates.crt';
+
 export type Sandboxed = {
   child: ChildProcess;
   cgroup: AppCgroup | null;
@@ -63,6 +65,8 @@ export function spawnSandboxed(o: {
   const env: Record<string, string> = {
     PATH: `${SANDBOX_APP}/node_modules/.bin:${SANDBOX_NODE_BIN}:/usr/local/bin:/usr/bin:/bin`,
     LANG: 'C.UTF-8',
+    // The operator's trust store (bound read-only), so TLS through a company proxy works as on the host.
+    ...(fs.existsSync(SYSTEM_CA) ? { NODE_EXTRA_CA_CERTS: SYSTEM_CA } : {}),
     ...o.env,
     HOME: SANDBOX_DATA,
     PIER_APP_DATA: SANDBOX_DATA,

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
@@ -181,6 +182,8 @@ export class Supervisor {
       onLine: log,
     });
     if (!r.ok) {
+      // A half-installed node_modules would make a retry skip the build.
+      fs.rmSync(path.join(spec.dir, 'node_modules'), { recursive: true, force: true });
       log('system', r.reason.split('\n')[0]!);
       throw new Error(r.reason);
     }
