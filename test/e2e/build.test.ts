@@ -8,6 +8,7 @@ import { freePort } from '../../src/platform/runtime/local-driver.ts';
 import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
 import { deploy, fixtures, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
 import { seedOrg, seedProject } from '../seed.ts';
+import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
 // Builds from source (issue 15): an artifact with package.json and package-lock.json and no node_modules is
 // installed from the npm registry and built in the app's sandbox; a broken lockfile fails the deployment with
@@ -48,6 +49,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  removeScratchHomes();
   await t?.close();
   if (t) await dropAppDatabases(t.deps);
   await db?.db.close();
@@ -107,6 +109,17 @@ describe('building a source-only artifact', () => {
     expect(d.errorMessage).toMatch(/npm error/);
     const r = await viaRouter(t, slug);
     expect(JSON.parse(r.body).version).toBe('2');
+  }, 300_000);
+
+  it('`pier deploy` exits non-zero when the build fails, with the reason and the last lines on stderr', async () => {
+    const broken = sourceApp('5', (dir) => fs.writeFileSync(path.join(dir, 'build.js'), 'process.exit(3)'));
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: token } };
+    const run = await pier(['deploy', broken, '--project', slug], o);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/Deployment failed: The build failed \(exit code 3\)/);
+    expect(run.stderr).toMatch(/Last log lines:/);
+    expect(run.stdout).toBe('');
+    expect(JSON.parse((await viaRouter(t, slug)).body).version).toBe('2');
   }, 300_000);
 
   it('refuses a pnpm lockfile at once, saying it is not supported yet', async () => {
