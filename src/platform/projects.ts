@@ -14,8 +14,9 @@ import {
 } from './access.ts';
 import { audit } from './audit.ts';
 import { defineFn } from './fn-kit.ts';
+import { PLANS } from './plans.ts';
 import { provisionProject } from './project-hosting.ts';
-import { projectListItemSchema, projectSchema, slugInput } from './schemas.ts';
+import { appLimitsSchema, projectListItemSchema, projectSchema, slugInput } from './schemas.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, projects } from './tables.ts';
 
@@ -93,10 +94,12 @@ export const getProjectForCli = defineFn({
   summary: 'One project of an organization the caller belongs to.',
   auth: { kind: 'user' },
   input: z.strictObject({ slug: slugInput }),
-  output: projectSchema,
+  output: projectSchema.extend({ appLimits: appLimitsSchema }),
   errors: ['PROJECT_NOT_FOUND'],
-  handler: async ({ deps, caller }, { slug }) =>
-    toProject((await projectForUser(deps, caller.userId, slug)).project),
+  handler: async ({ deps, caller }, { slug }) => {
+    const { project, org } = await projectForUser(deps, caller.userId, slug);
+    return { ...toProject(project), appLimits: { plan: org.plan, ...PLANS[org.plan].app } };
+  },
 });
 
 export const createProjectForCli = defineFn({
