@@ -112,6 +112,12 @@ describe('the app sandbox', () => {
     expect(sandboxProblem(path.join(root, 'check'))).toBeNull();
   });
 
+  it('says how to install bubblewrap when it is missing (the hosting role then refuses to start)', () => {
+    expect(sandboxProblem(path.join(root, 'check'), '/nonexistent/bwrap')).toMatch(
+      /bubblewrap is not installed \(apt-get install bubblewrap\), or set APP_SANDBOX=off/,
+    );
+  });
+
   for (const handoff of [true, false])
     it(`keeps a hostile app away from Pier and other apps (${handoff ? 'node + hand-off shim' : 'sh -c'})`, async () => {
       const dir = release('hostile', { 'server.js': PROBE });

@@ -197,8 +197,8 @@ function chownTree(dir: string, id: number): void {
 }
 
 /** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
-export function sandboxProblem(scratch: string): string | null {
-  if (!fs.existsSync(BWRAP))
+export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
+  if (!fs.existsSync(bwrap))
     return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
   const projectId = 'sandbox-check';
   const release = path.join(scratch, 'release');
