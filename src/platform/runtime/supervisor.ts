@@ -11,7 +11,7 @@ import type { AppLogWriter } from './app-logs.ts';
 import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
-import type { AppManifest } from './tables.ts';
+import { type AppManifest, deployments } from './tables.ts';
 
 // Per-node state of the running apps, rebuilt from the database on start. A new version (a deploy, a secrets
 // change, a crash restart) is started beside the current one, health-checked, then swapped in; the old one
@@ -57,6 +57,8 @@ type Slot = {
 };
 
 const DRAIN_MS = 10_000;
+/** Exits in a row (none running a minute) after which the deployment shows a crash loop. */
+const CRASH_LOOP = 5;
 
 export class Supervisor {
   readonly #deps: Deps;
@@ -275,16 +277,40 @@ export class Supervisor {
     if (inst.retiring || this.#closed || !slot || slot.current !== inst || slot.stopped) return;
     inst.agent.destroy();
     // A process that ran a while before crashing starts the back-off afresh.
-    if (Date.now() - inst.startedAt > 60_000) slot.crashes = 0;
+    if (Date.now() - inst.startedAt > 60_000) {
+      if (slot.crashes >= CRASH_LOOP)
+        void this.#deps.db.orm
+          .update(deployments)
+          .set({ errorMessage: null })
+          .where(eq(deployments.id, inst.deploymentId))
+          .catch(() => {});
+      slot.crashes = 0;
+    }
     const delay = Math.min(30_000, 250 * 2 ** slot.crashes);
     slot.crashes++;
+    const why = `${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}`;
     this.#logs.write(
       projectId,
       inst.deploymentId,
       'system',
-      `the app exited (${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}); restarting in ${delay} ms`,
+      `the app exited (${why}); restarting in ${delay} ms`,
     );
+    this.#noteCrashLoop(slot, inst.deploymentId, why);
     this.#scheduleRestart(slot, delay);
+  }
+
+  /**
+   * After CRASH_LOOP exits in a row the deployment's error message says so, with the last reason (it stays the
+   * live version and keeps being restarted with back-off); a start that then runs a minute clears it.
+   */
+  #noteCrashLoop(slot: Slot, deploymentId: string, why: string): void {
+    if (slot.crashes < CRASH_LOOP) return;
+    const message = `Crash loop: the app exited ${slot.crashes} times in a row (last: ${why}); restarting with back-off.`;
+    void this.#deps.db.orm
+      .update(deployments)
+      .set({ errorMessage: message })
+      .where(eq(deployments.id, deploymentId))
+      .catch((err) => this.#deps.log.warn({ err, deploymentId }, 'could not record a crash loop'));
   }
 
   #scheduleRestart(slot: Slot, delay: number): void {

@@ -10,7 +10,7 @@ import { deploy, fixtures, packDir, settle, viaRouter, waitFor } from '../hostin
 import { seedOrg, seedProject } from '../seed.ts';
 import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
-// Builds from source (issue 15): an artifact with package.json and package-lock.json and no node_modules is
+// Builds from source and crash loops (issue 15): an artifact with package.json and package-lock.json and no node_modules is
 // installed from the npm registry and built in the app's sandbox; a broken lockfile fails the deployment with
 // npm's own words and the live version keeps serving.
 
@@ -131,4 +131,38 @@ describe('building a source-only artifact', () => {
     expect(started.statusCode).toBe(400);
     expect(started.json().error.message).toMatch(/pnpm is not supported yet/);
   });
+});
+
+describe('a crash loop', () => {
+  it('shows on the live deployment with the reason, while the app keeps being restarted', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    // Passes its health check, then dies a moment later, every time.
+    const dir = sourceApp('crashy', (d) => {
+      fs.rmSync(path.join(d, 'package-lock.json'));
+      fs.writeFileSync(
+        path.join(d, 'package.json'),
+        JSON.stringify({ name: 'crashy', private: true, scripts: { start: 'node crash.js' } }),
+      );
+      fs.writeFileSync(
+        path.join(d, 'crash.js'),
+        "require('node:http').createServer((q, r) => r.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');" +
+          'setTimeout(() => process.exit(7), 400);',
+      );
+    });
+    const { id } = await deploy(t, owner.token, p.slug, await packDir(dir));
+    expect((await settle(t, owner.token, id, 60_000)).status).toBe('live');
+    const d = await waitFor(
+      'the crash loop on the deployment',
+      async () => {
+        const r = (await t.call('getDeploymentForCli', { deploymentId: id }, owner.token)).json();
+        return r.errorMessage ? r : null;
+      },
+      60_000,
+      200,
+    );
+    expect(d.status).toBe('live');
+    expect(d.errorMessage).toMatch(/^Crash loop: the app exited \d+ times in a row \(last: code 7\)/);
+    await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
+  }, 90_000);
 });
