@@ -3,9 +3,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { detectCgroups } from '../src/platform/runtime/cgroups.ts';
-import { spawnApp, waitHealthy } from '../src/platform/runtime/local-driver.ts';
-import { sandboxProblem } from '../src/platform/runtime/sandbox.ts';
+import { detectCgroups } from '../src/areas/hosting/runtime/cgroups.ts';
+import { spawnApp, waitHealthy } from '../src/areas/hosting/runtime/local-driver.ts';
+import { sandboxProblem } from '../src/areas/hosting/runtime/sandbox.ts';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-sandbox-'));
 const rel = path.join(root, 'apps', 'bench', 'releases', 'r1');
