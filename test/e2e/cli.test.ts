@@ -128,7 +128,7 @@ describe('pier CLI against a running server', () => {
     const revoked = await run(['whoami'], undefined, { PIER_TOKEN: saved.token! });
     expect(revoked.code).toBe(1);
     expect(revoked.stderr).toMatch(/^error AUTH_REQUIRED: /);
-  });
+  }, 60_000); // a dozen CLI processes; on a loaded machine each takes seconds
 
   it('logs in through the browser flow: PKCE challenge, state check and loopback callback', async () => {
     const person = await seedUser(t.deps);

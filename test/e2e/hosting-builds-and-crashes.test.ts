@@ -137,7 +137,6 @@ describe('a crash loop', () => {
   it('shows on the live deployment with the reason, while the app keeps being restarted', async () => {
     const { org, owner } = await seedOrg(t.deps);
     const p = await seedProject(t.deps, org);
-    // Passes its health check, then dies a moment later, every time.
     const dir = sourceApp('crashy', (d) => {
       fs.rmSync(path.join(d, 'package-lock.json'));
       fs.writeFileSync(
@@ -146,8 +145,10 @@ describe('a crash loop', () => {
       );
       fs.writeFileSync(
         path.join(d, 'crash.js'),
-        "require('node:http').createServer((q, r) => r.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');" +
-          'setTimeout(() => process.exit(7), 400);',
+        // Dies 1.5 s after its first answer (the health check), so every start passes and then crashes.
+        "let armed = false; require('node:http').createServer((q, r) => { r.end('ok');" +
+          ' if (!armed) { armed = true; setTimeout(() => process.exit(7), 1500); } })' +
+          ".listen(Number(process.env.PORT), '127.0.0.1');",
       );
     });
     const { id } = await deploy(t, owner.token, p.slug, await packDir(dir));

@@ -136,6 +136,8 @@ describe('hosting a Node app', () => {
       // The heap flag under the plan's memory limit, and the app's writable folder in its sandbox.
       'NODE_OPTIONS',
       'PIER_APP_DATA',
+      // The host's CA bundle (bound read-only), for TLS through a proxy the operator trusts.
+      'NODE_EXTRA_CA_CERTS',
       'PATH',
       'PORT',
       'PWD',
