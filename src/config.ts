@@ -80,6 +80,8 @@ const envSchema = z.object({
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   APP_CONNECTION_HANDOFF: z.enum(['on', 'off', 'auto']).default('auto'),
+  APP_SANDBOX: z.enum(['on', 'off']).default('on'),
+  BUILD_TIMEOUT_SEC: z.coerce.number().int().min(1).max(86_400).default(600),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -183,6 +185,13 @@ export type Config = {
    * pooling proxy mixes hostnames on one connection.
    */
   appConnectionHandoff: boolean;
+  /**
+   * Run every app process in a bubblewrap sandbox (docs/decisions/035-sandbox-hosted-apps.md). `off` only for machines
+   * without bwrap or user namespaces: apps then see Pier's files, and a warning is logged at every start.
+   */
+  appSandbox: boolean;
+  /** How long building a source-only release (npm ci, npm run build, prune) may take. */
+  buildTimeoutMs: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -294,6 +303,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       e.APP_CONNECTION_HANDOFF === 'auto'
         ? !publicUrl.startsWith('https:')
         : e.APP_CONNECTION_HANDOFF === 'on',
+    appSandbox: e.APP_SANDBOX === 'on',
+    buildTimeoutMs: e.BUILD_TIMEOUT_SEC * 1000,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

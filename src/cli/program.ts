@@ -38,7 +38,11 @@ export async function runCli(
       return 0;
     }
     await program.parseAsync(argv, { from: 'user' });
-    return 0;
+    // A command that failed without throwing (a deployment that ended `failed`) sets process.exitCode; main.ts
+    // would otherwise overwrite it with this 0.
+    const code = process.exitCode;
+    process.exitCode = undefined;
+    return typeof code === 'number' ? code : 0;
   } catch (err) {
     // --help and --version end through exitOverride with status 0.
     if (err instanceof CommanderError && err.exitCode === 0) return 0;

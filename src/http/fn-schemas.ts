@@ -28,6 +28,16 @@ export const projectSchema = z.object({
   errorMessage: z.string().optional(),
 });
 
+/** What each app process of a project may use, from its organization's plan (docs/hosting.md "Sandbox"). */
+export const appLimitsSchema = z.object({
+  plan: z.string(),
+  memoryMb: z.number(),
+  pids: z.number(),
+  openFiles: z.number(),
+  diskMb: z.number(),
+  cpuPercent: z.number(),
+});
+
 export const userSchema = z.object({ id: z.string(), email: z.string() });
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -49,7 +49,10 @@ describe('restart persistence', () => {
     expect((await t.call('listMyOrgsForCli', {}, token)).json()).toEqual([
       { id: org.id, slug: 'keep-org', name: 'Keep', role: 'owner' },
     ]);
-    expect((await t.call('getProjectForCli', { slug: 'keep-app' }, token)).json()).toEqual(project);
+    expect((await t.call('getProjectForCli', { slug: 'keep-app' }, token)).json()).toEqual({
+      ...project,
+      appLimits: { plan: 'free', memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
+    });
     expect(await projectSecretEnv(t.deps, project.id)).toEqual({ KEPT: 's3cr3t' });
     expectError(await t.call('exchangeCliAuthCode', { code }), 400, 'CODE_USED');
     expect((await t.call('exchangeCliAuthCode', { code: unused })).statusCode).toBe(200);

@@ -86,7 +86,13 @@ describe('pier CLI against a running server', () => {
     const table = await run(['projects']);
     expect(table.stdout.split('\n')[0]).toMatch(/^ORG\s+SLUG\s+NAME$/);
     expect(table.stdout).toMatch(new RegExp(`${org.slug}\\s+${slug}\\s+CLI app`));
-    expect(json(await run(['project', slug, '--json']))).toEqual(created);
+    expect(json(await run(['project', slug, '--json']))).toEqual({
+      ...created,
+      appLimits: { plan: 'free', memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
+    });
+    expect((await run(['project', slug])).stdout).toMatch(
+      /app limits:\s+free plan: memory 512 MB, 128 processes\/threads, CPU 0.5 core, 1024 open files, 1024 MB largest file/,
+    );
 
     const value = 'v3ry-s3cret-value';
     const set = await run(['secrets', 'set', 'API_TOKEN', '--project', slug], `${value}\n`);
@@ -122,7 +128,7 @@ describe('pier CLI against a running server', () => {
     const revoked = await run(['whoami'], undefined, { PIER_TOKEN: saved.token! });
     expect(revoked.code).toBe(1);
     expect(revoked.stderr).toMatch(/^error AUTH_REQUIRED: /);
-  });
+  }, 60_000); // a dozen CLI processes; on a loaded machine each takes seconds
 
   it('logs in through the browser flow: PKCE challenge, state check and loopback callback', async () => {
     const person = await seedUser(t.deps);

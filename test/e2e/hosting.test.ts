@@ -89,6 +89,14 @@ async function json(slug: string, pathname = '/') {
   return JSON.parse(r.body);
 }
 
+/** The app's own process as the host sees it (inside its sandbox it is pid 2). */
+async function appPid(slug: string): Promise<number> {
+  const inst = t.runtime!.supervisor.lookup(slug);
+  if (inst?.kind !== 'node') throw new Error(`no node app runs for ${slug}`);
+  const [pid] = await inst.proc.hostPids();
+  return pid;
+}
+
 describe('hosting a Node app', () => {
   let owner: { token: string };
   let slug: string;
@@ -125,6 +133,11 @@ describe('hosting a Node app', () => {
       'HOST',
       'LANG',
       'NODE_ENV',
+      // The heap flag under the plan's memory limit, and the app's writable folder in its sandbox.
+      'NODE_OPTIONS',
+      'PIER_APP_DATA',
+      // The host's CA bundle (bound read-only), for TLS through a proxy the operator trusts.
+      'NODE_EXTRA_CA_CERTS',
       'PATH',
       'PORT',
       'PWD',
@@ -189,7 +202,7 @@ describe('hosting a Node app', () => {
     expect(failures).toEqual([]);
     expect(ok).toBeGreaterThan(10);
     expect(took).toBeLessThan(10_000);
-    expect((await json(slug)).pid).not.toBe(before.pid);
+    expect((await json(slug)).instance).not.toBe(before.instance);
     const list = await t.call('listDeploymentsForCli', { projectSlug: slug }, owner.token);
     expect(list.json()).toHaveLength(1);
   });
@@ -224,11 +237,11 @@ describe('hosting a Node app', () => {
   });
 
   it('restarts a crashed app', async () => {
-    const { pid } = await json(slug);
-    process.kill(pid, 'SIGKILL');
+    const { instance } = await json(slug);
+    process.kill(await appPid(slug), 'SIGKILL');
     const back = await waitFor('the app to come back', async () => {
       const r = await viaRouter(t, slug);
-      return r.status === 200 && JSON.parse(r.body).pid !== pid ? JSON.parse(r.body) : null;
+      return r.status === 200 && JSON.parse(r.body).instance !== instance ? JSON.parse(r.body) : null;
     });
     expect(back.version).toBe('3');
     await waitFor('the crash in the logs', async () => {
@@ -238,7 +251,7 @@ describe('hosting a Node app', () => {
   });
 
   it('brings live apps back after Pier restarts', async () => {
-    const { pid } = await json(slug);
+    const pid = await appPid(slug);
     await t.close();
     expect(() => process.kill(pid, 0)).toThrow(); // stopped with Pier
     t = await start();

@@ -13,6 +13,7 @@ import {
   MAX_ARTIFACT_BYTES,
   saveArtifact,
 } from './runtime/artifact.ts';
+import { buildPlan } from './runtime/build.ts';
 import type { Supervisor } from './runtime/supervisor.ts';
 import { type AppManifest, deployments } from './runtime/tables.ts';
 
@@ -74,7 +75,10 @@ export async function prepareRelease(deps: Deps, d: Deployment): Promise<AppMani
     await saveArtifact(blob.body, tmp);
     await checkArtifact(tmp);
     await extractArtifact(tmp, dir);
-    return detectApp(dir);
+    const manifest = detectApp(dir);
+    const plan = buildPlan(dir);
+    if (plan.kind === 'unsupported') throw errors.artifactInvalid(plan.reason);
+    return manifest;
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -134,10 +138,13 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     await fail(deps, d.id, 'The project was destroyed.');
     return;
   }
-  await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
   try {
     const dir = releaseDir(deps, p.id, d.id);
     const manifest = fs.existsSync(dir) && d.manifest ? d.manifest : await prepareRelease(deps, d);
+    // Still `building` while npm runs; a retried job finds node_modules there and skips the build.
+    if (manifest.type === 'node')
+      await supervisor.build({ projectId: p.id, deploymentId: d.id, dir }, deps.config.buildTimeoutMs);
+    await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
     await supervisor.activate({ projectId: p.id, slug: p.slug, deploymentId: d.id, dir, manifest });
   } catch (err) {
     await fail(deps, d.id, err instanceof Error ? err.message : String(err));

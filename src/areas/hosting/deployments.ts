@@ -57,7 +57,8 @@ function toDeployment(deps: Deps, d: Deployment, slug: string): z.infer<typeof d
     finishedAt: iso(d.finishedAt),
     url: appUrl(deps, slug),
   };
-  if (d.status === 'failed' && d.errorMessage) out.errorMessage = d.errorMessage;
+  // A live version carries one only while it is in a crash loop (supervisor.ts).
+  if ((d.status === 'failed' || d.status === 'live') && d.errorMessage) out.errorMessage = d.errorMessage;
   return out;
 }
 

@@ -1,6 +1,26 @@
 import type { Plan } from './tables.ts';
 
-export const PLANS: Record<Plan, { secretsPerProject: number; liveApps: number }> = {
-  free: { secretsPerProject: 50, liveApps: 1 },
-  pro: { secretsPerProject: 500, liveApps: 100 },
+/** What each app process of a project may use; the hosting area enforces it (docs/hosting.md "Sandbox"). */
+export type AppLimits = {
+  memoryMb: number;
+  /** Processes and threads together. */
+  pids: number;
+  openFiles: number;
+  /** The largest file the app may write, and the size of its private /tmp (at most 256 MB). */
+  diskMb: number;
+  /** Share of one core, in percent (100 = one core). */
+  cpuPercent: number;
+};
+
+export const PLANS: Record<Plan, { secretsPerProject: number; liveApps: number; app: AppLimits }> = {
+  free: {
+    secretsPerProject: 50,
+    liveApps: 1,
+    app: { memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
+  },
+  pro: {
+    secretsPerProject: 500,
+    liveApps: 100,
+    app: { memoryMb: 2048, pids: 512, openFiles: 8192, diskMb: 10_240, cpuPercent: 200 },
+  },
 };

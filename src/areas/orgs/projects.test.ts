@@ -30,7 +30,15 @@ describe('projects', () => {
     );
 
     const got = await t.call('getProjectForCli', { slug: a.slug }, owner.token);
-    expect(got.json()).toEqual({ id: a.id, slug: a.slug, orgId: org.id, region: 'local', status: 'ready' });
+    expect(got.json()).toEqual({
+      id: a.id,
+      slug: a.slug,
+      orgId: org.id,
+      region: 'local',
+      status: 'ready',
+      // The plan's limits for each app process (docs/hosting.md "Sandbox").
+      appLimits: { plan: 'free', memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
+    });
 
     const foreign = await t.call('getProjectForCli', { slug: a.slug }, other.owner.token);
     expect(foreign.statusCode).toBe(404);
@@ -116,7 +124,7 @@ describe('project reads and creation (contract details)', () => {
     const p = await seedProject(t.deps, org);
     await t.deps.db.query("UPDATE projects SET error_message = 'stale' WHERE id = $1", [p.id]);
     const ready = (await t.call('getProjectForCli', { slug: p.slug }, owner.token)).json();
-    expect(Object.keys(ready).sort()).toEqual(['id', 'orgId', 'region', 'slug', 'status']);
+    expect(Object.keys(ready).sort()).toEqual(['appLimits', 'id', 'orgId', 'region', 'slug', 'status']);
     await t.deps.db.query(
       "UPDATE projects SET status = 'error', error_message = 'Out of disk.' WHERE id = $1",
       [p.id],
@@ -129,6 +137,7 @@ describe('project reads and creation (contract details)', () => {
       region: 'local',
       status: 'error',
       errorMessage: 'Out of disk.',
+      appLimits: expect.objectContaining({ plan: 'free' }),
     });
   });
 

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { projectListItemSchema, projectSchema, slugInput } from '../../http/fn-schemas.ts';
+import { appLimitsSchema, projectListItemSchema, projectSchema, slugInput } from '../../http/fn-schemas.ts';
 import {
   findOrgById,
   MANAGERS,
@@ -15,6 +15,7 @@ import {
   projectForUser,
   requireRole,
 } from './access.ts';
+import { PLANS } from './plans.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, projects } from './tables.ts';
 
@@ -93,10 +94,12 @@ export const getProjectForCli = defineFn({
   summary: 'One project of an organization the caller belongs to.',
   auth: { kind: 'user' },
   input: z.strictObject({ slug: slugInput }),
-  output: projectSchema,
+  output: projectSchema.extend({ appLimits: appLimitsSchema }),
   errors: ['PROJECT_NOT_FOUND'],
-  handler: async ({ deps, caller }, { slug }) =>
-    toProject((await projectForUser(deps, caller.userId, slug)).project),
+  handler: async ({ deps, caller }, { slug }) => {
+    const { project, org } = await projectForUser(deps, caller.userId, slug);
+    return { ...toProject(project), appLimits: { plan: org.plan, ...PLANS[org.plan].app } };
+  },
 });
 
 export const createProjectForCli = defineFn({

@@ -56,9 +56,9 @@ export function register(program: Command, ctx: CliContext): void {
         );
         if (wantsJson(cmd)) ctx.io.stdout.write(toJson({ ...deployment, logs: lastLogs }));
         else if (deployment.status === 'failed') {
-          ctx.io.stdout.write(`Deployment failed: ${deployment.errorMessage ?? 'no reason given'}\n`);
+          err.write(`Deployment failed: ${deployment.errorMessage ?? 'no reason given'}\n`);
           if (lastLogs.length)
-            ctx.io.stdout.write(`Last log lines:\n${lastLogs.map((l) => `  ${l.line}`).join('\n')}\n`);
+            err.write(`Last log lines:\n${lastLogs.map((l) => `  ${l.line}`).join('\n')}\n`);
         } else ctx.io.stdout.write(`Live at ${deployment.url}\n`);
         if (deployment.status === 'failed') process.exitCode = 1;
       } finally {

@@ -71,6 +71,18 @@ export function register(program: Command, ctx: CliContext): void {
     .argument('<slug>', 'project slug')
     .action(async (slug: string, _opts: unknown, cmd: Command) => {
       const p = await ctx.userClient().call('getProjectForCli', { slug });
-      ctx.io.stdout.write(wantsJson(cmd) ? toJson(p) : projectFields(p));
+      const l = p.appLimits;
+      ctx.io.stdout.write(
+        wantsJson(cmd)
+          ? toJson(p)
+          : projectFields(p) +
+              fields([
+                [
+                  'app limits',
+                  `${l.plan} plan: memory ${l.memoryMb} MB, ${l.pids} processes/threads, CPU ${l.cpuPercent / 100} core, ` +
+                    `${l.openFiles} open files, ${l.diskMb} MB largest file`,
+                ],
+              ]),
+      );
     });
 }

@@ -10,7 +10,8 @@ export const deployJob = defineJob({
   name: 'hosting.deploy',
   schema: z.object({ deploymentId: z.string() }),
   retry: { limit: 3, delaySec: 5 },
-  expireInSeconds: 180,
+  // A source-only release is built inside the job (BUILD_TIMEOUT_SEC, default 600 s) before it starts.
+  expireInSeconds: 900,
   concurrency: 2,
   handle: async ({ deploymentId }, { deps }: { deps: Deps }) => {
     const rt = hostingRuntime(deps);

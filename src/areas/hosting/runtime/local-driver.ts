@@ -2,10 +2,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { LogStream } from './app-logs.ts';
+import type { CgroupMode } from './cgroups.ts';
+import type { SandboxSpec } from './sandbox.ts';
+import { sandboxProcesses, spawnSandboxed } from './sandboxed-spawn.ts';
 
 // The local runtime driver: one supervised child process per running app version, on a loopback port of its
 // own, in its own working directory, with only the environment Pier gives it (none of Pier's own).
@@ -16,10 +20,14 @@ export type AppProcess = {
   child: ChildProcess;
   /** Started as `node --require handoff-shim.cjs …` with an IPC channel: client connections can be handed to it. */
   ipc: boolean;
-  /** Resolves when the process has exited, with its exit code or signal. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when the process has exited, with its exit code or signal, and whether memory ran out. */
+  exited: Promise<AppExit>;
   stop(graceMs?: number): Promise<void>;
+  /** The app's processes as the host numbers them, the app's own first (in a sandbox it sees itself as pid 2). */
+  hostPids(): Promise<number[]>;
 };
+
+export type AppExit = { code: number | null; signal: NodeJS.Signals | null; oom?: boolean };
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -40,6 +48,8 @@ export type SpawnOptions = {
   onLine: (stream: LogStream, line: string) => void;
   /** Run a plain `node <file>` start command as node itself, with the hand-off shim and an IPC channel. */
   handoff?: boolean;
+  /** Run it in its bubblewrap sandbox (APP_SANDBOX=on, the default); null runs it as a plain child. */
+  sandbox?: (SandboxSpec & { cgroups: CgroupMode }) | null;
 };
 
 export const HANDOFF_SHIM = fileURLToPath(new URL('./handoff-shim.cjs', import.meta.url));
@@ -62,6 +72,7 @@ export function nodeCommand(start: string): string[] | null {
 
 /** Starts the app in cwd with PORT set, node on PATH being Pier's own Node, in its own process group. */
 export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
+  if (o.sandbox) return spawnInSandbox(o, o.sandbox);
   const port = await freePort();
   const nodeDir = path.dirname(process.execPath);
   const env: Record<string, string> = {
@@ -90,16 +101,11 @@ export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+  const exited = new Promise<AppExit>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
     child.once('error', () => resolve({ code: -1, signal: null }));
   });
-  for (const [stream, s] of [
-    ['stdout', child.stdout],
-    ['stderr', child.stderr],
-  ] as const) {
-    if (s) readline.createInterface({ input: s, crlfDelay: Infinity }).on('line', (l) => o.onLine(stream, l));
-  }
+  pipeLines(child, o.onLine);
   const killGroup = (sig: NodeJS.Signals) => {
     try {
       if (child.pid) process.kill(-child.pid, sig);
@@ -119,10 +125,108 @@ export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
     child,
     ipc: nodeArgs !== null,
     exited,
+    hostPids: async () => (child.pid ? [child.pid] : []),
     stop: async (graceMs = 5000) => {
       if (done) return;
       killGroup('SIGTERM');
       const t = setTimeout(() => killGroup('SIGKILL'), graceMs);
+      await exited;
+      clearTimeout(t);
+      await groupGone(child.pid, 3000);
+    },
+  };
+}
+
+function pipeLines(child: ChildProcess, onLine: SpawnOptions['onLine']): void {
+  for (const [stream, s] of [
+    ['stdout', child.stdout],
+    ['stderr', child.stderr],
+  ] as const) {
+    if (s) readline.createInterface({ input: s, crlfDelay: Infinity }).on('line', (l) => onLine(stream, l));
+  }
+}
+
+const HEAP_OOM = /heap out of memory|Reached heap limit/;
+
+/** The same contract as spawnApp, for a process in its sandbox (sandboxed-spawn.ts). */
+async function spawnInSandbox(
+  o: SpawnOptions,
+  sb: NonNullable<SpawnOptions['sandbox']>,
+): Promise<AppProcess> {
+  const port = await freePort();
+  const nodeArgs =
+    o.handoff && !fs.existsSync(path.join(o.cwd, 'node_modules/.bin/node')) ? nodeCommand(o.start) : null;
+  const { child, cgroup, initPid } = spawnSandboxed({
+    releaseDir: o.cwd,
+    start: o.start,
+    nodeArgs,
+    env: { ...o.env, PORT: String(port), HOST: '127.0.0.1', NODE_ENV: 'production' },
+    shim: HANDOFF_SHIM,
+    sandbox: sb,
+    cgroups: sb.cgroups,
+  });
+  let heapOom = false;
+  pipeLines(child, (stream, line) => {
+    if (stream === 'stderr' && HEAP_OOM.test(line)) heapOom = true;
+    o.onLine(stream, line);
+  });
+  const oomBefore = cgroup?.oomKills() ?? 0;
+  const exited = new Promise<AppExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      // bwrap reports a child killed by a signal as 128 + its number.
+      const sig =
+        code !== null && code > 128
+          ? ((Object.entries(os.constants.signals).find(
+              ([, n]) => n === code - 128,
+            )?.[0] as NodeJS.Signals) ?? null)
+          : null;
+      const cgroupOom = (cgroup?.oomKills() ?? 0) > oomBefore;
+      if (cgroupOom || heapOom)
+        o.onLine(
+          'system',
+          `the app ran out of memory (limit ${sb.limits.memoryMb} MB${cgroupOom ? '' : ', JavaScript heap'}) and was killed`,
+        );
+      resolve({ code: sig ? null : code, signal: sig ?? signal, oom: cgroupOom || heapOom });
+    });
+    child.once('error', () => resolve({ code: -1, signal: null }));
+  });
+  const killAll = async (sig: NodeJS.Signals) => {
+    const init = await initPid;
+    // SIGTERM goes to the app itself (pid 1 of a namespace ignores it); SIGKILL to pid 1 ends the namespace.
+    const pids = init === null ? [] : sig === 'SIGKILL' ? [init] : sandboxProcesses(init);
+    for (const p of pids)
+      try {
+        process.kill(p, sig);
+      } catch {
+        // already gone
+      }
+    if (sig === 'SIGKILL')
+      try {
+        if (child.pid) process.kill(-child.pid, sig);
+      } catch {
+        // already gone
+      }
+  };
+  let done = false;
+  void exited.then(async () => {
+    done = true;
+    await killAll('SIGKILL');
+    await cgroup?.remove();
+  });
+  return {
+    pid: child.pid ?? -1,
+    port,
+    child,
+    ipc: nodeArgs !== null,
+    exited,
+    hostPids: async () => {
+      const init = await initPid;
+      return init === null ? [] : sandboxProcesses(init);
+    },
+    stop: async (graceMs = 5000) => {
+      if (done) return;
+      await killAll('SIGTERM');
+      const t = setTimeout(() => void killAll('SIGKILL'), graceMs);
       await exited;
       clearTimeout(t);
       await groupGone(child.pid, 3000);
@@ -151,14 +255,14 @@ export async function waitHealthy(
   timeoutMs: number,
 ): Promise<{ ok: true } | { ok: false; reason: string }> {
   const deadline = Date.now() + timeoutMs;
-  let exit: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+  let exit: AppExit | null = null;
   void proc.exited.then((e) => {
     exit = e;
   });
   let last = 'no answer';
   while (Date.now() < deadline) {
     if (exit) {
-      const e = exit as { code: number | null; signal: NodeJS.Signals | null };
+      const e = exit as AppExit;
       return { ok: false, reason: `The app exited during start-up (${e.signal ?? `code ${e.code}`}).` };
     }
     const status = await probe(proc.port, healthPath);

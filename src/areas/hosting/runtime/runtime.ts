@@ -1,10 +1,13 @@
+import path from 'node:path';
 import { listen, notify } from '../../../core/db/notify.ts';
 import type { Deps } from '../../../deps.ts';
 import { onSecretsChanged } from '../../orgs/index.ts';
 import { recoverLiveApps } from '../deploy-pipeline.ts';
 import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
+import { type CgroupMode, describeCgroups, detectCgroups } from './cgroups.ts';
 import { HostRouter } from './host-router.ts';
+import { sandboxProblem } from './sandbox.ts';
 import { Supervisor } from './supervisor.ts';
 
 // The hosting runtime of one node (the `router` role): the supervisor of its app processes, the PGlite
@@ -45,14 +48,34 @@ export function announceSecretChanges(deps: Deps): void {
   });
 }
 
+/**
+ * Checks the sandbox by running one (the hosting role refuses to start without it) and picks the cgroups; says
+ * in the log which limits are in force. Null when the operator turned the sandbox off.
+ */
+function appSandbox(deps: Deps): CgroupMode | null {
+  if (!deps.config.appSandbox) {
+    deps.log.warn(
+      "APP_SANDBOX=off: hosted apps run unsandboxed as Pier's own user and can read DATA_DIR, including secret.key",
+    );
+    return null;
+  }
+  const problem = sandboxProblem(path.join(deps.config.dataDir, 'apps', '.sandbox-check'));
+  if (problem) throw new Error(problem);
+  const cgroups = detectCgroups();
+  deps.log.info(`app sandbox on (bubblewrap); limits: ${describeCgroups(cgroups)}`);
+  return cgroups;
+}
+
 /** Starts the runtime of this node: recovers its live apps and listens for restarts and stops. */
 export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
+  const sandbox = appSandbox(deps);
   const dbs = new AppDbServers(deps);
   const logs = new AppLogWriter(deps);
   const handoff = deps.config.appConnectionHandoff;
   const supervisor = new Supervisor(deps, dbs, logs, {
     healthTimeoutMs: deps.config.appHealthTimeoutMs,
     handoff,
+    sandbox,
   });
   const router = new HostRouter(deps.config.appsDomain, (slug) => supervisor.lookup(slug), {
     tls: deps.config.publicUrl.startsWith('https:'),

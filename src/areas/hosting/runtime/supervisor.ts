@@ -1,10 +1,15 @@
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
+import { eq } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
-import { projectSecretEnv } from '../../orgs/index.ts';
-import type { AppDbServers } from './app-databases.ts';
+import { orgs, PLANS, projectSecretEnv, projects } from '../../orgs/index.ts';
+import { type AppDbServers, projectDir } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
+import { buildPlan, runBuild } from './build.ts';
+import type { CgroupMode } from './cgroups.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
-import type { AppManifest } from './tables.ts';
+import { type AppManifest, deployments } from './tables.ts';
 
 // Per-node state of the running apps, rebuilt from the database on start. A new version (a deploy, a secrets
 // change, a crash restart) is started beside the current one, health-checked, then swapped in; the old one
@@ -50,6 +55,8 @@ type Slot = {
 };
 
 const DRAIN_MS = 10_000;
+/** Exits in a row (none running a minute) after which the deployment shows a crash loop. */
+const CRASH_LOOP = 5;
 
 export class Supervisor {
   readonly #deps: Deps;
@@ -57,6 +64,7 @@ export class Supervisor {
   readonly #logs: AppLogWriter;
   readonly #healthTimeoutMs: number;
   readonly #handoff: boolean;
+  readonly #sandbox: CgroupMode | null;
   readonly #bySlug = new Map<string, Slot>();
   readonly #byProject = new Map<string, Slot>();
   #closed = false;
@@ -65,8 +73,10 @@ export class Supervisor {
     deps: Deps,
     dbs: AppDbServers,
     logs: AppLogWriter,
-    opts: { healthTimeoutMs: number; handoff: boolean },
+    /** sandbox: the cgroups in use when apps run sandboxed; null runs them unsandboxed (APP_SANDBOX=off). */
+    opts: { healthTimeoutMs: number; handoff: boolean; sandbox?: CgroupMode | null },
   ) {
+    this.#sandbox = opts.sandbox ?? null;
     this.#deps = deps;
     this.#dbs = dbs;
     this.#logs = logs;
@@ -147,6 +157,49 @@ export class Supervisor {
     return { ...secrets, DATABASE_URL: await this.#dbs.urlFor(projectId) };
   }
 
+  /**
+   * Builds a source-only release in place (build.ts); a no-op when it brings node_modules or needs no build.
+   * Throws the reason (with npm's last lines) when the build fails; the live version is not touched.
+   */
+  async build(spec: Pick<AppSpec, 'projectId' | 'deploymentId' | 'dir'>, timeoutMs: number): Promise<void> {
+    const plan = buildPlan(spec.dir);
+    if (plan.kind === 'none') return;
+    if (plan.kind === 'unsupported') throw new Error(plan.reason);
+    const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
+      this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
+    log(
+      'system',
+      `building deployment ${spec.deploymentId} from source (npm ci${plan.hasBuild ? ', npm run build' : ''})`,
+    );
+    const r = await runBuild({
+      projectId: spec.projectId,
+      releaseDir: spec.dir,
+      projectDir: projectDir(this.#deps, spec.projectId),
+      hasBuild: plan.hasBuild,
+      limits: await this.#limits(spec.projectId),
+      cgroups: this.#sandbox,
+      timeoutMs,
+      onLine: log,
+    });
+    if (!r.ok) {
+      // A half-installed node_modules would make a retry skip the build.
+      fs.rmSync(path.join(spec.dir, 'node_modules'), { recursive: true, force: true });
+      log('system', r.reason.split('\n')[0]!);
+      throw new Error(r.reason);
+    }
+    log('system', `build finished in ${(r.ms / 1000).toFixed(1)} s`);
+  }
+
+  /** The limits of the plan of the project's organization. */
+  async #limits(projectId: string) {
+    const [row] = await this.#deps.db.orm
+      .select({ plan: orgs.plan })
+      .from(projects)
+      .innerJoin(orgs, eq(orgs.id, projects.orgId))
+      .where(eq(projects.id, projectId));
+    return PLANS[row?.plan ?? 'free'].app;
+  }
+
   async #start(spec: AppSpec): Promise<Instance> {
     if (spec.manifest.type === 'static')
       return { kind: 'static', deploymentId: spec.deploymentId, root: spec.dir, spa: spec.manifest.spa };
@@ -158,6 +211,12 @@ export class Supervisor {
       env: await this.#env(spec.projectId),
       onLine: log,
       handoff: this.#handoff,
+      sandbox: this.#sandbox && {
+        projectId: spec.projectId,
+        dataDir: path.join(projectDir(this.#deps, spec.projectId), 'data'),
+        limits: await this.#limits(spec.projectId),
+        cgroups: this.#sandbox,
+      },
     });
     const handoff = proc.ipc ? watchHandoff(proc) : null;
     log('system', `starting deployment ${spec.deploymentId} (pid ${proc.pid}, port ${proc.port})`);
@@ -207,21 +266,49 @@ export class Supervisor {
     inst.agent.destroy();
   }
 
-  #onExit(projectId: string, inst: NodeInstance, e: { code: number | null; signal: string | null }): void {
+  #onExit(
+    projectId: string,
+    inst: NodeInstance,
+    e: { code: number | null; signal: string | null; oom?: boolean },
+  ): void {
     const slot = this.#byProject.get(projectId);
     if (inst.retiring || this.#closed || !slot || slot.current !== inst || slot.stopped) return;
     inst.agent.destroy();
     // A process that ran a while before crashing starts the back-off afresh.
-    if (Date.now() - inst.startedAt > 60_000) slot.crashes = 0;
+    if (Date.now() - inst.startedAt > 60_000) {
+      if (slot.crashes >= CRASH_LOOP)
+        void this.#deps.db.orm
+          .update(deployments)
+          .set({ errorMessage: null })
+          .where(eq(deployments.id, inst.deploymentId))
+          .catch(() => {});
+      slot.crashes = 0;
+    }
     const delay = Math.min(30_000, 250 * 2 ** slot.crashes);
     slot.crashes++;
+    const why = `${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}`;
     this.#logs.write(
       projectId,
       inst.deploymentId,
       'system',
-      `the app exited (${e.signal ?? `code ${e.code}`}); restarting in ${delay} ms`,
+      `the app exited (${why}); restarting in ${delay} ms`,
     );
+    this.#noteCrashLoop(slot, inst.deploymentId, why);
     this.#scheduleRestart(slot, delay);
+  }
+
+  /**
+   * After CRASH_LOOP exits in a row the deployment's error message says so, with the last reason (it stays the
+   * live version and keeps being restarted with back-off); a start that then runs a minute clears it.
+   */
+  #noteCrashLoop(slot: Slot, deploymentId: string, why: string): void {
+    if (slot.crashes < CRASH_LOOP) return;
+    const message = `Crash loop: the app exited ${slot.crashes} times in a row (last: ${why}); restarting with back-off.`;
+    void this.#deps.db.orm
+      .update(deployments)
+      .set({ errorMessage: message })
+      .where(eq(deployments.id, deploymentId))
+      .catch((err) => this.#deps.log.warn({ err, deploymentId }, 'could not record a crash loop'));
   }
 
   #scheduleRestart(slot: Slot, delay: number): void {

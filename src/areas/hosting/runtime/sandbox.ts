@@ -1,0 +1,232 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+// The bubblewrap sandbox around every app process (docs/decisions/035-sandbox-hosted-apps.md). Inside, an app sees its
+// release read-only at /app, its own data folder read-write at /data (PIER_APP_DATA), Pier's Node and the system
+// libraries read-only, a private /tmp, a minimal /etc, and its own PID, IPC and UTS namespaces; nothing of
+// DATA_DIR, other apps, or Pier's process and environment. This file only builds the command line and the
+// folders; local-driver.ts runs it.
+
+export const SANDBOX_APP = '/app';
+export const SANDBOX_DATA = '/data';
+export const SANDBOX_NODE_BIN = '/opt/node/bin';
+export const SANDBOX_SHIM = '/opt/pier/handoff-shim.cjs';
+/** The uid and gid the app sees inside its user namespace (whatever it maps to outside). */
+const INSIDE_ID = 1000;
+const BWRAP = '/usr/bin/bwrap';
+
+export type SandboxLimits = {
+  memoryMb: number;
+  /** Processes and threads together (the pids cgroup counts both). */
+  pids: number;
+  openFiles: number;
+  /** The largest file the app may write (RLIMIT_FSIZE), and the size of its private /tmp. */
+  diskMb: number;
+  /** Share of one core, in percent (100 = one core). */
+  cpuPercent: number;
+};
+
+export type SandboxSpec = {
+  projectId: string;
+  /** The app's writable folder on the host (bound at /data). */
+  dataDir: string;
+  limits: SandboxLimits;
+};
+
+export const isRoot = (): boolean => process.getuid?.() === 0;
+
+/**
+ * The host uid an app runs as when Pier runs as root: one per project (so a sandbox escape still meets file
+ * permissions between apps), in a range no Debian account uses. A hash, so nothing is stored; two projects
+ * that share one only share it outside their namespaces, where neither can see the other.
+ */
+export function hostUid(projectId: string): number {
+  let h = 2166136261;
+  for (const c of projectId) h = Math.imul(h ^ c.charCodeAt(0), 16777619) >>> 0;
+  return 200_000 + (h % 100_000);
+}
+
+/** Whether the system's root layout links /bin, /lib… into /usr (Debian 12 does) or has real folders. */
+function systemBinds(): string[] {
+  const out = ['--ro-bind', '/usr', '/usr'];
+  for (const d of ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32']) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(d);
+    } catch {
+      continue;
+    }
+    if (st.isSymbolicLink()) out.push('--symlink', fs.readlinkSync(d), d);
+    else if (st.isDirectory()) out.push('--ro-bind', d, d);
+  }
+  return out;
+}
+
+// Only what name resolution, TLS and `whoami` need; never the host's /etc as a whole.
+const ETC_FILES = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/host.conf',
+  '/etc/localtime',
+];
+const ETC_DIRS = ['/etc/ssl', '/etc/ca-certificates', '/etc/pki'];
+
+export const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\napp:x:${INSIDE_ID}:${INSIDE_ID}:app:${SANDBOX_DATA}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+export const GROUP = `root:x:0:\napp:x:${INSIDE_ID}:\nnogroup:x:65534:\n`;
+
+/**
+ * bwrap's arguments up to (not including) the command. The caller passes fds: 4 for bwrap's info (JSON with
+ * the sandbox's pid 1 as seen outside), 5 and 6 carrying /etc/passwd and /etc/group.
+ */
+export function bwrapArgs(o: {
+  releaseDir: string;
+  dataDir: string;
+  shim: string;
+  tmpMb: number;
+  /** A build writes into its release (node_modules, its output); a running app never does. */
+  releaseWritable?: boolean;
+  /** More writable folders: [host path, path inside]. */
+  binds?: [string, string][];
+}): string[] {
+  const etc: string[] = ['--dir', '/etc'];
+  for (const f of ETC_FILES) etc.push('--ro-bind-try', f, f);
+  for (const d of ETC_DIRS) etc.push('--ro-bind-try', d, d);
+  return [
+    BWRAP,
+    '--unshare-user',
+    '--uid',
+    String(INSIDE_ID),
+    '--gid',
+    String(INSIDE_ID),
+    '--disable-userns',
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'app',
+    '--die-with-parent',
+    '--new-session',
+    ...systemBinds(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(o.tmpMb * 1024 * 1024),
+    '--tmpfs',
+    '/tmp',
+    ...etc,
+    '--ro-bind-data',
+    '5',
+    '/etc/passwd',
+    '--ro-bind-data',
+    '6',
+    '/etc/group',
+    '--ro-bind',
+    path.dirname(process.execPath),
+    SANDBOX_NODE_BIN,
+    '--ro-bind',
+    o.shim,
+    SANDBOX_SHIM,
+    o.releaseWritable ? '--bind' : '--ro-bind',
+    o.releaseDir,
+    SANDBOX_APP,
+    '--bind',
+    o.dataDir,
+    SANDBOX_DATA,
+    ...(o.binds ?? []).flatMap(([from, to]) => ['--bind', from, to]),
+    // The root (and /etc in it) was a writable tmpfs while bwrap built it; the app gets it read-only.
+    '--remount-ro',
+    '/',
+    '--chdir',
+    SANDBOX_APP,
+    '--info-fd',
+    '4',
+    '--',
+  ];
+}
+
+/** Wrappers that apply the rlimits (and, as root, drop to the app's own uid) before bwrap starts. */
+export function limitWrapper(projectId: string, limits: SandboxLimits): string[] {
+  const out = [
+    '/usr/bin/prlimit',
+    `--nofile=${limits.openFiles}:${limits.openFiles}`,
+    `--fsize=${limits.diskMb * 1024 * 1024}`,
+    '--core=0',
+  ];
+  if (isRoot()) {
+    const id = hostUid(projectId);
+    // RLIMIT_NPROC counts per host uid, and each project has its own uid when Pier runs as root.
+    out.push(`--nproc=${limits.pids}:${limits.pids}`);
+    out.push('--', '/usr/bin/setpriv', `--reuid=${id}`, `--regid=${id}`, '--clear-groups', '--');
+  } else out.push('--');
+  return out;
+}
+
+/**
+ * Makes the app's folders usable by its host uid: the data folder is the app's own (0700), the release is
+ * readable by it, and (as root) DATA_DIR down to the release and data folders may be traversed (0711, never
+ * listed) because bwrap resolves the paths it binds as the app's uid. Every secret file in DATA_DIR is 0600.
+ */
+export function prepareFolders(o: { projectId: string; dataDir: string; releaseDir: string }): void {
+  fs.mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
+  if (!isRoot()) return;
+  const id = hostUid(o.projectId);
+  fs.chownSync(o.dataDir, id, id);
+  fs.chmodSync(o.dataDir, 0o700);
+  chownTree(o.releaseDir, id);
+  for (const leaf of [o.dataDir, o.releaseDir]) {
+    for (let d = path.dirname(leaf); d !== path.dirname(d); d = path.dirname(d)) {
+      const st = fs.statSync(d);
+      if ((st.mode & 0o001) === 0) fs.chmodSync(d, (st.mode & 0o7777) | 0o001);
+    }
+  }
+}
+
+function chownTree(dir: string, id: number): void {
+  const st = fs.lstatSync(dir);
+  if (st.uid === id) return; // done for this release already
+  const walk = (p: string) => {
+    fs.lchownSync(p, id, id);
+    if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) walk(path.join(p, e));
+  };
+  walk(dir);
+}
+
+/** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
+export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
+  if (!fs.existsSync(bwrap))
+    return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
+  const projectId = 'sandbox-check';
+  const release = path.join(scratch, 'release');
+  const data = path.join(scratch, 'data');
+  fs.rmSync(scratch, { recursive: true, force: true });
+  fs.mkdirSync(release, { recursive: true });
+  fs.writeFileSync(
+    path.join(release, 'check.js'),
+    'console.log(require("node:fs").readdirSync("/app").join())',
+  );
+  prepareFolders({ projectId, dataDir: data, releaseDir: release });
+  const limits: SandboxLimits = { memoryMb: 256, pids: 64, openFiles: 256, diskMb: 16, cpuPercent: 100 };
+  const argv = [
+    ...limitWrapper(projectId, limits),
+    ...bwrapArgs({ releaseDir: release, dataDir: data, shim: release + '/check.js', tmpMb: 1 }),
+    `${SANDBOX_NODE_BIN}/node`,
+    'check.js',
+  ];
+  const empty = fs.openSync('/dev/null', 'r+');
+  const r = spawnSync(argv[0], argv.slice(1), {
+    stdio: ['ignore', 'pipe', 'pipe', 'ignore', empty, empty, empty],
+    env: { PATH: '/usr/bin:/bin' },
+    timeout: 20_000,
+    encoding: 'utf8',
+  });
+  fs.closeSync(empty);
+  fs.rmSync(scratch, { recursive: true, force: true });
+  if (r.status === 0 && r.stdout.trim() === 'check.js') return null;
+  const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').slice(-3).join(' ');
+  return `The app sandbox (bubblewrap) does not work here: ${why}. Install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set APP_SANDBOX=off to run apps unsandboxed.`;
+}

@@ -1,0 +1,137 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import type { Readable, Writable } from 'node:stream';
+import { type AppCgroup, type CgroupMode, createAppCgroup } from './cgroups.ts';
+import {
+  bwrapArgs,
+  GROUP,
+  limitWrapper,
+  PASSWD,
+  prepareFolders,
+  SANDBOX_APP,
+  SANDBOX_DATA,
+  SANDBOX_NODE_BIN,
+  SANDBOX_SHIM,
+  type SandboxSpec,
+} from './sandbox.ts';
+
+// Starts one app process inside its sandbox: [sh joining the cgroups →] prlimit [→ setpriv to the app's uid]
+// → bwrap → the app. bwrap is Pier's direct child (each step execs the next), so `--die-with-parent` ties
+// the sandbox to Pier's life; the app is pid 2 of its own PID namespace, and killing the sandbox's pid 1
+// takes every process of the namespace with it.
+
+const SYSTEM_CA = '/etc/ssl/certs/ca-certificates.crt';
+
+export type Sandboxed = {
+  child: ChildProcess;
+  cgroup: AppCgroup | null;
+  /** The sandbox's pid 1 as seen from outside (bwrap's info fd), once bwrap has set it up. */
+  initPid: Promise<number | null>;
+};
+
+export function spawnSandboxed(o: {
+  releaseDir: string;
+  start: string;
+  /** `node` arguments for a plain node start command run with the hand-off shim, else null (sh -c). */
+  nodeArgs: string[] | null;
+  env: Record<string, string>;
+  shim: string;
+  sandbox: SandboxSpec;
+  cgroups: CgroupMode;
+  releaseWritable?: boolean;
+  binds?: [string, string][];
+}): Sandboxed {
+  const { sandbox: sb } = o;
+  prepareFolders({ projectId: sb.projectId, dataDir: sb.dataDir, releaseDir: o.releaseDir });
+  const cgroup = createAppCgroup(o.cgroups, sb.projectId, sb.limits);
+  const inner = o.nodeArgs
+    ? [`${SANDBOX_NODE_BIN}/node`, '--require', SANDBOX_SHIM, ...o.nodeArgs]
+    : ['/bin/sh', '-c', o.start];
+  const argv = [
+    ...limitWrapper(sb.projectId, sb.limits),
+    ...bwrapArgs({
+      releaseDir: o.releaseDir,
+      dataDir: sb.dataDir,
+      shim: o.shim,
+      tmpMb: Math.min(sb.limits.diskMb, 256),
+      releaseWritable: o.releaseWritable,
+      binds: o.binds,
+    }),
+    ...inner,
+  ];
+  // Heap headroom below the memory limit, so a JavaScript leak ends as "heap out of memory" in the log
+  // before the kernel kills the process (and it is the only memory limit where there are no cgroups).
+  const heapMb = Math.max(32, Math.floor(sb.limits.memoryMb * 0.75));
+  const env: Record<string, string> = {
+    PATH: `${SANDBOX_APP}/node_modules/.bin:${SANDBOX_NODE_BIN}:/usr/local/bin:/usr/bin:/bin`,
+    LANG: 'C.UTF-8',
+    // The operator's trust store (bound read-only), so TLS through a company proxy works as on the host.
+    ...(fs.existsSync(SYSTEM_CA) ? { NODE_EXTRA_CA_CERTS: SYSTEM_CA } : {}),
+    ...o.env,
+    HOME: SANDBOX_DATA,
+    PIER_APP_DATA: SANDBOX_DATA,
+    NODE_OPTIONS: `${o.env.NODE_OPTIONS ?? ''} --max-old-space-size=${heapMb}`.trim(),
+  };
+  const stdio = ['ignore', 'pipe', 'pipe', o.nodeArgs ? 'ipc' : 'ignore', 'pipe', 'pipe', 'pipe'] as const;
+  // The cgroups are joined by the first process itself (it is still Pier's uid then), so nothing the app
+  // starts can run outside them even for a moment.
+  const child = cgroup
+    ? spawn(
+        '/bin/sh',
+        [
+          '-c',
+          `${cgroup.procsFiles.map((f) => `echo $$ > '${f}' || exit 125`).join('; ')}; exec "$@"`,
+          'sh',
+          ...argv,
+        ],
+        { cwd: '/', env, detached: true, stdio: [...stdio] },
+      )
+    : spawn(argv[0], argv.slice(1), { cwd: '/', env, detached: true, stdio: [...stdio] });
+  for (const [fd, text] of [
+    [5, PASSWD],
+    [6, GROUP],
+  ] as const) {
+    const s = (child.stdio as unknown as (Writable | null)[])[fd];
+    s?.on('error', () => {});
+    s?.end(text);
+  }
+  const info = (child.stdio as unknown as (Readable | null)[])[4];
+  const initPid = new Promise<number | null>((resolve) => {
+    if (!info) return resolve(null);
+    let buf = '';
+    info.setEncoding('utf8');
+    info.on('data', (d: string) => {
+      buf += d;
+      const m = /"child-pid":\s*(\d+)/.exec(buf);
+      if (m) resolve(Number(m[1]));
+    });
+    info.on('error', () => resolve(null));
+    info.on('close', () => resolve(null));
+    child.once('exit', () => resolve(null));
+  });
+  return { child, cgroup, initPid };
+}
+
+/** Every process below the sandbox's pid 1 (the app and what it started), deepest last. */
+export function sandboxProcesses(initPid: number): number[] {
+  const out: number[] = [];
+  const visit = (pid: number) => {
+    let kids: number[] = [];
+    try {
+      kids = fs
+        .readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+        .trim()
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number);
+    } catch {
+      return;
+    }
+    for (const k of kids) {
+      out.push(k);
+      visit(k);
+    }
+  };
+  visit(initPid);
+  return out;
+}

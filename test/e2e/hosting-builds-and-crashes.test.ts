@@ -1,0 +1,169 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/areas/hosting/runtime/local-driver.ts';
+import { systemClock } from '../../src/core/clock.ts';
+import type { Db } from '../../src/core/db/client.ts';
+import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
+import { deploy, fixtures, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
+import { seedOrg, seedProject } from '../seed.ts';
+import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
+
+// Builds from source and crash loops (issue 15): an artifact with package.json and package-lock.json and no node_modules is
+// installed from the npm registry and built in the app's sandbox; a broken lockfile fails the deployment with
+// npm's own words and the live version keeps serving.
+
+let t: TestApp;
+let db: { db: Db; url?: string; drop: () => Promise<void> };
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-e2e-build-'));
+
+function sourceApp(version: string, edit?: (dir: string) => void): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-source-app-'));
+  fs.cpSync(path.join(fixtures, 'source-app'), dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'version.json'), JSON.stringify({ version }));
+  edit?.(dir);
+  return dir;
+}
+
+async function logLines(token: string, slug: string): Promise<string[]> {
+  const r = await t.call('getAppLogsForCli', { projectSlug: slug, limit: 500 }, token);
+  return (r.json().lines as { line: string }[]).map((l) => l.line);
+}
+
+beforeAll(async () => {
+  const port = await freePort();
+  db = await openTestDb();
+  t = await testApp({
+    listen: port,
+    db: db.db,
+    dataDir,
+    clock: systemClock,
+    hosting: true,
+    env: {
+      PUBLIC_URL: `http://127.0.0.1:${port}`,
+      APPS_DOMAIN: 'apps.test',
+      APP_HEALTH_TIMEOUT_MS: '8000',
+      ...(db.url ? { DATABASE_URL: db.url } : {}),
+    },
+  });
+});
+afterAll(async () => {
+  removeScratchHomes();
+  await t?.close();
+  if (t) await dropAppDatabases(t.deps);
+  await db?.db.close();
+  await db?.drop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+describe('building a source-only artifact', () => {
+  let token = '';
+  let slug = '';
+
+  it('installs its dependency, runs its build, and serves it; the second build reuses the cache', async () => {
+    const s = await seedOrg(t.deps);
+    token = s.owner.token;
+    slug = (await seedProject(t.deps, s.org)).slug;
+    const times: number[] = [];
+    for (const version of ['1', '2']) {
+      const { started, id } = await deploy(t, token, slug, await packDir(sourceApp(version)));
+      expect(started.statusCode).toBe(200);
+      const d = await settle(t, token, id, 240_000);
+      expect(d.status, d.errorMessage).toBe('live');
+      // A kept-alive connection may still be with the old version for one more answer (it drains).
+      const body = await waitFor(`version ${version}`, async () => {
+        const b = JSON.parse((await viaRouter(t, slug)).body);
+        return b.version === version ? b : null;
+      });
+      expect(body).toEqual({ built: true, version, oneHour: 3_600_000 });
+      const lines = await waitFor('the build log', async () => {
+        const all = await logLines(token, slug);
+        return all.filter((l) => /^build finished in/.test(l)).length === times.length + 1 ? all : null;
+      });
+      expect(lines).toContain('> npm run build');
+      expect(lines).toContain('built dist/server.js');
+      times.push(
+        Number(
+          /build finished in ([\d.]+) s/.exec(lines.findLast((l) => l.startsWith('build finished'))!)![1],
+        ),
+      );
+    }
+    // Figures for docs/benchmarks.md; the second install comes from the project's cache.
+    console.log(`build from source: first ${times[0]} s, second (same lockfile) ${times[1]} s`);
+    const cache = fs.readdirSync(path.join(dataDir, 'apps'), { recursive: true }) as string[];
+    expect(cache.some((p) => p.includes('npm-cache') && p.includes('_cacache'))).toBe(true);
+  }, 300_000);
+
+  it("fails a deployment whose lockfile is broken with npm's message, and the live version keeps serving", async () => {
+    const broken = sourceApp('3', (dir) => {
+      const lock = JSON.parse(fs.readFileSync(path.join(dir, 'package-lock.json'), 'utf8'));
+      lock.packages['node_modules/ms'].version = '0.0.0-does-not-exist';
+      lock.packages['node_modules/ms'].integrity = 'sha512-AAAA';
+      fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify(lock));
+    });
+    const { id } = await deploy(t, token, slug, await packDir(broken));
+    const d = await settle(t, token, id, 240_000);
+    expect(d.status).toBe('failed');
+    expect(d.errorMessage).toMatch(/The build failed \(exit code \d+\)/);
+    expect(d.errorMessage).toMatch(/npm error/);
+    const r = await viaRouter(t, slug);
+    expect(JSON.parse(r.body).version).toBe('2');
+  }, 300_000);
+
+  it('`pier deploy` exits non-zero when the build fails, with the reason and the last lines on stderr', async () => {
+    const broken = sourceApp('5', (dir) => fs.writeFileSync(path.join(dir, 'build.js'), 'process.exit(3)'));
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: token } };
+    const run = await pier(['deploy', broken, '--project', slug], o);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/Deployment failed: The build failed \(exit code 3\)/);
+    expect(run.stderr).toMatch(/Last log lines:/);
+    expect(run.stdout).toBe('');
+    expect(JSON.parse((await viaRouter(t, slug)).body).version).toBe('2');
+  }, 300_000);
+
+  it('refuses a pnpm lockfile at once, saying it is not supported yet', async () => {
+    const pnpm = sourceApp('4', (dir) => {
+      fs.rmSync(path.join(dir, 'package-lock.json'));
+      fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+    });
+    const { started } = await deploy(t, token, slug, await packDir(pnpm));
+    expect(started.statusCode).toBe(400);
+    expect(started.json().error.message).toMatch(/pnpm is not supported yet/);
+  });
+});
+
+describe('a crash loop', () => {
+  it('shows on the live deployment with the reason, while the app keeps being restarted', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const dir = sourceApp('crashy', (d) => {
+      fs.rmSync(path.join(d, 'package-lock.json'));
+      fs.writeFileSync(
+        path.join(d, 'package.json'),
+        JSON.stringify({ name: 'crashy', private: true, scripts: { start: 'node crash.js' } }),
+      );
+      fs.writeFileSync(
+        path.join(d, 'crash.js'),
+        // Dies 1.5 s after its first answer (the health check), so every start passes and then crashes.
+        "let armed = false; require('node:http').createServer((q, r) => { r.end('ok');" +
+          ' if (!armed) { armed = true; setTimeout(() => process.exit(7), 1500); } })' +
+          ".listen(Number(process.env.PORT), '127.0.0.1');",
+      );
+    });
+    const { id } = await deploy(t, owner.token, p.slug, await packDir(dir));
+    expect((await settle(t, owner.token, id, 60_000)).status).toBe('live');
+    const d = await waitFor(
+      'the crash loop on the deployment',
+      async () => {
+        const r = (await t.call('getDeploymentForCli', { deploymentId: id }, owner.token)).json();
+        return r.errorMessage ? r : null;
+      },
+      60_000,
+      200,
+    );
+    expect(d.status).toBe('live');
+    expect(d.errorMessage).toMatch(/^Crash loop: the app exited \d+ times in a row \(last: code 7\)/);
+    await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
+  }, 90_000);
+});
