@@ -45,6 +45,7 @@ function cpuMicros(): { cpu: number } {
 async function servePier(databaseUrl: string | undefined): Promise<void> {
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps, createLogger } = await import('../src/deps.ts');
+  const { logDestination } = await import('../src/core/log-destination.ts');
   const { buildApp } = await import('../src/http/app.ts');
   const { startBackground } = await import('../src/background.ts');
   const { ensureUser } = await import('../src/areas/identity/users.ts');
@@ -58,9 +59,15 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
     LOG_LEVEL: (process.env.BENCH_LOG_LEVEL ?? 'info') as 'info',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
-  // Production logging (info: a line per request; synchronous writes like pino's stdout default) into
-  // /dev/null, so its cost is measured, not its output.
-  const log = createLogger(config, pino.destination({ dest: '/dev/null', sync: true }));
+  // Production logging (info: a line per request, through the same buffered destination as `pier serve`)
+  // into /dev/null, so its cost is measured, not its output. BENCH_LOG_SYNC=1: a synchronous write per line
+  // instead (what this bench measured before 2026-11-26).
+  const log = createLogger(
+    config,
+    process.env.BENCH_LOG_SYNC
+      ? pino.destination({ dest: '/dev/null', sync: true })
+      : logDestination('/dev/null'),
+  );
   const deps = await createDeps(config, { log });
   const stop = await startBackground(deps, { worker: false });
   const { user } = await ensureUser(deps, 'bench@example.com');
