@@ -15,6 +15,7 @@ const dbFree = [
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',
   'src/core/crypto.test.ts',
+  'src/core/log-destination.test.ts',
   'src/http/lazy-logger.test.ts',
   'src/core/net/ip-policy.test.ts',
   'src/core/net/safe-fetch.test.ts',

@@ -45,6 +45,7 @@ function cpuMicros(): { cpu: number } {
 async function servePier(databaseUrl: string | undefined): Promise<void> {
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps, createLogger } = await import('../src/deps.ts');
+  const { logDestination } = await import('../src/core/log-destination.ts');
   const { buildApp } = await import('../src/http/app.ts');
   const { startBackground } = await import('../src/background.ts');
   const { ensureUser } = await import('../src/areas/identity/users.ts');
@@ -58,9 +59,15 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
     LOG_LEVEL: (process.env.BENCH_LOG_LEVEL ?? 'info') as 'info',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
-  // Production logging (info: a line per request; synchronous writes like pino's stdout default) into
-  // /dev/null, so its cost is measured, not its output.
-  const log = createLogger(config, pino.destination({ dest: '/dev/null', sync: true }));
+  // Production logging (info: a line per request, through the same buffered destination as `pier serve`)
+  // into /dev/null, so its cost is measured, not its output. BENCH_LOG_SYNC=1: a synchronous write per line
+  // instead (what this bench measured before 2026-11-26).
+  const log = createLogger(
+    config,
+    process.env.BENCH_LOG_SYNC
+      ? pino.destination({ dest: '/dev/null', sync: true })
+      : logDestination('/dev/null'),
+  );
   const deps = await createDeps(config, { log });
   const stop = await startBackground(deps, { worker: false });
   const { user } = await ensureUser(deps, 'bench@example.com');
@@ -227,7 +234,16 @@ function combine(name: string, rows: Row[]): Row {
   };
 }
 
-async function runPair(label: string, dbArgs: string[]): Promise<{ pier: Row; bare: Row }> {
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+/** Per-round ratios (each round's Pier against the bare round just before it) and their medians. */
+type Rounds = { rps: number[]; cpu: number[]; load: [number, number] };
+
+async function runPair(label: string, dbArgs: string[]): Promise<{ pier: Row; bare: Row; rounds: Rounds }> {
   const pier = await startChild(['pier', ...dbArgs]);
   const bare = await startChild(['bare', JSON.stringify(pier.sample)]);
   try {
@@ -238,6 +254,7 @@ async function runPair(label: string, dbArgs: string[]): Promise<{ pier: Row; ba
     const prof = (what: string) =>
       fetch(pier.target.url.replace('/api/fn/getProjectForCli', `/__bench/prof/${what}`));
     if (process.env.BENCH_PROF) await prof('start');
+    const loadBefore = os.loadavg()[0]!;
     for (let i = 0; i < rounds; i++) {
       bareRows.push(await measure('bare', bare.target));
       pierRows.push(await measure('pier', pier.target));
@@ -249,6 +266,11 @@ async function runPair(label: string, dbArgs: string[]): Promise<{ pier: Row; ba
     return {
       pier: combine(`Pier getProjectForCli on ${label}`, pierRows),
       bare: combine(`bare Fastify (${label} run)`, bareRows),
+      rounds: {
+        rps: pierRows.map((p, i) => p.rps / bareRows[i]!.rps),
+        cpu: pierRows.map((p, i) => bareRows[i]!.cpuPerReq / p.cpuPerReq),
+        load: [loadBefore, os.loadavg()[0]!],
+      },
     };
   } finally {
     await stopChild(pier.child);
@@ -267,7 +289,7 @@ async function main(): Promise<void> {
       `(after 2 s warm-up each), ` +
       `${os.cpus().length} CPUs, Node ${process.version}`,
   );
-  const results: { label: string; pier: Row; bare: Row }[] = [];
+  const results: { label: string; pier: Row; bare: Row; rounds: Rounds }[] = [];
   results.push({ label: 'PGlite', ...(await runPair('PGlite', [])) });
   const pgdb = process.env.BENCH_SKIP_PG ? null : await scratchPostgres();
   if (pgdb) {
@@ -295,6 +317,17 @@ async function main(): Promise<void> {
       );
     line(r.bare, '1.00', '1.00');
     line(r.pier, ratio.toFixed(2), cpuRatio.toFixed(2));
+  }
+  // On a shared machine single rounds swing with the load; the median of the per-round ratios is the
+  // steadier reading.
+  console.log('');
+  for (const r of results) {
+    const f = (xs: number[]) => xs.map((x) => x.toFixed(2)).join(' ');
+    console.log(
+      `${r.label}: per-round req/s ratio ${f(r.rounds.rps)} → median ${median(r.rounds.rps).toFixed(2)}; ` +
+        `CPU ratio ${f(r.rounds.cpu)} → median ${median(r.rounds.cpu).toFixed(2)}; ` +
+        `load average ${r.rounds.load[0].toFixed(1)} → ${r.rounds.load[1].toFixed(1)}`,
+    );
   }
   console.log(ok ? '\nratio ≥ 0.5 on every database' : '\nratio below 0.5 on some database');
   process.exitCode = ok ? 0 : 1;

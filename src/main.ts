@@ -2,7 +2,8 @@ import { hostingRuntime } from './areas/hosting/index.ts';
 import { ensureOperatorKey } from './areas/identity/index.ts';
 import { startBackground } from './background.ts';
 import { ConfigError, loadConfig } from './config.ts';
-import { createDeps } from './deps.ts';
+import { logDestination } from './core/log-destination.ts';
+import { createDeps, createLogger } from './deps.ts';
 import { buildApp } from './http/app.ts';
 
 async function serve(): Promise<void> {
@@ -20,7 +21,7 @@ async function serve(): Promise<void> {
     }
     throw err;
   }
-  const deps = await createDeps(config);
+  const deps = await createDeps(config, { log: createLogger(config, logDestination()) });
   const operator = await ensureOperatorKey(deps);
   const roles = new Set(config.roles);
   const stopBackground = await startBackground(deps, {
@@ -32,6 +33,7 @@ async function serve(): Promise<void> {
 
   const where = operator.source === 'env' ? 'PIER_OPERATOR_KEY' : operator.file;
   deps.log.info({ url: config.publicUrl, roles: [...roles], ms: Date.now() - started }, 'pier is up');
+  flushLog(deps.log); // the log is buffered; the operator should see this line now, not on the next flush
   process.stdout.write(
     `\nPier is running at ${config.publicUrl}\n` +
       `  database: ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}/db`}\n` +
@@ -44,6 +46,7 @@ async function serve(): Promise<void> {
     if (stopping) return;
     stopping = true;
     deps.log.info({ signal }, 'draining');
+    flushLog(deps.log);
     const force = setTimeout(() => process.exit(1), config.shutdownGraceMs + 5_000);
     force.unref();
     await app.close(); // stops accepting, waits for in-flight requests
@@ -53,6 +56,10 @@ async function serve(): Promise<void> {
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+function flushLog(log: unknown): void {
+  (log as { flush?: () => void }).flush?.();
 }
 
 const [command = 'serve'] = process.argv.slice(2);

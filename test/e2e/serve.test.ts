@@ -125,6 +125,8 @@ describe.skipIf(onPostgres)('pier serve', () => {
     // Logs are JSON lines and hold no credential.
     expect(s.out()).not.toContain(opKey.split('.')[2]!);
     expect(s.out()).toMatch(/"msg":"request"/);
+    // The log is buffered: the access line of the request that finished during the drain is still written.
+    expect(s.out()).toMatch(/"method":"POST","path":"\/api\/fn\/adminCreateUser","status":200/);
     fs.rmSync(dataDir, { recursive: true, force: true });
   }, 150_000);
 });
