@@ -242,16 +242,9 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
         me.announced = Number.POSITIVE_INFINITY;
         let jobs: { id: string; retryCount: number; data: unknown }[] = [];
         try {
-          // Oldest first without pg-boss's priority sort (Pier sets no priorities). pg-boss's fetch
-          // swallows its own errors and returns [].
-          jobs = await this.boss.fetch(def.name, { batchSize, includeMetadata: true, priority: false });
-          // consume: 'delete' — the claimed jobs are deleted before the handler runs; the kind's own rows
-          // are the record (docs/decisions/023).
-          if (deleting && jobs.length)
-            await this.boss.deleteJob(
-              def.name,
-              jobs.map((j) => j.id),
-            );
+          jobs = deleting
+            ? await this.#claimByDelete(def.name, batchSize)
+            : await this.#fetch(def.name, batchSize);
         } catch {
           jobs = [];
         }
@@ -267,6 +260,34 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
     } finally {
       workers.delete(me);
     }
+  }
+
+  /** Oldest first, without pg-boss's priority sort (Pier sets no priorities). */
+  #fetch(name: string, batchSize: number, db?: Queryable): Promise<BatchJob<unknown>[]> {
+    return this.boss.fetch(name, {
+      batchSize,
+      includeMetadata: true,
+      priority: false,
+      ...(db ? { db: inTx(db) } : {}),
+    });
+  }
+
+  /**
+   * consume: 'delete' — the claimed jobs are deleted before the handler runs; the kind's own rows are the
+   * record (docs/decisions/023). pg-boss's fetch and deleteJob in one transaction, so no claim is left
+   * half done (`active`) by a process that dies between them.
+   */
+  #claimByDelete(name: string, batchSize: number): Promise<BatchJob<unknown>[]> {
+    return this.#db.transaction(async (tx) => {
+      const jobs = await this.#fetch(name, batchSize, tx);
+      if (jobs.length)
+        await this.boss.deleteJob(
+          name,
+          jobs.map((j) => j.id),
+          { db: inTx(tx) },
+        );
+      return jobs;
+    });
   }
 
   async #runMany(def: JobDef, jobs: BatchJob<unknown>[], deps: C, deleting: boolean): Promise<void> {
