@@ -23,12 +23,6 @@ import { lazyChildLoggerFactory } from './lazy-logger.ts';
 import { v1Routes } from './v1-plugin.ts';
 import { wellKnownRoutes } from './well-known.ts';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    caller: Caller | null;
-  }
-}
-
 export type AppOptions = {
   logger?: boolean;
   /** Ways to find a caller besides a bearer header; default: the dashboard's session cookie. */

@@ -16,7 +16,7 @@ import {
 import type { Supervisor } from './runtime/supervisor.ts';
 import { type AppManifest, deployments } from './runtime/tables.ts';
 
-// The deploy pipeline. startDeployment (API node) checks the artifact and the quota synchronously, so a bad
+// The deploy pipeline. queueDeployment (API node) checks the artifact and the quota synchronously, so a bad
 // artifact is a 4xx at once and touches nothing live; the `hosting.deploy` job (worker + runtime node) then
 // starts the new version beside the old, health-checks it and switches.
 
@@ -84,7 +84,7 @@ export async function prepareRelease(deps: Deps, d: Deployment): Promise<AppMani
 }
 
 /** Moves an uploaded deployment to `building` and queues the start; bad artifacts and quota are 4xx here. */
-export async function startDeployment(
+export async function queueDeployment(
   deps: Deps,
   d: Deployment,
   project: Project,

@@ -15,7 +15,7 @@ import {
   projects,
   requireRole,
 } from '../orgs/index.ts';
-import { assertDeployQuota, type Deployment, startDeployment } from './deploy-pipeline.ts';
+import { assertDeployQuota, type Deployment, queueDeployment } from './deploy-pipeline.ts';
 import { readAppLogs } from './runtime/app-logs.ts';
 import { MAX_ARTIFACT_BYTES } from './runtime/artifact.ts';
 import { deployments } from './runtime/tables.ts';
@@ -61,7 +61,8 @@ function toDeployment(deps: Deps, d: Deployment, slug: string): z.infer<typeof d
   return out;
 }
 
-async function createDeployment(deps: Deps, project: Project, org: Org, createdBy: string) {
+/** Opens a deployment in `uploading` with its presigned upload URL: the work of the wire `createDeployment`. */
+async function openDeployment(deps: Deps, project: Project, org: Org, createdBy: string) {
   if (project.status !== 'ready') throw errors.projectNotReady(project.slug, project.status);
   await assertDeployQuota(deps, org, project.id);
   const now = deps.clock.now();
@@ -150,7 +151,7 @@ export const createDeploymentForCli = defineFn({
   handler: async ({ deps, caller }, { projectSlug }) => {
     const { project, org, role } = await projectForUser(deps, caller.userId, projectSlug);
     requireRole(role, MANAGERS);
-    const out = await createDeployment(deps, project, org, `user:${caller.userId}`);
+    const out = await openDeployment(deps, project, org, `user:${caller.userId}`);
     await audit(deps, { kind: 'user', id: caller.userId }, 'deployment.create', org.id, {
       project: project.slug,
       deploymentId: out.deploymentId,
@@ -159,7 +160,7 @@ export const createDeploymentForCli = defineFn({
   },
 });
 
-export const createDeploymentWithScope = defineFn({
+export const createDeploymentFn = defineFn({
   name: 'createDeployment',
   summary: 'Scope deploy: creates a deployment of an existing project and a presigned upload URL.',
   auth: { kind: 'platform', scope: 'deploy' },
@@ -174,7 +175,7 @@ export const createDeploymentWithScope = defineFn({
       .innerJoin(orgs, eq(orgs.id, projects.orgId))
       .where(and(eq(projects.id, projectId), isNull(projects.destroyedAt)));
     if (!row) throw errors.projectNotFound();
-    const out = await createDeployment(deps, row.project, row.org, `platform:${caller.keyId}`);
+    const out = await openDeployment(deps, row.project, row.org, `platform:${caller.keyId}`);
     await audit(deps, { kind: 'platform', id: caller.keyId }, 'deployment.create', row.org.id, {
       project: row.project.slug,
       deploymentId: out.deploymentId,
@@ -194,12 +195,12 @@ export const startDeploymentForCli = defineFn({
   handler: async ({ deps, caller }, { deploymentId }) => {
     const { d, project, org, role } = await deploymentForUser(deps, caller.userId, deploymentId);
     requireRole(role, MANAGERS);
-    const started = await startDeployment(deps, d, project, org);
+    const started = await queueDeployment(deps, d, project, org);
     return toDeployment(deps, started, project.slug);
   },
 });
 
-export const startDeploymentWithScope = defineFn({
+export const startDeploymentFn = defineFn({
   name: 'startDeployment',
   summary: 'Scope deploy: checks the uploaded artifact and starts the deployment.',
   auth: { kind: 'platform', scope: 'deploy' },
@@ -208,7 +209,7 @@ export const startDeploymentWithScope = defineFn({
   errors: START_ERRORS,
   handler: async ({ deps }, { deploymentId }) => {
     const { d, project, org } = await deploymentById(deps, deploymentId);
-    const started = await startDeployment(deps, d, project, org);
+    const started = await queueDeployment(deps, d, project, org);
     return toDeployment(deps, started, project.slug);
   },
 });
@@ -226,7 +227,7 @@ export const getDeploymentForCli = defineFn({
   },
 });
 
-export const getDeploymentWithScope = defineFn({
+export const getDeploymentFn = defineFn({
   name: 'getDeployment',
   summary: 'Scope deploy: one deployment, to follow it to live or failed.',
   auth: { kind: 'platform', scope: 'deploy' },

@@ -1,13 +1,13 @@
 import { defineArea } from '../manifest.ts';
 import {
   createDeploymentForCli,
-  createDeploymentWithScope,
+  createDeploymentFn,
   getAppLogsForCli,
   getDeploymentForCli,
-  getDeploymentWithScope,
+  getDeploymentFn,
   listDeploymentsForCli,
   startDeploymentForCli,
-  startDeploymentWithScope,
+  startDeploymentFn,
 } from './deployments.ts';
 import { destroyProjectForCli, provisionProject } from './project-hosting.ts';
 import { deployJob } from './runtime/deploy-job.ts';
@@ -25,9 +25,9 @@ export const hostingArea = defineArea({
     getDeploymentForCli,
     listDeploymentsForCli,
     getAppLogsForCli,
-    createDeploymentWithScope,
-    startDeploymentWithScope,
-    getDeploymentWithScope,
+    createDeploymentFn,
+    startDeploymentFn,
+    getDeploymentFn,
   ],
   jobs: [deployJob],
   migrations: [{ area: 'hosting', schema: ['src/areas/hosting/runtime/tables.ts'] }],
@@ -39,7 +39,8 @@ export const hostingArea = defineArea({
     return () => runtime.stop();
   },
   provides: { provisionProject },
-  notTools: ['createDeploymentWithScope', 'startDeploymentWithScope', 'getDeploymentWithScope'],
+  // Partner functions (platform credentials) are not tools: an agent signs in as a person.
+  notTools: ['createDeployment', 'startDeployment', 'getDeployment'],
 });
 
 export { interceptConnections } from './runtime/connection-handoff.ts';

@@ -200,6 +200,18 @@ export async function runCompaction(ctx: MemoryContext, jobId: string): Promise<
 }
 
 async function compactCollection(ctx: MemoryContext, job: JobRow) {
+  const { rows, byId, candidates } = await loadCandidates(ctx, job);
+  const groups = groupCandidates(candidates, job.threshold);
+  let archived = 0;
+  for (const group of groups) {
+    await replaceWithSummary(ctx, job, group, byId);
+    archived += group.length;
+  }
+  return { memoriesProcessed: rows.length, memoriesCreated: groups.length, memoriesArchived: archived };
+}
+
+/** The collection's live memories with a vector from the organization's active embedder, oldest first. */
+async function loadCandidates(ctx: MemoryContext, job: JobRow) {
   const db = ctx.deps.db.orm;
   const active = await activeEmbedder(ctx.deps, job.orgId);
   const slot = slotOf(active.generation);
@@ -236,60 +248,59 @@ async function compactCollection(ctx: MemoryContext, job: JobRow) {
     vec: JSON.parse(r.vec) as number[],
     isSummary: Array.isArray(r.metadata.sourceMemoryIds),
   }));
-  const groups = groupCandidates(candidates, job.threshold);
-  let created = 0;
-  let archived = 0;
-  for (const group of groups) {
-    const { text, model } = await ctx.summarizer.summarize(group.map((g) => g.content));
-    const now = ctx.deps.clock.now();
-    const ids = group.map((g) => g.id);
-    const scope = { orgId: job.orgId, environment: job.environment };
-    await writeEmbedded(ctx, scope, [text], async (tx, e) => {
-      await tx.insert(memoryHistory).values(
-        group.map((g) => {
-          const r = byId.get(g.id)!;
-          return {
-            memoryId: g.id,
-            orgId: job.orgId,
-            environment: job.environment,
-            content: r.content,
-            type: r.type,
-            tier: r.tier,
-            confidence: r.confidence,
-            tags: r.tags,
-            metadata: r.metadata,
-            event: 'compacted' as const,
-            validFrom: r.updatedAt,
-            validTo: now,
-          };
-        }),
-      );
-      await tx.update(memories).set({ tier: 'archived', updatedAt: now }).where(inArray(memories.id, ids));
-      await tx
-        .insert(memories)
-        .values({
+  return { rows, byId, candidates };
+}
+
+type Loaded = Awaited<ReturnType<typeof loadCandidates>>;
+
+/** Summarises one group into a new memory and archives its members, keeping their history. */
+async function replaceWithSummary(ctx: MemoryContext, job: JobRow, group: Candidate[], byId: Loaded['byId']) {
+  const { text, model } = await ctx.summarizer.summarize(group.map((g) => g.content));
+  const now = ctx.deps.clock.now();
+  const ids = group.map((g) => g.id);
+  const scope = { orgId: job.orgId, environment: job.environment };
+  await writeEmbedded(ctx, scope, [text], async (tx, e) => {
+    await tx.insert(memoryHistory).values(
+      group.map((g) => {
+        const r = byId.get(g.id)!;
+        return {
+          memoryId: g.id,
           orgId: job.orgId,
           environment: job.environment,
-          agentId: group[0]!.agentId,
-          collectionId: job.collectionId,
-          content: text,
-          contentHash: contentHash(text),
-          type: 'semantic',
-          tier: 'warm',
-          confidence: Math.max(...group.map((g) => g.confidence)),
-          tags: [...new Set(group.flatMap((g) => g.tags))],
-          metadata: {
-            sourceMemoryIds: ids,
-            compaction: { jobId: job.id, strategy: job.strategy, model },
-          },
-          ...vectorColumns(e!, 0),
-          createdAt: now,
-          updatedAt: now,
-        })
-        .onConflictDoNothing();
-    });
-    created++;
-    archived += ids.length;
-  }
-  return { memoriesProcessed: rows.length, memoriesCreated: created, memoriesArchived: archived };
+          content: r.content,
+          type: r.type,
+          tier: r.tier,
+          confidence: r.confidence,
+          tags: r.tags,
+          metadata: r.metadata,
+          event: 'compacted' as const,
+          validFrom: r.updatedAt,
+          validTo: now,
+        };
+      }),
+    );
+    await tx.update(memories).set({ tier: 'archived', updatedAt: now }).where(inArray(memories.id, ids));
+    await tx
+      .insert(memories)
+      .values({
+        orgId: job.orgId,
+        environment: job.environment,
+        agentId: group[0]!.agentId,
+        collectionId: job.collectionId,
+        content: text,
+        contentHash: contentHash(text),
+        type: 'semantic',
+        tier: 'warm',
+        confidence: Math.max(...group.map((g) => g.confidence)),
+        tags: [...new Set(group.flatMap((g) => g.tags))],
+        metadata: {
+          sourceMemoryIds: ids,
+          compaction: { jobId: job.id, strategy: job.strategy, model },
+        },
+        ...vectorColumns(e!, 0),
+        createdAt: now,
+        updatedAt: now,
+      })
+      .onConflictDoNothing();
+  });
 }

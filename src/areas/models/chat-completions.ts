@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
 import type { ModelMessage } from 'ai';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
+import type { ResolvedModel } from '../../core/ai/providers.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
 import type { ProxyContext } from './v1-proxy.ts';
@@ -105,8 +106,8 @@ const usageBody = (u: Usage) => ({
   total_tokens: u.totalTokens,
 });
 
-export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
-  const { deps } = ctx;
+/** The operation's OpenAPI side: written by hand since the route answers JSON or an event stream. */
+function chatRouteSchema() {
   const { errorResponses, ...doc } = operationDoc('ai', {
     name: 'ai.chatCompletions',
     summary:
@@ -116,7 +117,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
     errors: [...PROXY_ERRORS, 'IDEMPOTENCY_STREAM_UNSUPPORTED'],
     errorStatuses: [502, 503],
   });
-  const schema = {
+  return {
     ...doc,
     body: chatBody,
     response: {
@@ -130,38 +131,52 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
       ...errorResponses,
     },
   };
+}
+
+function toTextRequest(body: ChatBody, resolved: ResolvedModel) {
+  const { system, messages } = toModelMessages(body.messages);
+  return {
+    resolved,
+    system,
+    messages,
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
+  };
+}
+
+/** What one completion's answers share: its id, creation time, the model named by the client, usage. */
+type Completion = { id: string; created: number; body: ChatBody; record: (usage: Usage) => void };
+
+export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
+  const { deps } = ctx;
   const config = { v1Streams: (b: unknown) => (b as ChatBody).stream === true };
-  app.post('/chat/completions', { schema, config }, async (req, reply) => {
+  app.post('/chat/completions', { schema: chatRouteSchema(), config }, async (req, reply) => {
     const caller = apiKeyCaller(req);
     const body = req.body as ChatBody;
     const resolved = await ctx.resolve(caller.orgId, body.model);
-    const { system, messages } = toModelMessages(body.messages);
-    const request = {
-      resolved,
-      system,
-      messages,
-      temperature: body.temperature ?? undefined,
-      topP: body.top_p ?? undefined,
-      maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
-      stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
+    const request = toTextRequest(body, resolved);
+    const c: Completion = {
+      id: `chatcmpl-${crypto.randomBytes(12).toString('base64url')}`,
+      created: Math.floor(deps.clock.now().getTime() / 1000),
+      body,
+      // buffered, written off the response path
+      record: (usage) =>
+        ctx.usage.add({
+          orgId: caller.orgId,
+          environment: caller.environment,
+          model: `${resolved.provider}/${resolved.model}`,
+          usage,
+        }),
     };
-    const id = `chatcmpl-${crypto.randomBytes(12).toString('base64url')}`;
-    const created = Math.floor(deps.clock.now().getTime() / 1000);
-    const record = (usage: Usage) =>
-      ctx.usage.add({
-        orgId: caller.orgId,
-        environment: caller.environment,
-        model: `${resolved.provider}/${resolved.model}`,
-        usage,
-      });
-
     if (!body.stream) {
       const res = await deps.models.generateText(request);
-      record(res.usage); // buffered, written off the response path
+      c.record(res.usage);
       return {
-        id,
+        id: c.id,
         object: 'chat.completion',
-        created,
+        created: c.created,
         model: body.model,
         choices: [
           {
@@ -174,53 +189,56 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
         usage: usageBody(res.usage),
       };
     }
-
     const { events } = deps.models.streamText(request);
     // The first event is awaited before any byte is sent, so a provider failure is still a clean error reply.
     const first = await events.next();
-    const chunk = (delta: Record<string, unknown>, finish: string | null) =>
-      `data: ${JSON.stringify({
-        id,
-        object: 'chat.completion.chunk',
-        created,
-        model: body.model,
-        choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-      })}\n\n`;
-    reply.hijack();
-    const raw = reply.raw;
-    // A hijacked reply drops the headers set through Fastify (x-request-id, the v1 RateLimit headers).
-    const set: Record<string, string | number | string[]> = {};
-    for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
-    raw.writeHead(200, {
-      ...set,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      connection: 'keep-alive',
-    });
-    raw.write(chunk({ role: 'assistant', content: '' }, null));
-    const write = (ev: StreamEvent) => {
-      if (ev.type === 'text') raw.write(chunk({ content: ev.text }, null));
-      else {
-        raw.write(chunk({}, finishReason(ev.finishReason)));
-        if (body.stream_options?.include_usage)
-          raw.write(
-            `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, choices: [], usage: usageBody(ev.usage) })}\n\n`,
-          );
-        record(ev.usage);
-      }
-    };
-    try {
-      if (!first.done) write(first.value);
-      for await (const ev of events) {
-        if (raw.destroyed) break;
-        write(ev);
-      }
-      raw.write('data: [DONE]\n\n');
-    } catch (err) {
-      // Mid-stream failure: the status is already sent, so the error travels as an SSE event.
-      const e = err instanceof ApiError ? err : errors.internal();
-      raw.write(`data: ${JSON.stringify(errorBody(e))}\n\n`);
-    }
-    raw.end();
+    await streamCompletion(reply, c, first, events);
   });
+}
+
+/** Writes the completion as server-sent events in OpenAI's chunk format, ending with `[DONE]`. */
+async function streamCompletion(
+  reply: FastifyReply,
+  c: Completion,
+  first: IteratorResult<StreamEvent>,
+  events: AsyncGenerator<StreamEvent>,
+): Promise<void> {
+  const sse = (data: Record<string, unknown>) => `data: ${JSON.stringify(data)}\n\n`;
+  const head = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.body.model };
+  const chunk = (delta: Record<string, unknown>, finish: string | null) =>
+    sse({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  reply.hijack();
+  const raw = reply.raw;
+  // A hijacked reply drops the headers set through Fastify (x-request-id, the v1 RateLimit headers).
+  const set: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
+  raw.writeHead(200, {
+    ...set,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  raw.write(chunk({ role: 'assistant', content: '' }, null));
+  const write = (ev: StreamEvent) => {
+    if (ev.type === 'text') raw.write(chunk({ content: ev.text }, null));
+    else {
+      raw.write(chunk({}, finishReason(ev.finishReason)));
+      if (c.body.stream_options?.include_usage)
+        raw.write(sse({ ...head, choices: [], usage: usageBody(ev.usage) }));
+      c.record(ev.usage);
+    }
+  };
+  try {
+    if (!first.done) write(first.value);
+    for await (const ev of events) {
+      if (raw.destroyed) break;
+      write(ev);
+    }
+    raw.write('data: [DONE]\n\n');
+  } catch (err) {
+    // Mid-stream failure: the status is already sent, so the error travels as an SSE event.
+    const e = err instanceof ApiError ? err : errors.internal();
+    raw.write(sse(errorBody(e)));
+  }
+  raw.end();
 }
