@@ -38,9 +38,9 @@ export type JobDef<S extends z.ZodType = z.ZodType, N extends string = string, C
   handleMany?(jobs: BatchJob<z.output<S>>[], ctx: { deps: C }): Promise<void>;
   /**
    * handleMany kinds only. 'complete' (default): claimed jobs go `active` and are completed (or failed and
-   * retried) after the handler. 'delete': the claiming statement deletes them — two row updates fewer per
-   * job, but a process dying mid-batch loses the batch's jobs, so only for kinds whose own rows let a
-   * sweeper re-queue the work (mail.deliver; docs/decisions/023).
+   * retried) after the handler. 'delete': the claim deletes them (pg-boss's fetch and deleteJob in one
+   * transaction) — no completion afterwards, but a process dying mid-batch loses the batch's jobs, so
+   * only for kinds whose own rows let a sweeper re-queue the work (mail.deliver; docs/decisions/023, 040).
    */
   consume?: 'complete' | 'delete';
   /**
