@@ -2,12 +2,17 @@ import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { Db, Queryable } from './db/client.ts';
 import { listen, type Unlisten } from './db/notify.ts';
-import { positionalInserts } from './db/positional.ts';
 
 // Background work on pg-boss: jobs live in Postgres (PGlite or a server), survive restarts, and several
 // worker processes share one queue through SKIP LOCKED. Idle workers do not poll on a short timer: every
-// insert NOTIFYs the job's kind (at commit when inside a transaction), and an idle worker sleeps until
-// that wake-up, its kind's next due job, or a long fallback poll, whichever comes first.
+// insert NOTIFYs the job's kind (at commit when inside a transaction) with its due time, and an idle
+// worker sleeps until that wake-up, the next due time it was told of, or a long fallback poll, whichever
+// comes first.
+//
+// This module is the only one that talks to pg-boss, and it does so through pg-boss's public API only
+// (insert, fetch, complete, fail, deleteJob, getJobById, purgeQueue, send, schedule): no SQL here or
+// anywhere else names pg-boss's tables, so a pg-boss upgrade that changes them cannot break Pier
+// silently (docs/decisions/040-queue-public-api.md; src/core/queue-sql.test.ts checks it).
 
 export type JobContext<C = unknown> = {
   id: string;
@@ -38,11 +43,18 @@ export type JobDef<S extends z.ZodType = z.ZodType, N extends string = string, C
   handleMany?(jobs: BatchJob<z.output<S>>[], ctx: { deps: C }): Promise<void>;
   /**
    * handleMany kinds only. 'complete' (default): claimed jobs go `active` and are completed (or failed and
-   * retried) after the handler. 'delete': the claiming statement deletes them — two row updates fewer per
-   * job, but a process dying mid-batch loses the batch's jobs, so only for kinds whose own rows let a
-   * sweeper re-queue the work (mail.deliver; docs/decisions/023).
+   * retried) after the handler. 'delete': the claim deletes them (pg-boss's fetch and deleteJob in one
+   * transaction) — no completion afterwards, but a process dying mid-batch loses the batch's jobs, so
+   * only for kinds whose own rows let a sweeper re-queue the work (mail.deliver; docs/decisions/023, 040).
    */
   consume?: 'complete' | 'delete';
+  /**
+   * When this kind's jobs that are not due yet become due, read from the kind's own rows when workers
+   * start. Inserts announce their due times to running workers (NOTIFY), but a process that starts later
+   * has not heard them, and the queue reads no due times from pg-boss's tables (decision 040): without
+   * this, such a job waits for the fallback poll (pollingIntervalSeconds).
+   */
+  dueTimes?(deps: C): Promise<Date[]>;
   /** Only started by a schedule: its workers poll every 5 s instead of every pollingIntervalSeconds. */
   cronOnly?: boolean;
   retry?: { limit: number; delaySec: number; backoff?: boolean };
@@ -76,7 +88,13 @@ export type NewJob<K extends string = string, T = unknown> = {
 
 const CRON_POLL_SEC = 5;
 /** A running worker loop: the earliest job announced since its last claim, and while it sleeps, until when. */
-type Worker = { announced: number; until: number; wake: (() => void) | null };
+type Worker = {
+  announced: number;
+  until: number;
+  wake: (() => void) | null;
+  /** While it sleeps: wakes it at `at` (epoch ms) instead of when it meant to. */
+  rearm: ((at: number) => void) | null;
+};
 
 /** The channel on which inserts announce a job kind; every worker process of the database listens. */
 export const JOBS_CHANNEL = 'pier_jobs';
@@ -85,20 +103,19 @@ const BUSY_RETRY_MS = 250;
 /** A worker due to wake this little after a new job's due time is left asleep (clocks round). */
 const WAKE_SLACK_MS = 100;
 
-// Claiming by deleting (JobDef.consume). Earliest due first, in the order of pg-boss's own partial index
-// (name, start_after): pg-boss's fetch sorts every ready job by priority and age on each claim, which on
-// a deep queue costs more than the batch itself; Pier does not use priorities.
-const CLAIM_BY_DELETE_SQL = `
-DELETE FROM pgboss.job WHERE name = $1 AND id IN (
-  SELECT id FROM pgboss.job
-  WHERE name = $1 AND state < 'active' AND start_after < now()
-  ORDER BY start_after
-  LIMIT $2
-  FOR UPDATE SKIP LOCKED
-)
-RETURNING id, data, retry_count AS "retryCount"`;
-/** pg-boss's default retention of a job that has not run (kept this long after its start time). */
-const KEEP_DAYS = 14;
+/** A due time told of is retried this long after it passed (the database's clock may run a little behind). */
+const DUE_GRACE_MS = 1000;
+/** Distinct later due times one insert announces per kind. */
+const ANNOUNCED_PER_KIND = 100;
+/** Due times remembered per kind; later ones are left to the fallback poll. */
+const MAX_DUE_TIMES = 1000;
+/** pg-boss's job states in which a job will still run (created, retry) or is running (active). */
+const LIVE_STATES = new Set(['created', 'retry', 'active']);
+
+/** pg-boss's executeSql over a caller's transaction, so a job is written or read inside it. */
+const inTx = (tx: Queryable) => ({
+  executeSql: (text: string, values?: unknown[]) => tx.query(text, values),
+});
 
 /** A jobs registry maps names to payload types, so enqueue('mail.deliver', payload) is type-checked. */
 export type JobPayloads = Record<string, unknown>;
@@ -132,6 +149,8 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   readonly #loops: Promise<void>[] = [];
   /** Each kind's running workers, so a NOTIFY reaches them whether they sleep or are claiming. */
   readonly #workers = new Map<string, Set<Worker>>();
+  /** Per kind, the future due times announced to this process (sorted), for idle workers' naps. */
+  readonly #due = new Map<string, number[]>();
   #unlisten: Unlisten | undefined;
 
   // Both drivers go through the app's own connection (PGlite's single one, or the pg pool), so the queue
@@ -203,6 +222,14 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
         else this.#wake(payload.slice(0, at), Number(payload.slice(at + 1)));
       },
     );
+    for (const def of this.#defs.values()) {
+      if (!def.dueTimes) continue;
+      try {
+        for (const at of await def.dueTimes(context.value)) this.#remember(def.name, at.getTime());
+      } catch {
+        // The fallback poll finds them.
+      }
+    }
     for (const def of this.#defs.values())
       for (let i = 0; i < (def.concurrency ?? 1); i++) this.#loops.push(this.#loop(def, context.value));
   }
@@ -211,7 +238,7 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
   async #loop(def: JobDef, deps: C): Promise<void> {
     const deleting = def.handleMany !== undefined && def.consume === 'delete';
     const batchSize = def.batchSize ?? (def.handleMany ? 100 : 1);
-    const me: Worker = { announced: Number.POSITIVE_INFINITY, until: 0, wake: null };
+    const me: Worker = { announced: Number.POSITIVE_INFINITY, until: 0, wake: null, rearm: null };
     const workers = this.#workers.get(def.name) ?? new Set();
     this.#workers.set(def.name, workers);
     workers.add(me);
@@ -221,8 +248,8 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
         let jobs: { id: string; retryCount: number; data: unknown }[] = [];
         try {
           jobs = deleting
-            ? (await this.#db.query<(typeof jobs)[number]>(CLAIM_BY_DELETE_SQL, [def.name, batchSize])).rows
-            : await this.boss.fetch(def.name, { batchSize, includeMetadata: true });
+            ? await this.#claimByDelete(def.name, batchSize)
+            : await this.#fetch(def.name, batchSize);
         } catch {
           jobs = [];
         }
@@ -230,14 +257,42 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
           await (def.handleMany ? this.#runMany(def, jobs, deps, deleting) : this.#runEach(def, jobs, deps));
           continue;
         }
-        // A job announced during the claim or the lookup may be one neither saw: sleep no longer than until
-        // it is due (a job due now: claim again at once).
-        const ms = Math.min(await this.#idleMs(def), me.announced - Date.now());
+        // A job announced during the claim may be one it did not see: sleep no longer than until it is due
+        // (a job due now: claim again at once).
+        const ms = Math.min(this.#idleMs(def), me.announced - Date.now());
         if (ms > 0) await this.#sleep(me, ms);
       }
     } finally {
       workers.delete(me);
     }
+  }
+
+  /** Oldest first, without pg-boss's priority sort (Pier sets no priorities). */
+  #fetch(name: string, batchSize: number, db?: Queryable): Promise<BatchJob<unknown>[]> {
+    return this.boss.fetch(name, {
+      batchSize,
+      includeMetadata: true,
+      priority: false,
+      ...(db ? { db: inTx(db) } : {}),
+    });
+  }
+
+  /**
+   * consume: 'delete' — the claimed jobs are deleted before the handler runs; the kind's own rows are the
+   * record (docs/decisions/023). pg-boss's fetch and deleteJob in one transaction, so no claim is left
+   * half done (`active`) by a process that dies between them.
+   */
+  #claimByDelete(name: string, batchSize: number): Promise<BatchJob<unknown>[]> {
+    return this.#db.transaction(async (tx) => {
+      const jobs = await this.#fetch(name, batchSize, tx);
+      if (jobs.length)
+        await this.boss.deleteJob(
+          name,
+          jobs.map((j) => j.id),
+          { db: inTx(tx) },
+        );
+      return jobs;
+    });
   }
 
   async #runMany(def: JobDef, jobs: BatchJob<unknown>[], deps: C, deleting: boolean): Promise<void> {
@@ -247,7 +302,9 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
       await def.handleMany!(batch, { deps });
       if (!deleting) await this.boss.complete(def.name, ids);
     } catch {
-      if (!deleting) await this.boss.fail(def.name, ids).catch(() => {});
+      if (deleting) return;
+      await this.boss.fail(def.name, ids).catch(() => {});
+      await this.#announceRetries(def, jobs);
     }
   }
 
@@ -279,54 +336,101 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
     );
     const done = jobs.filter((_, i) => results[i]!.status === 'fulfilled').map((j) => j.id);
     if (done.length) await this.boss.complete(def.name, done).catch(() => {});
+    const failed: BatchJob<unknown>[] = [];
     for (const [i, r] of results.entries()) {
       if (r.status === 'fulfilled') continue;
       const err = r.reason as Error;
+      failed.push(jobs[i]!);
       await this.boss
         .fail(def.name, jobs[i]!.id, { name: err?.name, message: String(err?.message ?? err) })
         .catch(() => {});
     }
+    await this.#announceRetries(def, failed);
   }
 
-  /** How long an idle worker sleeps: until its kind's next due job (by the database clock), at most the fallback. */
-  async #idleMs(def: JobDef): Promise<number> {
-    const fallback = (def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds) * 1000;
+  /**
+   * A failed job with retries left is due again when pg-boss says (its back-off has a random part), and
+   * no insert announces it: read its due time back and announce it, so idle workers everywhere wake then.
+   */
+  async #announceRetries(def: JobDef, failed: BatchJob<unknown>[]): Promise<void> {
+    const limit = def.retry?.limit ?? 0;
+    const retried = failed.filter((j) => j.retryCount < limit);
+    if (!retried.length) return;
     try {
-      const { rows } = await this.#db.query<{ ms: number | null }>(
-        `SELECT (EXTRACT(EPOCH FROM min(start_after) - now()) * 1000)::float8 AS ms
-         FROM pgboss.job WHERE name = $1 AND state < 'active'`,
-        [def.name],
-      );
-      const ms = rows[0]?.ms;
-      if (ms === null || ms === undefined) return fallback;
-      return Math.min(fallback, Math.max(BUSY_RETRY_MS, Math.ceil(ms)));
+      const due: { name: string; startAfter: Date }[] = [];
+      for (const j of retried) {
+        const job = await this.boss.getJobById(def.name, j.id);
+        if (job?.state === 'retry') due.push({ name: def.name, startAfter: new Date(job.startAfter) });
+      }
+      await this.#announce(this.#db, due);
     } catch {
-      return fallback;
+      // The fallback poll finds them.
     }
+  }
+
+  /**
+   * How long an idle worker sleeps: until the next due time its kind was told of (NOTIFY), at most the
+   * fallback. A due time just passed whose job it did not get (another worker did, or the database's
+   * clock is a little behind) is tried again every BUSY_RETRY_MS for DUE_GRACE_MS.
+   */
+  #idleMs(def: JobDef): number {
+    const fallback = (def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds) * 1000;
+    const due = this.#due.get(def.name);
+    if (!due) return fallback;
+    const now = Date.now();
+    while (due.length && due[0]! + DUE_GRACE_MS < now) due.shift();
+    if (!due.length) return fallback;
+    return Math.min(fallback, Math.max(BUSY_RETRY_MS, due[0]! - now));
+  }
+
+  /** Remembers a kind's future due time (kept sorted, at most MAX_DUE_TIMES). */
+  #remember(name: string, at: number): void {
+    if (at <= Date.now()) return;
+    let due = this.#due.get(name);
+    if (!due) {
+      due = [];
+      this.#due.set(name, due);
+    }
+    let i = due.length;
+    while (i > 0 && due[i - 1]! > at) i--;
+    if (due[i - 1] === at) return;
+    due.splice(i, 0, at);
+    if (due.length > MAX_DUE_TIMES) due.pop();
   }
 
   #sleep(me: Worker, ms: number): Promise<void> {
     if (this.#stopping) return Promise.resolve();
     return new Promise<void>((resolve) => {
-      const timer = setTimeout(() => me.wake?.(), ms);
+      let timer = setTimeout(() => me.wake?.(), ms);
       me.until = Date.now() + ms;
       me.wake = () => {
         clearTimeout(timer);
         me.wake = null;
+        me.rearm = null;
         resolve();
+      };
+      me.rearm = (at) => {
+        clearTimeout(timer);
+        timer = setTimeout(() => me.wake?.(), Math.max(0, at - Date.now()));
+        me.until = at;
       };
     });
   }
 
   /**
-   * A NOTIFY for a kind (or stop): its idle workers claim again. A job due later (`due`, epoch ms) only
-   * wakes workers that would sleep past it, so a burst of scheduled jobs costs idle workers nothing.
+   * A NOTIFY for a kind (or stop): its idle workers claim again. A job due later (`due`, epoch ms) is
+   * remembered, and workers that would sleep past it are set to wake when it is due, without claiming
+   * before: a burst of scheduled jobs costs idle workers nothing.
    */
   #wake(name: string, due?: number): void {
     const at = due === undefined || Number.isNaN(due) ? 0 : due;
+    const later = at > Date.now();
+    if (later) this.#remember(name, at);
     for (const w of this.#workers.get(name) ?? []) {
       w.announced = Math.min(w.announced, at);
-      if (w.wake && at + WAKE_SLACK_MS < w.until) w.wake();
+      if (!w.wake || at + WAKE_SLACK_MS >= w.until) continue;
+      if (later) w.rearm?.(at);
+      else w.wake();
     }
   }
 
@@ -338,67 +442,68 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
     jobs: NewJob<K, P[K]>[],
     opts: { tx?: Queryable } = {},
   ): Promise<string[]> {
-    const runner: Queryable = opts.tx ?? this.#db;
     const ids: string[] = [];
     const rows = jobs.map((j) => {
       const def = this.#def(j.name);
       const id = j.id ?? crypto.randomUUID();
       ids.push(id);
-      const startAfter = j.startAfter?.toISOString() ?? null;
-      return [
+      return {
         id,
-        j.name,
-        JSON.stringify(def.schema.parse(j.data)),
-        startAfter,
-        def.retry?.limit ?? 0,
-        def.retry?.delaySec ?? 1,
-        def.retry?.backoff ?? false,
-        def.expireInSeconds ?? 15 * 60,
-        startAfter,
-        'standard',
-      ];
+        name: j.name,
+        data: def.schema.parse(j.data) as object,
+        // pg-boss reads a string ending in Z as a time (and anything else as an interval from now).
+        ...(j.startAfter ? { startAfter: j.startAfter.toISOString() } : {}),
+        retryLimit: def.retry?.limit ?? 0,
+        retryDelay: def.retry?.delaySec ?? 1,
+        retryBackoff: def.retry?.backoff ?? false,
+        expireInSeconds: def.expireInSeconds ?? 15 * 60,
+      };
     });
-    const statements = positionalInserts(
-      'pgboss.job',
-      [
-        'id',
-        'name',
-        'data',
-        'start_after',
-        'retry_limit',
-        'retry_delay',
-        'retry_backoff',
-        'expire_in',
-        'keep_until',
-        'policy',
-      ],
-      rows,
-      {
-        exprs: {
-          data: (p) => `${p}::jsonb`,
-          start_after: (p) => `COALESCE(${p}::timestamptz, now())`,
-          expire_in: (p) => `${p}::int * interval '1 second'`,
-          keep_until: (p) => `COALESCE(${p}::timestamptz, now()) + interval '${KEEP_DAYS} days'`,
-        },
-      },
-    );
-    for (const st of statements) await runner.query(st.text, st.params);
-    await this.#announce(runner, jobs);
+    if (!rows.length) return ids;
+    // One statement for the whole list (its rows travel as one JSON parameter).
+    await this.boss.insert(rows, opts.tx ? { db: inTx(opts.tx) } : {});
+    await this.#announce(opts.tx ?? this.#db, jobs);
     return ids;
   }
 
   /**
-   * NOTIFYs the kinds just queued, with the earliest due time when every job of a kind is due later;
-   * inside a transaction Postgres delivers it at commit, never on rollback.
+   * Which of these jobs of a kind still exist and will run or are running (pg-boss states created, retry,
+   * active), read through pg-boss's getJobById (inside `tx` when given).
+   */
+  async liveJobs(name: keyof P & string, ids: string[], opts: { tx?: Queryable } = {}): Promise<Set<string>> {
+    const live = new Set<string>();
+    const db = { includeArchive: false, ...(opts.tx ? { db: inTx(opts.tx) } : {}) };
+    for (const id of ids) {
+      const job = await this.boss.getJobById(name, id, db);
+      if (job && LIVE_STATES.has(job.state)) live.add(id);
+    }
+    return live;
+  }
+
+  /** Deletes a kind's jobs that have not started (benchmarks and tests start from an empty queue). */
+  async purge(name: keyof P & string): Promise<void> {
+    await this.boss.purgeQueue(name);
+  }
+
+  /**
+   * NOTIFYs the kinds just queued: a kind's name when a job of it is due now, and each distinct later due
+   * time (the earliest ANNOUNCED_PER_KIND of them; later ones are left to the fallback poll). Inside a
+   * transaction Postgres delivers them at commit, never on rollback.
    */
   async #announce(runner: Queryable, jobs: { name: string; startAfter?: Date | null }[]): Promise<void> {
-    const earliest = new Map<string, number>();
+    const now = Date.now();
+    const byKind = new Map<string, Set<number>>();
     for (const j of jobs) {
       const due = j.startAfter?.getTime() ?? 0;
-      earliest.set(j.name, Math.min(earliest.get(j.name) ?? due, due));
+      const times = byKind.get(j.name) ?? new Set();
+      byKind.set(j.name, times);
+      times.add(due > now ? due : 0);
     }
-    const now = Date.now();
-    const payloads = [...earliest].map(([name, due]) => (due > now ? `${name}@${due}` : name));
+    const payloads: string[] = [];
+    for (const [name, times] of byKind) {
+      const sorted = [...times].sort((a, b) => a - b).slice(0, ANNOUNCED_PER_KIND);
+      for (const due of sorted) payloads.push(due ? `${name}@${due}` : name);
+    }
     if (payloads.length)
       await runner.query('SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n', [JOBS_CHANNEL, payloads]);
   }

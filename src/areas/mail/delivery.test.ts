@@ -59,11 +59,10 @@ describe('mail.sweep', () => {
     const recent = await send(); // job gone, but not stuck long enough
     const oldJobs = { lost: (await row(lost.id)).job_id, crashed: (await row(crashed.id)).job_id };
     await claimBatch(t.deps, [{ emailId: crashed.id, jobId: oldJobs.crashed }]);
-    for (const id of [oldJobs.lost, oldJobs.crashed])
-      await t.deps.db.query('DELETE FROM pgboss.job WHERE id = $1', [id]);
+    for (const id of [oldJobs.lost, oldJobs.crashed]) await t.deps.jobs.boss.deleteJob('mail.deliver', id);
     (t.clock as ManualClock).advance(SWEEP_AFTER_MS + 1000);
     const recentJob = (await row(recent.id)).job_id;
-    await t.deps.db.query('DELETE FROM pgboss.job WHERE id = $1', [recentJob]);
+    await t.deps.jobs.boss.deleteJob('mail.deliver', recentJob);
     await t.deps.db.query('UPDATE mail_emails SET updated_at = $2 WHERE id = $1', [
       recent.id,
       t.clock.now().toISOString(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
+import { MAIL_DELIVER_JOB } from './worker.ts';
 
 // The safety net under delivery: an e-mail `queued` or `sending` for more than SWEEP_AFTER_MS whose
 // delivery job is gone (the job expired or failed with its worker, a flush of outcomes failed, or the row
@@ -13,13 +14,11 @@ export const MAIL_SWEEP_CRON = '* * * * *';
 export const SWEEP_AFTER_MS = 5 * 60_000;
 const SWEEP_LIMIT = 1000;
 
+// The candidates; whether their job is still live is asked of the queue (JobQueue.liveJobs, through
+// pg-boss's public API), never of pg-boss's tables.
 const STALE_SQL = `
-SELECT m.id, m.status FROM mail_emails m
+SELECT m.id, m.job_id FROM mail_emails m
 WHERE m.status IN ('queued', 'sending') AND m.updated_at < $1
-  AND NOT EXISTS (
-    SELECT 1 FROM pgboss.job j
-    WHERE j.name = 'mail.deliver' AND j.id = m.job_id AND j.state < 'completed'
-  )
 ORDER BY m.updated_at
 LIMIT ${SWEEP_LIMIT}
 FOR UPDATE OF m SKIP LOCKED`;
@@ -42,7 +41,11 @@ export async function sweepMail(deps: Deps): Promise<string[]> {
   const now = deps.clock.now();
   const before = new Date(now.getTime() - SWEEP_AFTER_MS).toISOString();
   return deps.db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(STALE_SQL, [before]);
+    const { rows: stale } = await tx.query<{ id: string; job_id: string | null }>(STALE_SQL, [before]);
+    if (!stale.length) return [];
+    const jobIds = stale.flatMap((r) => (r.job_id ? [r.job_id] : []));
+    const live = await deps.jobs.liveJobs(MAIL_DELIVER_JOB, jobIds, { tx });
+    const rows = stale.filter((r) => !r.job_id || !live.has(r.job_id));
     if (!rows.length) return [];
     const items = rows.map((r) => ({ id: r.id, job_id: crypto.randomUUID() }));
     const done = await tx.query<{ email_id: string }>(REQUEUE_SQL, [
@@ -54,7 +57,7 @@ export async function sweepMail(deps: Deps): Promise<string[]> {
     await deps.jobs.insert(
       items
         .filter((i) => requeued.has(i.id))
-        .map((i) => ({ name: 'mail.deliver' as const, id: i.job_id, data: { emailId: i.id } })),
+        .map((i) => ({ name: MAIL_DELIVER_JOB, id: i.job_id, data: { emailId: i.id } })),
       { tx },
     );
     return [...requeued];

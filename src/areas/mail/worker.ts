@@ -146,6 +146,14 @@ export const mailDeliverJob = defineJob({
   // Per-statement costs are spread over the batch: on PGlite 50 per claim cost a quarter more CPU per mail
   // than 100, and 250 a little less.
   batchSize: 200,
+  // Scheduled mail accepted before this process started (the queue keeps no due times across restarts).
+  dueTimes: async (deps: Deps) => {
+    const { rows } = await deps.db.query<{ at: Date | string }>(
+      `SELECT DISTINCT scheduled_at AS at FROM mail_emails
+       WHERE status = 'scheduled' AND scheduled_at > now() ORDER BY scheduled_at LIMIT 1000`,
+    );
+    return rows.map((r) => new Date(r.at));
+  },
   // A claimed job is deleted, not updated twice: the e-mail's own status is the record, and the sweeper
   // re-queues an e-mail whose worker died mid-batch (docs/decisions/023).
   consume: 'delete',
