@@ -12,7 +12,7 @@ import { listen, type Unlisten } from './db/notify.ts';
 // This module is the only one that talks to pg-boss, and it does so through pg-boss's public API only
 // (insert, fetch, complete, fail, deleteJob, getJobById, purgeQueue, send, schedule): no SQL here or
 // anywhere else names pg-boss's tables, so a pg-boss upgrade that changes them cannot break Pier
-// silently (docs/decisions/040-queue-public-api.md; src/core/queue-sql.test.ts checks it).
+// silently (docs/decisions/041-queue-public-api.md; src/core/queue-sql.test.ts checks it).
 
 export type JobContext<C = unknown> = {
   id: string;
@@ -45,13 +45,13 @@ export type JobDef<S extends z.ZodType = z.ZodType, N extends string = string, C
    * handleMany kinds only. 'complete' (default): claimed jobs go `active` and are completed (or failed and
    * retried) after the handler. 'delete': the claim deletes them (pg-boss's fetch and deleteJob in one
    * transaction) — no completion afterwards, but a process dying mid-batch loses the batch's jobs, so
-   * only for kinds whose own rows let a sweeper re-queue the work (mail.deliver; docs/decisions/023, 040).
+   * only for kinds whose own rows let a sweeper re-queue the work (mail.deliver; docs/decisions/023, 041).
    */
   consume?: 'complete' | 'delete';
   /**
    * When this kind's jobs that are not due yet become due, read from the kind's own rows when workers
    * start. Inserts announce their due times to running workers (NOTIFY), but a process that starts later
-   * has not heard them, and the queue reads no due times from pg-boss's tables (decision 040): without
+   * has not heard them, and the queue reads no due times from pg-boss's tables (decision 041): without
    * this, such a job waits for the fallback poll (pollingIntervalSeconds).
    */
   dueTimes?(deps: C): Promise<Date[]>;

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 
-// The job queue is pg-boss, used through its public API from src/core/jobs.ts alone (decision 040). Code
+// The job queue is pg-boss, used through its public API from src/core/jobs.ts alone (decision 041). Code
 // that names pg-boss's tables (`pgboss.job`, `pgboss.archive`, …) would break silently when a pg-boss
 // upgrade changes them, so no source file outside the queue module may. Tests may read the queue's rows to
 // check what happened: an upgrade breaks those loudly.
