@@ -41,6 +41,8 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   removeMemberForCli: (c) => ({ orgSlug: c.orgSlug, userId: MISSING_ID }),
   createOrgForCli: () => ({ slug: uniq('org'), name: 'Second org' }),
   adminCreateInviteLink: (c) => ({ email: c.email }),
+  adminVerifyUser: (c) => ({ email: c.email }),
+  adminListSystemMail: () => ({ limit: 5 }),
   setModelProviderKeyForCli: (c) => ({
     orgSlug: c.orgSlug,
     provider: 'openai',

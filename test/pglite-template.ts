@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDb } from '../src/core/db/client.ts';
 import { migrate } from '../src/core/db/migrate.ts';
+import { prepareQueueSchema } from './queue-schema.ts';
 import { templateKey } from './template-key.ts';
 
 // Global setup of the PGlite project. A fresh PGlite spends seconds in initdb (WASM) and migrations, once per
@@ -22,6 +23,7 @@ async function buildTemplate(): Promise<string> {
   fs.rmSync(tmp, { recursive: true, force: true });
   const db = await openDb({ dataDir: tmp });
   await migrate(db);
+  await prepareQueueSchema(db);
   await db.close();
   // Another run may have finished the same template meanwhile; either copy is good.
   try {

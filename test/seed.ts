@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Deps } from '../src/deps.ts';
 import { issueApiKey } from '../src/platform/api-keys.ts';
+import { markEmailVerified } from '../src/platform/email-verification.ts';
 import { addMember, createOrg } from '../src/platform/orgs.ts';
 import { createProject } from '../src/platform/projects.ts';
 import type { Plan, Role } from '../src/platform/tables.ts';
@@ -11,8 +12,14 @@ import { uniq } from './harness.ts';
 
 // Typed seeders: each test makes its own tenant so tests never depend on order.
 
-export async function seedUser(deps: Deps, email = `${uniq('u')}@example.com`) {
+/** A user who has proven the address (pass `verified: false` for one who has not). */
+export async function seedUser(
+  deps: Deps,
+  email = `${uniq('u')}@example.com`,
+  opts: { verified?: boolean } = {},
+) {
   const { user } = await ensureUser(deps, email);
+  if (opts.verified !== false) await markEmailVerified(deps, user.id);
   const { token } = await issuePersonalToken(deps, user.id, 'test token');
   return { user, token };
 }

@@ -18,9 +18,9 @@ import {
   startDeploymentForCli,
   startDeploymentWithScope,
 } from './deployments.ts';
-import { adminCreateInviteLink } from './invite-links.ts';
+import { adminCreateInviteLink, adminVerifyUser } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
-import { getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
+import { adminListSystemMail, getOutboxMessageForCli, listOutboxForCli } from './mail-outbox.ts';
 import {
   createOrgForCli,
   inviteMemberForCli,
@@ -120,6 +120,8 @@ export const functions = [
   removeMemberForCli,
   createOrgForCli,
   adminCreateInviteLink,
+  adminVerifyUser,
+  adminListSystemMail,
 ] as const;
 
 export type Functions = typeof functions;

@@ -3,6 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
+import { claimByProof } from './email-verification.ts';
 import { defineFn } from './fn-kit.ts';
 import { userSchema } from './schemas.ts';
 import { loginCodes } from './tables.ts';
@@ -98,6 +99,9 @@ export const exchangeCliAuthCode = defineFn({
     if (!claimed.length) throw errors.codeUsed();
     const user = await getUser(deps, row.userId);
     if (!user) throw errors.codeInvalid();
+    // The operator minted this code for the address and handed it to its owner: redeeming it proves the
+    // address (and claims an account nobody had proven, before the new token exists).
+    if (row.meta.source === 'operator') await claimByProof(deps, user, undefined);
     const { token } = await issuePersonalToken(deps, user.id, row.label);
     return { token, label: row.label, user: { id: user.id, email: user.email } };
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errors } from '../core/errors.ts';
 import { getOutboxMessage, listOutbox } from '../v1/mail/outbox.ts';
+import { SYSTEM_ORG_ID } from '../v1/mail/system-mail.ts';
 import { EMAIL_STATUSES } from '../v1/mail/tables.ts';
 import { orgForUser } from './access.ts';
 import { defineFn } from './fn-kit.ts';
@@ -60,5 +61,28 @@ export const getOutboxMessageForCli = defineFn({
     const msg = await getOutboxMessage(deps, org.id, input.id);
     if (!msg) throw errors.outboxMessageNotFound();
     return msg;
+  },
+});
+
+// Pier's own mail (verification and set-password links) kept by the built-in outbox, for the operator of
+// an installation without SMTP_URL (development): `pier admin mail [--to E]`.
+export const adminListSystemMail = defineFn({
+  name: 'adminListSystemMail',
+  summary: "Pier's own messages in the built-in outbox (no SMTP_URL), newest first, with their text.",
+  auth: { kind: 'operator' },
+  input: z.strictObject({
+    to: z.string().trim().max(320).optional(),
+    limit: z.number().int().min(1).max(100).default(20),
+  }),
+  output: z.object({ items: z.array(summary.extend({ text: z.string().nullable() })) }),
+  errors: [],
+  handler: async ({ deps }, input) => {
+    const page = await listOutbox(deps, SYSTEM_ORG_ID, { limit: input.limit, offset: 0, search: input.to });
+    const items = [];
+    for (const m of page.items) {
+      const full = await getOutboxMessage(deps, SYSTEM_ORG_ID, m.id);
+      items.push({ ...m, text: full?.text ?? null });
+    }
+    return { items };
   },
 });
