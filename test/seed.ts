@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../src/deps.ts';
 import { issueApiKey } from '../src/platform/api-keys.ts';
 import { markEmailVerified } from '../src/platform/email-verification.ts';
@@ -8,6 +8,8 @@ import type { Plan, Role } from '../src/platform/tables.ts';
 import { orgs } from '../src/platform/tables.ts';
 import { issuePersonalToken } from '../src/platform/tokens.ts';
 import { ensureUser } from '../src/platform/users.ts';
+import { addDomain } from '../src/v1/mail/domains.ts';
+import { mailDomains } from '../src/v1/mail/tables.ts';
 import { uniq } from './harness.ts';
 
 // Typed seeders: each test makes its own tenant so tests never depend on order.
@@ -60,5 +62,17 @@ export async function seedV1Tenant(deps: Deps) {
   const { org, owner } = await seedOrg(deps);
   const live = await seedApiKey(deps, org.id, 'live');
   const test = await seedApiKey(deps, org.id, 'test');
+  await seedSenderDomain(deps, org.id, 'acme.test');
   return { org, owner, live: live.key, test: test.key };
+}
+
+/** A sender domain marked verified without DNS (live keys may send from it), with its own DKIM key. */
+export async function seedSenderDomain(deps: Deps, orgId: string, domain: string) {
+  await addDomain(deps, orgId, domain).catch((err) => {
+    if ((err as { code?: string }).code !== 'DOMAIN_EXISTS') throw err;
+  });
+  await deps.db.orm
+    .update(mailDomains)
+    .set({ status: 'verified', verifiedAt: deps.clock.now() })
+    .where(and(eq(mailDomains.orgId, orgId), eq(mailDomains.domain, domain)));
 }

@@ -1,3 +1,11 @@
+// areas-layout: sender domains belong to the mail area (src/v1/mail → src/areas/mail)
+import {
+  addMailDomainForCli,
+  getMailDomainForCli,
+  listMailDomainsForCli,
+  removeMailDomainForCli,
+  verifyMailDomainForCli,
+} from '../v1/mail/domains-fn.ts';
 import {
   adminAddMember,
   adminCreateLoginCode,
@@ -122,6 +130,12 @@ export const functions = [
   adminCreateInviteLink,
   adminVerifyUser,
   adminListSystemMail,
+  // mail: sender domains
+  addMailDomainForCli,
+  listMailDomainsForCli,
+  getMailDomainForCli,
+  verifyMailDomainForCli,
+  removeMailDomainForCli,
 ] as const;
 
 export type Functions = typeof functions;

@@ -1,13 +1,14 @@
 import type { Deps } from '../../deps.ts';
 import type { ApiKeyCaller } from '../kit.ts';
 import { sendEmail } from './service.ts';
+import { SYSTEM_ORG_ID } from './tables.ts';
+
+export { SYSTEM_ORG_ID };
 
 // Pier's own mail (address verification, invitations, set-password links) goes through the same pipeline
 // as tenants' mail: queued, retried, sent over SMTP_URL (signed with the operator's DKIM key) or, without
 // it, kept in the built-in outbox, where an operator reads it (`pier admin mail`). It belongs to no
 // organization: the nil UUID marks it, so no tenant's dev inbox or API ever lists it.
-
-export const SYSTEM_ORG_ID = '00000000-0000-0000-0000-000000000000';
 
 const SYSTEM: ApiKeyCaller = {
   kind: 'apikey',
