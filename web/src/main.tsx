@@ -4,6 +4,7 @@ import { dashboardPost, fn, loadSession, type Org, type SessionInfo, whenSignedO
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
+import { DomainsPage } from './pages/domains.tsx';
 import { InboxPage } from './pages/inbox.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { MemoryPage } from './pages/memory.tsx';
@@ -92,6 +93,7 @@ function App() {
   else if (path === '/members') page = <MembersPage org={org} user={user} />;
   else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
   else if (path === '/inbox') page = <InboxPage org={org} />;
+  else if (path === '/domains') page = <DomainsPage org={org} />;
   else if (path === '/memory') page = <MemoryPage org={org} />;
   else page = <NotFound />;
 
@@ -102,6 +104,7 @@ function App() {
     ['/cli', 'CLI sign-in'],
     ['/api-keys', 'API keys'],
     ['/inbox', 'Dev inbox'],
+    ['/domains', 'Domains'],
     ['/memory', 'Memory'],
   ];
   return (
