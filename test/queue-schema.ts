@@ -1,6 +1,6 @@
+import { jobDefs } from '../src/areas/index.ts';
 import type { Db } from '../src/core/db/client.ts';
 import { JobQueue } from '../src/core/jobs.ts';
-import { jobDefs } from '../src/jobs.ts';
 
 /**
  * Creates the job queue's schema and queues in a template database, as every Pier process does at start

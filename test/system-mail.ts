@@ -1,7 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
+import { SYSTEM_ORG_ID } from '../src/areas/mail/system-mail.ts';
+import { mailEmails } from '../src/areas/mail/tables.ts';
 import type { Deps } from '../src/deps.ts';
-import { SYSTEM_ORG_ID } from '../src/v1/mail/system-mail.ts';
-import { mailEmails } from '../src/v1/mail/tables.ts';
 
 /** Pier's own messages to an address, oldest first (accepted for delivery; the queue need not run). */
 export async function systemMailTo(deps: Deps, address: string) {

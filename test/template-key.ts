@@ -22,7 +22,7 @@ export function templateKey(): string {
     'src/core/db/migrate.ts',
     'src/core/db/migration-sets.ts',
     'src/core/db/client.ts',
-    'src/jobs.ts',
+    'src/areas/index.ts',
     'test/queue-schema.ts',
   ])
     h.update(fs.readFileSync(path.join(root, f)));

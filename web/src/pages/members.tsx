@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { fn, isManager, type Org, type User } from '../api.ts';
 import { Table } from '../table.tsx';
-import { ConfirmButton, CopyButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 
 // Members of the current organization. Owners and admins invite, change roles and remove; members see
 // the list only. The server keeps the last owner; the page explains its refusal.

@@ -1,0 +1,2 @@
+DROP TABLE "login_codes" CASCADE;--> statement-breakpoint
+DROP TABLE "users" CASCADE;
