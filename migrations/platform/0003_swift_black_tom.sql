@@ -1,2 +1,0 @@
-DROP TABLE "login_codes" CASCADE;--> statement-breakpoint
-DROP TABLE "users" CASCADE;
