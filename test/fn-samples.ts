@@ -88,6 +88,9 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   setMemberRoleForCli: 404,
   removeMemberForCli: 404,
   getOutboxMessageForCli: 404,
+  getMailDomainForCli: 404,
+  verifyMailDomainForCli: 404,
+  removeMailDomainForCli: 404,
   getMemoryForCli: 404,
   // No provider key in the fuzz tenant and none configured for the platform.
   resolveModel: 404,
