@@ -9,7 +9,6 @@ import {
   notFoundPage,
 } from '../areas/hosting/index.ts';
 import { manifests } from '../areas/index.ts';
-import type { Caller } from '../core/auth/caller.ts';
 import type { CallerResolver } from '../core/auth/resolve.ts';
 import { DiskBlobStore } from '../core/blobs/disk.ts';
 import { errorBody, errors } from '../core/errors.ts';

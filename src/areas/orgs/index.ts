@@ -85,6 +85,7 @@ export {
   type Org,
   orgForUser,
   type Project,
+  projectForApiKey,
   projectForUser,
   requireRole,
 } from './access.ts';
