@@ -64,7 +64,7 @@ describe('dashboard in a browser', () => {
     await page.getByLabel('Slug').fill(owner.org);
     await shot(page, '03-new-org');
     await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     await page.getByText('No projects yet.').waitFor();
     expect(await page.getByTestId('signed-in-as').textContent()).toBe(owner.email);
   });
@@ -290,7 +290,7 @@ describe('dashboard in a browser', () => {
     await shot(p, '11-set-password-mobile');
     await p.getByLabel('New password').fill(PASSWORD);
     await p.getByRole('button', { name: 'Set password and sign in' }).click();
-    await p.getByRole('heading', { name: 'Projects' }).waitFor();
+    await p.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     await p.goto(`${base}/members`);
     await p.getByText('Only owners and admins can invite or change members.').waitFor();
     expect(await p.getByRole('button', { name: 'Invite' }).count()).toBe(0);
@@ -300,7 +300,7 @@ describe('dashboard in a browser', () => {
     expect(await p.getByRole('link', { name: 'Projects' }).isVisible()).toBe(false);
     await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
-    await p.getByRole('heading', { name: 'Projects' }).waitFor();
+    await p.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     expect(await p.getByRole('link', { name: 'Members' }).isVisible()).toBe(false);
     await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
@@ -318,6 +318,7 @@ describe('dashboard in a browser', () => {
       'API keys',
       'Projects',
       'Dev inbox',
+      'Sender domains',
       'Memory',
       'Tokens',
       'CLI sign-in',
