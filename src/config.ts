@@ -108,6 +108,18 @@ const envSchema = z.object({
   DKIM_DOMAIN: optionalString,
   DKIM_SELECTOR: optionalString,
   DKIM_PRIVATE_KEY: optionalString,
+  /** From of Pier's own mail (address verification, invitations); default no-reply@<DKIM_DOMAIN or host>. */
+  SYSTEM_MAIL_FROM: optionalString,
+  /** DNS servers for sender-domain checks, `host:port` comma-separated; empty: the system resolver. */
+  DNS_SERVERS: optionalString.pipe(
+    z
+      .string()
+      .regex(
+        /^\s*[^\s,]+:\d{1,5}\s*(,\s*[^\s,]+:\d{1,5}\s*)*$/,
+        'must be host:port, comma-separated (e.g. 127.0.0.1:5353)',
+      )
+      .optional(),
+  ),
   // models (src/core/ai): platform keys per vendor; base URLs let an operator (or a test) point elsewhere
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: optionalString.pipe(z.url().optional()),
@@ -207,6 +219,10 @@ export type Config = {
   /** Delays before each retry of a temporary SMTP failure; the last failure after them is final. */
   mailRetryDelaysSec: number[];
   dkim?: { domain: string; selector: string; privateKey: string };
+  /** The From of Pier's own mail (verification links, invitations). */
+  systemMailFrom: string;
+  /** DNS servers (`host:port`) for sender-domain verification; empty: the system resolver. */
+  dnsServers: string[];
   models: ModelsConfig;
   /**
    * Minutes between VACUUM/ANALYZE passes on PGlite, which has no autovacuum (docs/decisions/026); 0 turns
@@ -249,6 +265,12 @@ export class ConfigError extends Error {
     super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
     this.problems = problems;
   }
+}
+
+/** The host after `no-reply@`: the public host name, or `localhost` for an IP address or a dotless name. */
+function mailHost(publicUrl: string): string {
+  const host = new URL(publicUrl).hostname;
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(host) && !/^[\d.]+$/.test(host) ? host : 'localhost';
 }
 
 /** Parses the environment; throws a ConfigError listing every bad variable at once. */
@@ -330,6 +352,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             privateKey: e.DKIM_PRIVATE_KEY.replace(/\\n/g, '\n'),
           }
         : undefined,
+    systemMailFrom: e.SYSTEM_MAIL_FROM ?? `Pier <no-reply@${e.DKIM_DOMAIN ?? mailHost(publicUrl)}>`,
+    dnsServers: e.DNS_SERVERS ? e.DNS_SERVERS.split(',').map((s) => s.trim()) : [],
     models: {
       vendors: {
         openai: { apiKey: e.OPENAI_API_KEY, baseUrl: e.OPENAI_BASE_URL },

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { migrationSets } from '../src/areas/index.ts';
 import { openDb } from '../src/core/db/client.ts';
 import { migrate } from '../src/core/db/migrate.ts';
+import { prepareQueueSchema } from './queue-schema.ts';
 import { templateKey } from './template-key.ts';
 
 // Global setup of the PGlite project. A fresh PGlite spends seconds in initdb (WASM) and migrations, once per
@@ -23,6 +24,7 @@ async function buildTemplate(): Promise<string> {
   fs.rmSync(tmp, { recursive: true, force: true });
   const db = await openDb({ dataDir: tmp });
   await migrate(db, migrationSets);
+  await prepareQueueSchema(db);
   await db.close();
   // Another run may have finished the same template meanwhile; either copy is good.
   try {

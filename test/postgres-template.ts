@@ -2,6 +2,7 @@ import pg from 'pg';
 import { migrationSets } from '../src/areas/index.ts';
 import { openDb } from '../src/core/db/client.ts';
 import { migrate } from '../src/core/db/migrate.ts';
+import { prepareQueueSchema } from './queue-schema.ts';
 import { templateKey } from './template-key.ts';
 
 // Global setup of the postgres project: one migrated database that every test database is created from
@@ -33,6 +34,7 @@ export default async function setup(): Promise<void> {
     at.pathname = `/${tmp}`;
     const db = await openDb({ databaseUrl: at.toString(), poolSize: 2 });
     await migrate(db, migrationSets);
+    await prepareQueueSchema(db);
     await db.close();
     // A concurrent run may have made the same template meanwhile; then its copy serves and ours goes.
     await admin(url, async (c) => {

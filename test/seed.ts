@@ -1,6 +1,9 @@
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { markEmailVerified } from '../src/areas/identity/email-verification.ts';
 import { issuePersonalToken } from '../src/areas/identity/tokens.ts';
 import { ensureUser } from '../src/areas/identity/users.ts';
+import { addDomain } from '../src/areas/mail/domains.ts';
+import { mailDomains } from '../src/areas/mail/tables.ts';
 import { issueApiKey } from '../src/areas/orgs/api-keys.ts';
 import { addMember, createOrg } from '../src/areas/orgs/orgs.ts';
 import { createProject } from '../src/areas/orgs/projects.ts';
@@ -11,8 +14,14 @@ import { uniq } from './harness.ts';
 
 // Typed seeders: each test makes its own tenant so tests never depend on order.
 
-export async function seedUser(deps: Deps, email = `${uniq('u')}@example.com`) {
+/** A user who has proven the address (pass `verified: false` for one who has not). */
+export async function seedUser(
+  deps: Deps,
+  email = `${uniq('u')}@example.com`,
+  opts: { verified?: boolean } = {},
+) {
   const { user } = await ensureUser(deps, email);
+  if (opts.verified !== false) await markEmailVerified(deps, user.id);
   const { token } = await issuePersonalToken(deps, user.id, 'test token');
   return { user, token };
 }
@@ -53,5 +62,17 @@ export async function seedV1Tenant(deps: Deps) {
   const { org, owner } = await seedOrg(deps);
   const live = await seedApiKey(deps, org.id, 'live');
   const test = await seedApiKey(deps, org.id, 'test');
+  await seedSenderDomain(deps, org.id, 'acme.test');
   return { org, owner, live: live.key, test: test.key };
+}
+
+/** A sender domain marked verified without DNS (live keys may send from it), with its own DKIM key. */
+export async function seedSenderDomain(deps: Deps, orgId: string, domain: string) {
+  await addDomain(deps, orgId, domain).catch((err) => {
+    if ((err as { code?: string }).code !== 'DOMAIN_EXISTS') throw err;
+  });
+  await deps.db.orm
+    .update(mailDomains)
+    .set({ status: 'verified', verifiedAt: deps.clock.now() })
+    .where(and(eq(mailDomains.orgId, orgId), eq(mailDomains.domain, domain)));
 }

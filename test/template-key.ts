@@ -18,9 +18,15 @@ export function templateKey(): string {
     }
   };
   walk(path.join(root, 'migrations'));
-  for (const f of ['src/core/db/migrate.ts', 'src/core/db/migration-sets.ts', 'src/core/db/client.ts'])
+  for (const f of [
+    'src/core/db/migrate.ts',
+    'src/core/db/migration-sets.ts',
+    'src/core/db/client.ts',
+    'src/areas/index.ts',
+    'test/queue-schema.ts',
+  ])
     h.update(fs.readFileSync(path.join(root, f)));
-  for (const pkg of ['@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'drizzle-orm', 'pg'])
+  for (const pkg of ['@electric-sql/pglite', '@electric-sql/pglite-pgvector', 'drizzle-orm', 'pg', 'pg-boss'])
     h.update(fs.readFileSync(path.join(root, 'node_modules', pkg, 'package.json')));
   return h.digest('hex').slice(0, 16);
 }

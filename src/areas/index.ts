@@ -46,10 +46,14 @@ export const migrationSets: readonly MigrationSet[] = manifests().flatMap((a) =>
 export function provisions(): Provided {
   const vectorStores = manifests().flatMap((a) => a.provides?.vectorStores ?? []);
   const provisionProject = manifests().find((a) => a.provides?.provisionProject)?.provides?.provisionProject;
-  return { vectorStores, provisionProject };
+  const sendSystemMail = manifests().find((a) => a.provides?.sendSystemMail)?.provides?.sendSystemMail;
+  const onEmailVerified = manifests().find((a) => a.provides?.onEmailVerified)?.provides?.onEmailVerified;
+  return { vectorStores, provisionProject, sendSystemMail, onEmailVerified };
 }
 
 export type Provided = {
   vectorStores: readonly VectorStore[];
   provisionProject: AreaProvisions['provisionProject'];
+  sendSystemMail: AreaProvisions['sendSystemMail'];
+  onEmailVerified: AreaProvisions['onEmailVerified'];
 };

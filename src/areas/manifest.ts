@@ -37,6 +37,10 @@ export type AreaProvisions = {
   vectorStores?: readonly VectorStore[];
   /** Called by the orgs area right after it created a project (hosting: database, hostname). */
   provisionProject?: (deps: Deps, project: Project) => Promise<Project>;
+  /** Pier's own mail (verification links, invitations), queued by the mail area. */
+  sendSystemMail?: (deps: Deps, m: { to: string; subject: string; text: string }) => Promise<{ id: string }>;
+  /** Called by the identity area when an account proved its address (orgs: pending grants → memberships). */
+  onEmailVerified?: (deps: Deps, userId: string) => Promise<void>;
 };
 
 /** A v1 route group registered as a Fastify plugin (streaming routes), mounted at /v1<prefix>. */

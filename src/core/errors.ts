@@ -203,6 +203,18 @@ export const errors = {
     new ApiError('CSRF_INVALID', 403, 'This request needs the x-csrf-token header of your session.'),
   linkInvalid: () => new ApiError('LINK_INVALID', 400, 'That link is not valid any more; ask for a new one.'),
   memberNotFound: () => new ApiError('MEMBER_NOT_FOUND', 404, 'That member was not found.'),
+  emailNotVerified: () =>
+    new ApiError(
+      'EMAIL_NOT_VERIFIED',
+      403,
+      'Verify your e-mail address first: open the link Pier sent you, or ask for a new one.',
+    ),
+  verifyOtherAccount: () =>
+    new ApiError(
+      'LINK_INVALID',
+      400,
+      'This link verifies another account: sign in as the account that asked for it, then open it again.',
+    ),
   // v1 memory
   vectorExtensionMissing: () =>
     new ApiError(
@@ -234,6 +246,17 @@ export const errors = {
     new ApiError('TEMPLATE_VARIABLE_MISSING', 400, `The template needs the variable '${name}'.`),
   suppressionNotFound: () =>
     new ApiError('SUPPRESSION_NOT_FOUND', 404, 'That address is not on the suppression list.'),
+  senderDomainNotVerified: (domain: string) =>
+    new ApiError(
+      'SENDER_DOMAIN_NOT_VERIFIED',
+      403,
+      `The sender domain '${domain}' is not verified for this organization; add it with domains add and publish its DNS records, or send with a test key.`,
+    ),
+  domainNotFound: () => new ApiError('DOMAIN_NOT_FOUND', 404, 'Sender domain not found.'),
+  domainExists: (domain: string) =>
+    new ApiError('DOMAIN_EXISTS', 409, `The domain '${domain}' is already added to this organization.`),
+  domainInvalid: (domain: string) =>
+    new ApiError('DOMAIN_INVALID', 400, `'${domain.slice(0, 100)}' is not a domain name Pier can send from.`),
   outboxMessageNotFound: () => new ApiError('OUTBOX_MESSAGE_NOT_FOUND', 404, 'Outbox message not found.'),
 
   // v1 integrations

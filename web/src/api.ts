@@ -1,7 +1,7 @@
 // The dashboard's only way to the server: the function API (with the session cookie and its CSRF token)
 // and the few dashboard endpoints. No second back end.
 
-export type User = { id: string; email: string };
+export type User = { id: string; email: string; emailVerified: boolean };
 export type SessionInfo = {
   user: User | null;
   csrfToken: string | null;

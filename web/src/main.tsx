@@ -4,6 +4,7 @@ import { dashboardPost, fn, loadSession, type Org, type SessionInfo, whenSignedO
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
+import { DomainsPage } from './pages/domains.tsx';
 import { InboxPage } from './pages/inbox.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { MemoryPage } from './pages/memory.tsx';
@@ -11,6 +12,7 @@ import { NewOrgPage } from './pages/new-org.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
 import { TokensPage } from './pages/tokens.tsx';
+import { VerifyEmailPage, VerifyNeededPage } from './pages/verify-email.tsx';
 import { navigate, useLocation } from './router.ts';
 import './styles.css';
 import { Link } from './ui.tsx';
@@ -37,7 +39,8 @@ function App() {
   }, []);
 
   if (!session) return <p class="loading">Loading…</p>;
-  const here = path + location.search;
+  // The verification link's token rides in the fragment; keep it through a detour to sign-in.
+  const here = path + location.search + (path === '/verify-email' ? location.hash : '');
   const onSignedIn = async (next: string) => {
     await refresh();
     navigate(next, true);
@@ -51,6 +54,7 @@ function App() {
     return <SignInPage session={session} next={query.get('next')} onSignedIn={onSignedIn} />;
   if (path === '/sign-up') return <SignUpPage session={session} onSignedIn={onSignedIn} />;
   if (path === '/set-password') return <SetPasswordPage onSignedIn={onSignedIn} />;
+  if (path === '/verify-email') return <VerifyEmailPage onVerified={() => onSignedIn('/')} />;
   if (!orgs) return <p class="loading">Loading…</p>;
 
   const org = orgs.find((o) => o.slug === orgSlug) ?? orgs[0];
@@ -65,6 +69,7 @@ function App() {
     navigate('/sign-in', true);
   };
   const user = session.user!;
+  if (!user.emailVerified) return <VerifyNeededPage user={user} onSignOut={signOut} />;
 
   let page: preact.JSX.Element;
   const projectMatch = /^\/projects\/([^/]+)$/.exec(path);
@@ -88,6 +93,7 @@ function App() {
   else if (path === '/members') page = <MembersPage org={org} user={user} />;
   else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
   else if (path === '/inbox') page = <InboxPage org={org} />;
+  else if (path === '/domains') page = <DomainsPage org={org} />;
   else if (path === '/memory') page = <MemoryPage org={org} />;
   else page = <NotFound />;
 
@@ -150,6 +156,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
     title: 'Services',
     entries: [
       ['/inbox', 'Dev inbox'],
+      ['/domains', 'Sender domains'],
       ['/memory', 'Memory'],
     ],
   },

@@ -1,7 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
-import { seedOperator, seedOrg } from '../../../test/seed.ts';
+import { seedOperator, seedOrg, seedUser } from '../../../test/seed.ts';
 import { mintLoginCode } from './login-codes.ts';
 
 let t: TestApp;
@@ -58,8 +58,14 @@ describe('dashboard sign-up, sign-in and sessions', () => {
     expect(unknown.json()).toEqual(wrong.json());
     expect(wrong.json().error.code).toBe('SIGNIN_FAILED');
 
+    // An unproven account is not taken by a second sign-up: its address is mailed a way to claim it.
     const dup = await post(t, '/api/dashboard/sign-up', { email: s.email, password: PASSWORD });
-    expect(dup.json().error.code).toBe('SIGNUP_FAILED');
+    expect(dup.statusCode).toBe(202);
+    expect(dup.json()).toEqual({ user: null, csrfToken: null, checkEmail: true });
+    expect(dup.headers['set-cookie']).toBeUndefined();
+    const verified = await seedUser(t.deps);
+    const taken = await post(t, '/api/dashboard/sign-up', { email: verified.user.email, password: PASSWORD });
+    expect(taken.json().error.code).toBe('SIGNUP_FAILED');
     const weak = await post(t, '/api/dashboard/sign-up', { email: `${uniq('w')}@x.test`, password: 'short' });
     expect(weak.json().error.code).toBe('WEAK_PASSWORD');
     const bad = await post(t, '/api/dashboard/sign-up', { email: 'not-an-email', password: PASSWORD });

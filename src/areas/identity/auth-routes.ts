@@ -1,10 +1,16 @@
-import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { errors } from '../../core/errors.ts';
 import type { WindowRule } from '../../core/rate-limit/limiter.ts';
 import type { Deps } from '../../deps.ts';
 import { users } from './account-tables.ts';
+import {
+  claimByProof,
+  isVerified,
+  markEmailVerified,
+  sendClaimMail,
+  sendVerificationMail,
+} from './email-verification.ts';
 import { checkPasswordLink, consumePasswordLink } from './password-links.ts';
 import { dummyHash, hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from './passwords.ts';
 import {
@@ -27,6 +33,8 @@ import { findUserByEmail, getUser, normalizeEmail, type User } from './users.ts'
 
 const SIGNIN_FAILURES: WindowRule = { limit: 10, windowSec: 300 };
 const SIGNUPS_PER_IP: WindowRule = { limit: 20, windowSec: 3600 };
+/** Verification and claim mails per address: enough to retry, too few to flood someone's inbox. */
+const MAILS_PER_ADDRESS: WindowRule = { limit: 5, windowSec: 3600 };
 
 const email = z.email().max(320);
 const password = z.string().max(1000);
@@ -45,10 +53,24 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     const { secret, session } = await createSession(deps, user.id, meta(req));
     setSessionCookie(deps, reply, secret);
     reply.header('cache-control', 'no-store');
-    return {
-      user: { id: user.id, email: user.email },
-      csrfToken: csrfTokenFor(deps, session.id),
-    };
+    return { user: userOut(user), csrfToken: csrfTokenFor(deps, session.id) };
+  }
+
+  const userOut = (user: User) => ({ id: user.id, email: user.email, emailVerified: isVerified(user) });
+
+  /** The signed-in session (CSRF checked), or AUTH_REQUIRED. */
+  async function sessionOf(req: FastifyRequest) {
+    const secret = readCookie(req, SESSION_COOKIE);
+    const session = secret ? await findSession(deps, secret) : null;
+    const user = session ? await getUser(deps, session.userId) : null;
+    if (!session || !user) throw errors.authRequired('Sign in first.');
+    assertCsrf(deps, req, session.id);
+    return { session, user };
+  }
+
+  /** False (and nothing sent) once an address had its share of mail this hour. */
+  async function mayMail(user: User): Promise<boolean> {
+    return (await deps.limiter.hit(`account-mail:${user.id}`, MAILS_PER_ADDRESS)) <= MAILS_PER_ADDRESS.limit;
   }
 
   app.get('/api/dashboard/session', async (req, reply) => {
@@ -57,7 +79,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     const session = secret ? await findSession(deps, secret) : null;
     const user = session ? await getUser(deps, session.userId) : null;
     return {
-      user: user ? { id: user.id, email: user.email } : null,
+      user: user ? userOut(user) : null,
       csrfToken: session && user ? csrfTokenFor(deps, session.id) : null,
       signup: deps.config.signup,
       ip: req.ip,
@@ -75,15 +97,44 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     await deps.limiter.assertUnder(ipKey, SIGNUPS_PER_IP);
     await deps.limiter.hit(ipKey, SIGNUPS_PER_IP);
     const passwordHash = await hashPassword(body.password);
-    // An existing e-mail (even one without a password yet) is never claimed by sign-up: that would hand an
-    // invited account to whoever typed the address first. Invited users use their one-time link.
+    // An existing e-mail (even one without a password yet) is never claimed by sign-up itself: that would
+    // hand an invited account to whoever typed the address first. An unproven one can be claimed through
+    // the address, though: a set-password link goes to it (the real owner after a squatter, docs/decisions/030).
     const [user] = await deps.db.orm
       .insert(users)
       .values({ email: normalizeEmail(body.email), passwordHash, createdAt: deps.clock.now() })
       .onConflictDoNothing()
       .returning();
-    if (!user) throw errors.signUpFailed();
+    if (!user) {
+      const existing = await findUserByEmail(deps, body.email);
+      if (!existing || isVerified(existing)) throw errors.signUpFailed();
+      if (await mayMail(existing)) await sendClaimMail(deps, existing);
+      reply.code(202).header('cache-control', 'no-store');
+      return { user: null, csrfToken: null, checkEmail: true };
+    }
+    if (await mayMail(user)) await sendVerificationMail(deps, user);
     return signIn(req, reply, user);
+  });
+
+  app.post('/api/dashboard/verify-email', { schema: { body: tokenBody } }, async (req) => {
+    assertSameOrigin(deps, req);
+    const { user } = await sessionOf(req);
+    const link = await checkPasswordLink(deps, (req.body as z.infer<typeof tokenBody>).token, 'verify');
+    // Only the account that asked for the link may use it: a squatter's link, mailed to the real owner,
+    // must not verify the squatter's account when the owner clicks it.
+    if (link.user.id !== user.id) throw errors.verifyOtherAccount();
+    await consumePasswordLink(deps, link.id);
+    await markEmailVerified(deps, user.id);
+    return { user: userOut((await getUser(deps, user.id))!) };
+  });
+
+  app.post('/api/dashboard/resend-verification', async (req) => {
+    assertSameOrigin(deps, req);
+    const { user } = await sessionOf(req);
+    if (isVerified(user)) return { sent: false, emailVerified: true };
+    const sent = await mayMail(user);
+    if (sent) await sendVerificationMail(deps, user);
+    return { sent, emailVerified: false };
   });
 
   app.post('/api/dashboard/sign-in', { schema: { body: credentialsBody } }, async (req, reply) => {
@@ -125,8 +176,9 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     const link = await checkPasswordLink(deps, body.token);
     const passwordHash = await hashPassword(body.password);
     await consumePasswordLink(deps, link.id);
-    await deps.db.orm.update(users).set({ passwordHash }).where(eq(users.id, link.user.id));
+    // The link was mailed to the address, so using it proves it (and claims an unproven account).
+    await claimByProof(deps, link.user, passwordHash);
     await revokeUserSessions(deps, link.user.id);
-    return signIn(req, reply, link.user);
+    return signIn(req, reply, (await getUser(deps, link.user.id))!);
   });
 }

@@ -1,6 +1,6 @@
 import { defineArea } from '../manifest.ts';
 import { dashboardAuthRoutes } from './auth-routes.ts';
-import { adminCreateInviteLink } from './invite-links.ts';
+import { adminCreateInviteLink, adminVerifyUser } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import {
   createTokenForCli,
@@ -26,17 +26,25 @@ export const identityArea = defineArea({
     updateTokenLabelForCli,
     revokeTokenByIdForCli,
     adminCreateInviteLink,
+    adminVerifyUser,
   ],
   http: dashboardAuthRoutes,
   callerResolver: sessionResolver,
   migrations: [{ area: 'dashboard', schema: ['src/areas/identity/tables.ts'] }],
-  notTools: ['exchangeCliAuthCode', 'createLoginCodeForCli', 'revokeTokenForCli', 'adminCreateInviteLink'],
+  notTools: [
+    'exchangeCliAuthCode',
+    'createLoginCodeForCli',
+    'revokeTokenForCli',
+    'adminCreateInviteLink',
+    'adminVerifyUser',
+  ],
 });
 
 export { loginCodes, users } from './account-tables.ts';
+export { isVerified, markEmailVerified, sendGrantMail } from './email-verification.ts';
 export { mintLoginCode } from './login-codes.ts';
 export { ensureOperatorKey } from './operator-key.ts';
 export { createPasswordLink } from './password-links.ts';
 export { hashPassword } from './passwords.ts';
 export { issuePersonalToken } from './tokens.ts';
-export { ensureUser, findUserByEmail, type User } from './users.ts';
+export { ensureUser, findUserByEmail, getUser, type User } from './users.ts';

@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { userSchema } from '../../http/fn-schemas.ts';
 import { loginCodes } from './account-tables.ts';
+import { claimByProof } from './email-verification.ts';
 import { issuePersonalToken } from './tokens.ts';
 import { getUser } from './users.ts';
 
@@ -98,6 +99,9 @@ export const exchangeCliAuthCode = defineFn({
     if (!claimed.length) throw errors.codeUsed();
     const user = await getUser(deps, row.userId);
     if (!user) throw errors.codeInvalid();
+    // The operator minted this code for the address and handed it to its owner: redeeming it proves the
+    // address (and claims an account nobody had proven, before the new token exists).
+    if (row.meta.source === 'operator') await claimByProof(deps, user, undefined);
     const { token } = await issuePersonalToken(deps, user.id, row.label);
     return { token, label: row.label, user: { id: user.id, email: user.email } };
   },

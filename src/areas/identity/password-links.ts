@@ -10,10 +10,13 @@ import { getUser, type User } from './users.ts';
 
 export const PASSWORD_LINK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 
+/** 'verify' links prove an address at sign-up (/verify-email); the others set a password. */
+export type LinkPurpose = 'invite' | 'operator' | 'verify';
+
 export async function createPasswordLink(
   deps: Deps,
   userId: string,
-  purpose: 'invite' | 'operator',
+  purpose: LinkPurpose,
 ): Promise<{ url: string; expiresAt: Date }> {
   const token = crypto.randomBytes(32).toString('base64url');
   const now = deps.clock.now();
@@ -25,17 +28,23 @@ export async function createPasswordLink(
     createdAt: now,
     expiresAt,
   });
-  return { url: `${deps.config.publicUrl}/set-password#token=${token}`, expiresAt };
+  const page = purpose === 'verify' ? 'verify-email' : 'set-password';
+  return { url: `${deps.config.publicUrl}/${page}#token=${token}`, expiresAt };
 }
 
 /** The link's user when the link is unused and unexpired; LINK_INVALID otherwise (no reason given). */
-export async function checkPasswordLink(deps: Deps, token: string): Promise<{ id: string; user: User }> {
+export async function checkPasswordLink(
+  deps: Deps,
+  token: string,
+  kind: 'password' | 'verify' = 'password',
+): Promise<{ id: string; user: User }> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw errors.linkInvalid();
   const [row] = await deps.db.orm
     .select()
     .from(passwordLinks)
     .where(eq(passwordLinks.tokenHash, deps.keyring.hashSecret(token)));
   if (!row || row.usedAt || row.expiresAt.getTime() <= deps.clock.now().getTime()) throw errors.linkInvalid();
+  if ((row.purpose === 'verify') !== (kind === 'verify')) throw errors.linkInvalid();
   const user = await getUser(deps, row.userId);
   if (!user) throw errors.linkInvalid();
   return { id: row.id, user };

@@ -24,14 +24,14 @@ export const sessions = pgTable(
   ],
 );
 
-/** One-time links that let a user set (or reset) a password: invitations and operator links. */
+/** One-time links that let a user set (or reset) a password (invitations, operator links) or verify an address. */
 export const passwordLinks = pgTable(
   'dashboard_password_links',
   {
     id: uuid('id').primaryKey().defaultRandom(),
     tokenHash: text('token_hash').notNull(),
     userId: uuid('user_id').notNull(),
-    purpose: text('purpose').$type<'invite' | 'operator'>().notNull(),
+    purpose: text('purpose').$type<'invite' | 'operator' | 'verify'>().notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     expiresAt: timestamp('expires_at', { withTimezone: true }).notNull(),
     usedAt: timestamp('used_at', { withTimezone: true }),

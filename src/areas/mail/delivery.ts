@@ -1,9 +1,25 @@
 import type { Queryable } from '../../core/db/client.ts';
 import type { Deps } from '../../deps.ts';
 import { addressOf, domainOf } from './addresses.ts';
+import { tenantSigningKey } from './domains.ts';
 import { storeInOutbox } from './outbox.ts';
 import type { MailEvent, Outcome } from './outcome-writer.ts';
-import type { OutgoingMail, SmtpPool } from './transport.ts';
+import { SYSTEM_ORG_ID } from './tables.ts';
+import type { DkimKey, OutgoingMail, SmtpPool } from './transport.ts';
+
+/**
+ * Who signs a message: a tenant's mail with its verified domain's own key; Pier's own mail with the
+ * operator's DKIM_* key, and only when it is from the operator's domain. Nothing else is signed, so the
+ * operator's key never vouches for a tenant's From.
+ */
+async function signingKey(deps: Deps, orgId: string, from: string): Promise<DkimKey | null> {
+  const domain = domainOf(from);
+  if (orgId !== SYSTEM_ORG_ID) return tenantSigningKey(deps, orgId, domain);
+  const op = deps.config.dkim;
+  return op && op.domain.toLowerCase() === domain
+    ? { domainName: op.domain, keySelector: op.selector, privateKey: op.privateKey }
+    : null;
+}
 
 // One delivery attempt of a batch of e-mails: claim them all in one statement (scheduled|queued →
 // sending, the same guard cancel uses, so a cancel racing a send has exactly one winner), send each
@@ -134,7 +150,8 @@ export async function attempt(deps: Deps, email: Claimed, pool: SmtpPool | null)
   }
 
   const tenant = { orgId: email.orgId, environment: email.environment };
-  const out = await pool.send(mail);
+  const dkim = await signingKey(deps, email.orgId, email.from);
+  const out = await pool.send(dkim ? { ...mail, dkim } : mail);
   switch (out.kind) {
     case 'sent': {
       const bounced = out.rejected.filter((r) => r.code !== null && r.code >= 500);

@@ -1,18 +1,38 @@
 import { defineArea } from '../manifest.ts';
-import { getOutboxMessageForCli, listOutboxForCli } from './outbox-fn.ts';
+import {
+  addMailDomainForCli,
+  getMailDomainForCli,
+  listMailDomainsForCli,
+  removeMailDomainForCli,
+  verifyMailDomainForCli,
+} from './domains-fn.ts';
+import { adminListSystemMail, getOutboxMessageForCli, listOutboxForCli } from './outbox-fn.ts';
 import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB, mailSweepJob } from './sweeper.ts';
+import { sendSystemMail } from './system-mail.ts';
 import { mailV1 } from './v1.ts';
 import { closeMailTransport, mailDeliverJob } from './worker.ts';
 
-// Mail: v1 e-mails, batches, templates and events; delivery over SMTP (pooled, DKIM) or to the built-in
-// outbox that the dashboard's dev inbox shows.
+// Mail: v1 e-mails, batches, templates and events; sender domains (DNS-verified, each with its own DKIM
+// key); delivery over SMTP (pooled, signed with the From domain's key) or to the built-in outbox that the
+// dashboard's dev inbox shows. Pier's own mail (verification links, invitations) goes the same way.
 
 export const mailArea = defineArea({
   name: 'mail',
-  fns: [listOutboxForCli, getOutboxMessageForCli],
+  fns: [
+    listOutboxForCli,
+    getOutboxMessageForCli,
+    adminListSystemMail,
+    addMailDomainForCli,
+    listMailDomainsForCli,
+    getMailDomainForCli,
+    verifyMailDomainForCli,
+    removeMailDomainForCli,
+  ],
   v1: [mailV1],
   jobs: [mailDeliverJob, mailSweepJob],
   schedules: [{ job: MAIL_SWEEP_JOB, cron: MAIL_SWEEP_CRON }],
   migrations: [{ area: 'mail', schema: ['src/areas/mail/tables.ts'] }],
   stop: closeMailTransport,
+  provides: { sendSystemMail },
+  notTools: ['adminListSystemMail'],
 });

@@ -4,7 +4,7 @@ import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { orgForUser } from '../orgs/index.ts';
 import { getOutboxMessage, listOutbox } from './outbox.ts';
-import { EMAIL_STATUSES } from './tables.ts';
+import { EMAIL_STATUSES, SYSTEM_ORG_ID } from './tables.ts';
 
 // The dashboard's dev inbox (like Mailpit): the messages the built-in outbox kept, for members of the
 // organization. Both environments unless one is asked for; `search` matches subject, From and To
@@ -60,5 +60,28 @@ export const getOutboxMessageForCli = defineFn({
     const msg = await getOutboxMessage(deps, org.id, input.id);
     if (!msg) throw errors.outboxMessageNotFound();
     return msg;
+  },
+});
+
+// Pier's own mail (verification and set-password links) kept by the built-in outbox, for the operator of
+// an installation without SMTP_URL (development): `pier admin mail [--to E]`.
+export const adminListSystemMail = defineFn({
+  name: 'adminListSystemMail',
+  summary: "Pier's own messages in the built-in outbox (no SMTP_URL), newest first, with their text.",
+  auth: { kind: 'operator' },
+  input: z.strictObject({
+    to: z.string().trim().max(320).optional(),
+    limit: z.number().int().min(1).max(100).default(20),
+  }),
+  output: z.object({ items: z.array(summary.extend({ text: z.string().nullable() })) }),
+  errors: [],
+  handler: async ({ deps }, input) => {
+    const page = await listOutbox(deps, SYSTEM_ORG_ID, { limit: input.limit, offset: 0, search: input.to });
+    const items = [];
+    for (const m of page.items) {
+      const full = await getOutboxMessage(deps, SYSTEM_ORG_ID, m.id);
+      items.push({ ...m, text: full?.text ?? null });
+    }
+    return { items };
   },
 });

@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
 import { addressOf } from './addresses.ts';
+import { assertSenderDomains } from './domains.ts';
 import {
   type BroadcastBody,
   type EmailOut,
@@ -13,7 +14,7 @@ import {
   MAX_SCHEDULE_DAYS,
   type SendBody,
 } from './schema.ts';
-import { mailEmails, mailEvents, mailSuppressions } from './tables.ts';
+import { mailEmails, mailEvents, mailSuppressions, SYSTEM_ORG_ID } from './tables.ts';
 import { findTemplate, renderTemplate } from './templates.ts';
 import { queueDeliveries } from './worker.ts';
 
@@ -58,6 +59,15 @@ function checkSchedule(deps: Deps, at: string | undefined): Date | null {
     throw errors.validation(`scheduledAt must be at most ${MAX_SCHEDULE_DAYS} days ahead.`);
   }
   return when;
+}
+
+/**
+ * Live keys send only from the organization's verified domains (test keys from any address: their mail
+ * stays in the dev inbox). Checked for the whole request before anything is queued.
+ */
+async function checkSenders(deps: Deps, c: ApiKeyCaller, froms: string[]): Promise<void> {
+  if (c.environment !== 'production' || c.orgId === SYSTEM_ORG_ID) return;
+  await assertSenderDomains(deps, c.orgId, froms);
 }
 
 /** Turns a send body into a record to insert (template rendered, schedule checked); throws on bad input. */
@@ -190,12 +200,18 @@ async function insertAndQueue(deps: Deps, rows: NewEmail[]): Promise<EmailRow[]>
 }
 
 export async function sendEmail(deps: Deps, c: ApiKeyCaller, b: SendBody): Promise<EmailOut> {
+  await checkSenders(deps, c, [b.from]);
   const [row] = await insertAndQueue(deps, [await prepare(deps, c, b)]);
   return toEmailOut(row!);
 }
 
 /** All or nothing: every item is checked before any record is created. */
 export async function sendBatch(deps: Deps, c: ApiKeyCaller, items: SendBody[]) {
+  await checkSenders(
+    deps,
+    c,
+    items.map((b) => b.from),
+  );
   const rows: NewEmail[] = [];
   for (const [i, b] of items.entries()) {
     try {
@@ -209,6 +225,7 @@ export async function sendBatch(deps: Deps, c: ApiKeyCaller, items: SendBody[]) 
 }
 
 export async function sendBroadcast(deps: Deps, c: ApiKeyCaller, b: BroadcastBody) {
+  await checkSenders(deps, c, [b.from]);
   const broadcastId = crypto.randomUUID();
   const recipients = [...new Map(b.to.map((to) => [addressOf(to), to])).values()];
   const base = { from: b.from, subject: b.subject, html: b.html, text: b.text, replyTo: b.replyTo };
@@ -292,6 +309,7 @@ export async function cancelEmail(deps: Deps, c: ApiKeyCaller, id: string): Prom
 /** A new e-mail with the same content, queued now. */
 export async function resendEmail(deps: Deps, c: ApiKeyCaller, id: string): Promise<EmailOut> {
   const src = await findEmail(deps, c, id);
+  await checkSenders(deps, c, [src.from]);
   const now = deps.clock.now();
   const [row] = await insertAndQueue(deps, [
     {

@@ -8,6 +8,7 @@ import {
   primaryKey,
   text,
   timestamp,
+  uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
 
@@ -134,4 +135,37 @@ export const mailOutbox = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
   },
   (t) => [index('mail_outbox_tenant_idx').on(t.orgId, t.createdAt)],
+);
+
+/** The organization id of Pier's own mail (verification links, invitations): no organization has it. */
+export const SYSTEM_ORG_ID = '00000000-0000-0000-0000-000000000000';
+
+export type DomainRecordState = 'pending' | 'verified' | 'failed';
+
+/**
+ * Sender domains (docs/decisions/030): live mail goes out only from a domain its organization proved it
+ * controls. Each has its own DKIM key pair, made by Pier; the private key is stored encrypted with the
+ * keyring. `records` keeps each DNS record's state from the last check.
+ */
+export const mailDomains = pgTable(
+  'mail_domains',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    /** Lower-case, no trailing dot. */
+    domain: text('domain').notNull(),
+    verificationToken: text('verification_token').notNull(),
+    dkimSelector: text('dkim_selector').notNull(),
+    /** base64 of the DER SubjectPublicKeyInfo: the p= of the DKIM record. */
+    dkimPublicKey: text('dkim_public_key').notNull(),
+    dkimPrivateKeyEnc: text('dkim_private_key_enc').notNull(),
+    status: text('status').$type<'pending' | 'verified'>().notNull(),
+    records: jsonb('records')
+      .$type<Record<'verification' | 'dkim' | 'spf' | 'dmarc', DomainRecordState>>()
+      .notNull(),
+    lastCheckedAt: timestamp('last_checked_at', { withTimezone: true }),
+    verifiedAt: timestamp('verified_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [uniqueIndex('mail_domains_org_domain_uq').on(t.orgId, t.domain)],
 );

@@ -2,10 +2,12 @@ import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Config } from '../../config.ts';
 
-// How a message leaves: the pooled SMTP transport (SMTP_URL, DKIM when configured) or the built-in outbox,
+// How a message leaves: the pooled SMTP transport (SMTP_URL, DKIM-signed with its domain's key) or the built-in outbox,
 // which renders the same real MIME message and stores it. SMTP replies are classified here so the worker
 // only decides what to do: temporary (4xx, network) → retry with back-off; every recipient refused with
 // 5xx → bounced (hard bounce); other 5xx → failed.
+
+export type DkimKey = { domainName: string; keySelector: string; privateKey: string };
 
 export type OutgoingMail = {
   id: string;
@@ -16,6 +18,8 @@ export type OutgoingMail = {
   text: string | null;
   replyTo: string[] | null;
   messageId: string;
+  /** The key that signs this message (its From domain's); none: unsigned. */
+  dkim?: DkimKey;
 };
 
 export type Rejection = { address: string; code: number | null; response: string };
@@ -36,6 +40,7 @@ function mailOptions(m: OutgoingMail) {
     ...(m.replyTo ? { replyTo: m.replyTo } : {}),
     messageId: m.messageId,
     headers: { 'X-Pier-Email-Id': m.id },
+    ...(m.dkim ? { dkim: m.dkim } : {}),
     // Content is only what the caller sent: never read files or URLs named in it.
     disableFileAccess: true,
     disableUrlAccess: true,
@@ -93,7 +98,8 @@ export function classifySmtpError(err: SmtpError): SmtpOutcome {
 /** One pooled SMTP transport per process. */
 export class SmtpPool {
   readonly #transport: ReturnType<typeof nodemailer.createTransport>;
-  constructor(smtp: NonNullable<Config['smtp']>, dkim: Config['dkim']) {
+  // No transport-wide DKIM key: each message carries its own domain's (delivery.ts).
+  constructor(smtp: NonNullable<Config['smtp']>) {
     this.#transport = nodemailer.createTransport({
       url: smtp.url,
       pool: true,
@@ -103,9 +109,6 @@ export class SmtpPool {
       connectionTimeout: 15_000,
       greetingTimeout: 15_000,
       socketTimeout: 60_000,
-      ...(dkim
-        ? { dkim: { domainName: dkim.domain, keySelector: dkim.selector, privateKey: dkim.privateKey } }
-        : {}),
     } as Parameters<typeof nodemailer.createTransport>[0]);
   }
 

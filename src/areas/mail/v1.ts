@@ -24,7 +24,13 @@ import * as templates from './templates.ts';
 
 // HTTP only: the contract's seven mail operations plus templates and the suppression list.
 
-const CONTENT_ERRORS = ['TEMPLATE_NOT_FOUND', 'TEMPLATE_VARIABLE_MISSING', 'IDEMPOTENCY_CONFLICT'];
+// SENDER_DOMAIN_NOT_VERIFIED (403): a live key's From is not on a verified sender domain (docs/mail.md).
+const CONTENT_ERRORS = [
+  'TEMPLATE_NOT_FOUND',
+  'TEMPLATE_VARIABLE_MISSING',
+  'IDEMPOTENCY_CONFLICT',
+  'SENDER_DOMAIN_NOT_VERIFIED',
+];
 
 const routes = [
   defineRoute({
@@ -76,7 +82,7 @@ const routes = [
     body: broadcastBody,
     bodyLimit: 4 * 1024 * 1024,
     response: broadcastResult,
-    errors: ['IDEMPOTENCY_CONFLICT'],
+    errors: ['IDEMPOTENCY_CONFLICT', 'SENDER_DOMAIN_NOT_VERIFIED'],
     handler: ({ deps, caller }, { body }) => mail.sendBroadcast(deps, caller, body),
   }),
   defineRoute({
@@ -96,7 +102,7 @@ const routes = [
     summary: 'Send an existing e-mail again as a new e-mail with the same content.',
     params: idParams,
     response: emailSchema,
-    errors: ['EMAIL_NOT_FOUND'],
+    errors: ['EMAIL_NOT_FOUND', 'SENDER_DOMAIN_NOT_VERIFIED'],
     handler: ({ deps, caller }, { params }) => mail.resendEmail(deps, caller, params.id),
   }),
   defineRoute({

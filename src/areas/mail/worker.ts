@@ -27,7 +27,7 @@ function smtpPool(deps: Deps): SmtpPool | null {
   if (!deps.config.smtp) return null;
   let pool = pools.get(deps);
   if (!pool) {
-    pool = new SmtpPool(deps.config.smtp, deps.config.dkim);
+    pool = new SmtpPool(deps.config.smtp);
     pools.set(deps, pool);
   }
   return pool;

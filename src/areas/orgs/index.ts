@@ -18,6 +18,7 @@ import {
   setMemberRoleForCli,
 } from './members.ts';
 import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import { promotePendingGrants } from './pending-grants.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
@@ -63,6 +64,7 @@ export const orgsArea = defineArea({
     { area: 'platform', schema: ['src/areas/identity/account-tables.ts', 'src/areas/orgs/tables.ts'] },
   ],
   start: async (deps) => startAccessCache(deps),
+  provides: { onEmailVerified: promotePendingGrants },
   notTools: [
     'createOrganization',
     'createProjectInOrg',

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
 import { seedMember, seedOrg, seedUser } from '../../../test/seed.ts';
+import { mailedToken, systemMailTo } from '../../../test/system-mail.ts';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -36,8 +37,12 @@ describe('members', () => {
     expect(denied.statusCode).toBe(403);
     const inv = await t.call('inviteMemberForCli', { orgSlug: org.slug, email, role: 'admin' }, owner.token);
     expect(inv.statusCode).toBe(200);
-    expect(inv.json()).toMatchObject({ email, role: 'admin', alreadyMember: false });
-    expect(inv.json().inviteUrl).toMatch(/\/set-password#token=/);
+    expect(inv.json()).toMatchObject({ email, role: 'admin', alreadyMember: false, pending: true });
+    // The set-password link goes to the invitee by mail, never to the inviter.
+    expect(inv.json().inviteUrl).toBeNull();
+    expect(await mailedToken(t.deps, email, 'set-password')).toBeTruthy();
+    const listed = await t.call('listMembersForCli', { orgSlug: org.slug }, owner.token);
+    expect(listed.json()).toContainEqual(expect.objectContaining({ email, role: 'admin', pending: true }));
     const invitedId = inv.json().userId as string;
 
     const again = await t.call(
@@ -72,10 +77,10 @@ describe('members', () => {
     expect(gone.json().error.code).toBe('MEMBER_NOT_FOUND');
   });
 
-  it("never hands out a password link for someone else's pending account", async () => {
+  it('never hands a password link to the inviter; a verified invitee is told to sign in', async () => {
     const a = await seedOrg(t.deps);
     const b = await seedOrg(t.deps);
-    // b's owner was created like a createOrganization customer: no password yet.
+    // b's owner has a verified account without a password (a CLI-only user).
     const victim = b.owner.user.email;
     const inv = await t.call(
       'inviteMemberForCli',
@@ -83,16 +88,12 @@ describe('members', () => {
       a.owner.token,
     );
     expect(inv.statusCode).toBe(200);
-    expect(inv.json().inviteUrl).toBeNull();
-    // Someone new only to this organization gets one, also when invited again.
-    const email = `${uniq('fresh')}@example.com`;
-    await t.call('inviteMemberForCli', { orgSlug: a.org.slug, email, role: 'member' }, a.owner.token);
-    const again = await t.call(
-      'inviteMemberForCli',
-      { orgSlug: a.org.slug, email, role: 'member' },
-      a.owner.token,
-    );
-    expect(again.json().inviteUrl).toMatch(/set-password/);
+    expect(inv.json()).toMatchObject({ inviteUrl: null, inviteExpiresAt: null, alreadyMember: false });
+    const mails = await systemMailTo(t.deps, victim);
+    expect(mails.at(-1)?.subject).toBe('Join Test Org on Pier');
+    // A verified account's membership is immediate.
+    const orgs = await t.call('listMyOrgsForCli', {}, b.owner.token);
+    expect(orgs.json().map((o: { slug: string }) => o.slug)).toContain(a.org.slug);
   });
 
   it('keeps the last owner', async () => {

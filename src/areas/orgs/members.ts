@@ -3,13 +3,13 @@ import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import type { Db } from '../../core/db/client.ts';
 import { errors } from '../../core/errors.ts';
-import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, roleSchema, slugInput, UUID_RE } from '../../http/fn-schemas.ts';
-import { createPasswordLink, ensureUser, users } from '../identity/index.ts';
+import { ensureUser, getUser, isVerified, sendGrantMail, users } from '../identity/index.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
 import { createOrg } from './orgs.ts';
-import { memberships, orgs, type Role } from './tables.ts';
+import { grantByAddress } from './pending-grants.ts';
+import { memberships, orgs, pendingMemberships, type Role } from './tables.ts';
 
 // Members of an organization, managed from the dashboard (or any token). Owners and admins manage
 // members; only owners grant or touch the owner role; an organization always keeps at least one owner.
@@ -19,7 +19,10 @@ const memberItem = z.object({
   email: z.string(),
   role: roleSchema,
   joinedAt: z.string(),
-  /** True until the person has set a password (an invitation not yet accepted). */
+  /**
+   * True for an invitation not yet accepted: the person has not proven the address (no access yet) or has
+   * not set a password.
+   */
   pending: z.boolean(),
 });
 
@@ -40,14 +43,6 @@ async function lockedMembership(tx: Tx, orgId: string, userId: string) {
     .from(memberships)
     .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
   return { member: m, ownerCount: owners.length };
-}
-
-async function onlyMemberOf(deps: Deps, userId: string, orgId: string): Promise<boolean> {
-  const rows = await deps.db.orm
-    .select({ orgId: memberships.orgId })
-    .from(memberships)
-    .where(eq(memberships.userId, userId));
-  return rows.every((r) => r.orgId === orgId);
 }
 
 function assertMayTouch(actorRole: Role, targetRole: Role, newRole?: Role): void {
@@ -77,20 +72,33 @@ export const listMembersForCli = defineFn({
       .innerJoin(users, eq(users.id, memberships.userId))
       .where(eq(memberships.orgId, org.id))
       .orderBy(asc(users.email));
-    return rows.map((r) => ({
-      userId: r.userId,
-      email: r.email,
-      role: r.role,
-      joinedAt: r.joinedAt.toISOString(),
-      pending: !r.passwordHash,
-    }));
+    const waiting = await deps.db.orm
+      .select({
+        userId: users.id,
+        email: users.email,
+        role: pendingMemberships.role,
+        joinedAt: pendingMemberships.createdAt,
+      })
+      .from(pendingMemberships)
+      .innerJoin(users, eq(users.id, pendingMemberships.userId))
+      .where(eq(pendingMemberships.orgId, org.id));
+    return [
+      ...rows.map((r) => ({
+        userId: r.userId,
+        email: r.email,
+        role: r.role,
+        joinedAt: r.joinedAt.toISOString(),
+        pending: !r.passwordHash,
+      })),
+      ...waiting.map((r) => ({ ...r, joinedAt: r.joinedAt.toISOString(), pending: true })),
+    ].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0));
   },
 });
 
 export const inviteMemberForCli = defineFn({
   name: 'inviteMemberForCli',
   summary:
-    'Adds a person to an organization by e-mail (owner or admin). A new person (no password, no other organization) gets a one-time link to set a password, returned as inviteUrl until mail delivery lands.',
+    'Invites a person to an organization by e-mail (owner or admin). The membership reaches an account only once it has proven the address (pending until then); the person is told by mail, with a set-password link when they need one. inviteUrl is always null: links go to the person, never to the inviter.',
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, email: emailInput, role: roleSchema }),
   output: z.object({
@@ -98,6 +106,8 @@ export const inviteMemberForCli = defineFn({
     email: z.string(),
     role: roleSchema,
     alreadyMember: z.boolean(),
+    /** True until the person has proven the address and has a password. */
+    pending: z.boolean(),
     inviteUrl: z.string().nullable(),
     inviteExpiresAt: z.string().nullable(),
   }),
@@ -106,35 +116,31 @@ export const inviteMemberForCli = defineFn({
     const { org, role } = await orgForUser(deps, caller.userId, input.orgSlug);
     assertMayTouch(role, input.role);
     const { user } = await ensureUser(deps, input.email);
-    const inserted = await deps.db.orm
-      .insert(memberships)
-      .values({ orgId: org.id, userId: user.id, role: input.role, createdAt: deps.clock.now() })
-      .onConflictDoNothing()
-      .returning({ role: memberships.role });
-    const alreadyMember = inserted.length === 0;
-    // A password link is handed to the inviter only for a person whose every membership is in this
-    // organization: otherwise an admin here could take over a pending account that belongs to another one
-    // (a customer created by createOrganization who has not set a password yet).
-    const link =
-      !user.passwordHash && (await onlyMemberOf(deps, user.id, org.id))
-        ? await createPasswordLink(deps, user.id, 'invite')
-        : null;
-    if (!alreadyMember)
+    // The membership waits until the account proves the address: whoever signed up first with someone
+    // else's address (a squatter) gets nothing. Set-password links are mailed to the address, never
+    // returned to the inviter, who could otherwise take over an account without a password.
+    const { pending, inserted } = await grantByAddress(deps, { orgId: org.id, user, role: input.role });
+    if (inserted) {
       await audit(deps, { kind: 'user', id: caller.userId }, 'member.invite', org.id, {
         userId: user.id,
         role: input.role,
+        pending,
       });
+      await sendGrantMail(deps, user, { orgName: org.name, role: input.role, kind: 'invite' });
+    }
+    const table = pending ? pendingMemberships : memberships;
     const [current] = await deps.db.orm
-      .select({ role: memberships.role })
-      .from(memberships)
-      .where(and(eq(memberships.orgId, org.id), eq(memberships.userId, user.id)));
+      .select({ role: table.role })
+      .from(table)
+      .where(and(eq(table.orgId, org.id), eq(table.userId, user.id)));
     return {
       userId: user.id,
       email: user.email,
       role: current?.role ?? input.role,
-      alreadyMember,
-      inviteUrl: link?.url ?? null,
-      inviteExpiresAt: link?.expiresAt.toISOString() ?? null,
+      alreadyMember: !inserted,
+      pending: pending || !user.passwordHash,
+      inviteUrl: null,
+      inviteExpiresAt: null,
     };
   },
 });
@@ -174,6 +180,22 @@ export const removeMemberForCli = defineFn({
   errors: ['ORG_NOT_FOUND', 'MEMBER_NOT_FOUND', 'FORBIDDEN', 'LAST_OWNER'],
   handler: async ({ deps, caller }, input) => {
     const { org, role } = await orgForUser(deps, caller.userId, input.orgSlug);
+    const [invite] = await deps.db.orm
+      .select()
+      .from(pendingMemberships)
+      .where(and(eq(pendingMemberships.orgId, org.id), eq(pendingMemberships.userId, input.userId)));
+    if (invite) {
+      // A pending invitation: withdrawn like a membership, by whoever could remove that member.
+      assertMayTouch(role, invite.role);
+      await deps.db.orm
+        .delete(pendingMemberships)
+        .where(and(eq(pendingMemberships.orgId, org.id), eq(pendingMemberships.userId, input.userId)));
+      await audit(deps, { kind: 'user', id: caller.userId }, 'member.remove', org.id, {
+        userId: input.userId,
+        pending: true,
+      });
+      return { ok: true as const, userId: input.userId };
+    }
     await deps.db.orm.transaction(async (tx) => {
       const { member, ownerCount } = await lockedMembership(tx, org.id, input.userId);
       if (input.userId !== caller.userId) assertMayTouch(role, member.role);
@@ -193,8 +215,10 @@ export const createOrgForCli = defineFn({
   auth: { kind: 'user' },
   input: z.strictObject({ slug: slugInput, name: z.string().trim().min(1).max(200) }),
   output: z.object({ id: z.string(), slug: z.string(), name: z.string(), role: roleSchema }),
-  errors: ['INVALID_SLUG', 'SLUG_TAKEN'],
+  errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED'],
   handler: async ({ deps, caller }, input) => {
+    const me = await getUser(deps, caller.userId);
+    if (!me || !isVerified(me)) throw errors.emailNotVerified();
     const org = await createOrg(deps, { slug: input.slug, name: input.name, ownerUserId: caller.userId });
     await audit(deps, { kind: 'user', id: caller.userId }, 'org.create', org.id, { slug: org.slug });
     return { id: org.id, slug: org.slug, name: org.name, role: 'owner' as const };

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
 import { expectError } from '../../../test/security.ts';
 import { seedMember, seedOrg, seedPlatform, seedUser } from '../../../test/seed.ts';
+import { mailedToken } from '../../../test/system-mail.ts';
 import { issuePersonalToken } from '../identity/tokens.ts';
 import { findUserByEmail } from '../identity/users.ts';
 import { addMember, createOrg } from './orgs.ts';
@@ -56,10 +57,27 @@ describe('createOrganization', () => {
       name: 'Customer Co',
       owner: { id: owner!.id, email: email.toLowerCase() },
     });
+    // A new customer owns it once they prove the address with the link mailed to them.
     const { token } = await issuePersonalToken(t.deps, owner!.id, 'customer');
-    expect((await t.call('listMyOrgsForCli', {}, token)).json()).toEqual([
-      { id: body.id, slug, name: 'Customer Co', role: 'owner' },
-    ]);
+    expect((await t.call('listMyOrgsForCli', {}, token)).json()).toEqual([]);
+    const link = await mailedToken(t.deps, email, 'set-password');
+    const set = await t.app.inject({
+      method: 'POST',
+      url: '/api/dashboard/set-password',
+      headers: { 'content-type': 'application/json', origin: 'http://pier.test' },
+      payload: JSON.stringify({ token: link, password: 'correct horse battery' }),
+    });
+    expect(set.statusCode).toBe(200);
+    const cookie = String(set.headers['set-cookie']).split(';')[0]!;
+    const session = await t.app.inject({ url: '/api/dashboard/session', headers: { cookie } });
+    const csrf = session.json().csrfToken as string;
+    const mine = await t.app.inject({
+      method: 'POST',
+      url: '/api/fn/listMyOrgsForCli',
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+      payload: '{}',
+    });
+    expect(mine.json()).toEqual([{ id: body.id, slug, name: 'Customer Co', role: 'owner' }]);
     // The platform credential has no user: it cannot read what it created.
     expectError(await t.call('listMyOrgsForCli', {}, plat), 403, 'FORBIDDEN');
     const { rows } = await t.deps.db.query<{ n: number }>(

@@ -6,13 +6,13 @@ import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, organizationSchema, userSchema } from '../../http/fn-schemas.ts';
-import { ensureUser } from '../identity/index.ts';
+import { ensureUser, isVerified, sendGrantMail } from '../identity/index.ts';
 import { assertSlug, slugFromName } from './slugs.ts';
-import { memberships, orgs, type Role } from './tables.ts';
+import { memberships, orgs, pendingMemberships, type Role } from './tables.ts';
 
 export async function createOrg(
   deps: Deps,
-  input: { slug?: string; name: string; ownerUserId: string },
+  input: { slug?: string; name: string; ownerUserId: string; ownerPending?: boolean },
 ): Promise<typeof orgs.$inferSelect> {
   if (input.slug !== undefined) assertSlug(input.slug);
   // A derived slug retries with a random suffix; an explicit one is the caller's choice and can be taken.
@@ -24,7 +24,10 @@ export async function createOrg(
           .insert(orgs)
           .values({ slug, name: input.name, createdAt: deps.clock.now() })
           .returning();
-        await tx.insert(memberships).values({ orgId: org!.id, userId: input.ownerUserId, role: 'owner' });
+        // A pending owner (an unproven address) becomes the owner when the address is proven.
+        await tx
+          .insert(input.ownerPending ? pendingMemberships : memberships)
+          .values({ orgId: org!.id, userId: input.ownerUserId, role: 'owner' });
         return org!;
       });
     } catch (err) {
@@ -63,7 +66,7 @@ export const listMyOrgsForCli = defineFn({
 export const createOrganization = defineFn({
   name: 'createOrganization',
   summary:
-    'Creates an organization owned by the customer with that e-mail (created if new). Scope org.create.',
+    'Creates an organization owned by the customer with that e-mail (created if new). Scope org.create. The customer is told by mail; an account that has not proven the address becomes the owner when it does.',
   auth: { kind: 'platform', scope: 'org.create' },
   input: z.strictObject({
     email: emailInput,
@@ -74,8 +77,14 @@ export const createOrganization = defineFn({
   errors: ['INVALID_SLUG', 'SLUG_TAKEN'],
   handler: async ({ deps, caller }, input) => {
     const { user } = await ensureUser(deps, input.email);
-    const org = await createOrg(deps, { slug: input.slug, name: input.name, ownerUserId: user.id });
+    const org = await createOrg(deps, {
+      slug: input.slug,
+      name: input.name,
+      ownerUserId: user.id,
+      ownerPending: !isVerified(user),
+    });
     await audit(deps, { kind: 'platform', id: caller.keyId }, 'org.create', org.id, { slug: org.slug });
+    await sendGrantMail(deps, user, { orgName: org.name, role: 'owner', kind: 'created' });
     return { id: org.id, slug: org.slug, name: org.name, owner: { id: user.id, email: user.email } };
   },
 });

@@ -31,6 +31,25 @@ export const memberships = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.userId] }), index('memberships_user_idx').on(t.userId)],
 );
 
+/**
+ * Memberships granted by e-mail address (an invitation, createOrganization) to an account that has not
+ * proven that address yet. They become memberships when it does; until then they give no access.
+ */
+export const pendingMemberships = pgTable(
+  'pending_memberships',
+  {
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => orgs.id, { onDelete: 'cascade' }),
+    userId: uuid('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    role: text('role').$type<Role>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.userId] }), index('pending_memberships_user_idx').on(t.userId)],
+);
+
 export type ProjectStatus = 'provisioning' | 'ready' | 'error' | 'destroying' | 'destroyed';
 
 export const projects = pgTable(

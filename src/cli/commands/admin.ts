@@ -23,7 +23,15 @@ export function register(program: Command, ctx: CliContext): void {
       const u = await ctx.operatorClient().call('adminCreateUser', { email: opts.email });
       print(cmd, u, `${u.created ? 'Created' : 'Already there:'} user ${u.email} (${u.id}).\n`);
     });
-  // Until mail delivery sends it, the operator passes this link on: it sets the user's dashboard password.
+  user
+    .command('verify')
+    .description("Mark a user's e-mail address as verified (their pending invitations become memberships)")
+    .requiredOption('--email <email>', 'e-mail address')
+    .action(async (opts: { email: string }, cmd: Command) => {
+      const u = await ctx.operatorClient().call('adminVerifyUser', { email: opts.email });
+      print(cmd, u, `Verified ${u.email} (${u.id}).\n`);
+    });
+  // The operator may pass this link on by hand: it sets the user's dashboard password and proves the address.
   user
     .command('invite-link')
     .description('Print a one-time link (7 days) for a user (created if new) to set a dashboard password')
@@ -31,6 +39,23 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (opts: { email: string }, cmd: Command) => {
       const l = await ctx.operatorClient().call('adminCreateInviteLink', { email: opts.email });
       print(cmd, l, `${l.url}\n(for ${l.email}; works once, until ${l.expiresAt})\n`);
+    });
+
+  admin
+    .command('mail')
+    .description("Pier's own mail (verification and set-password links) kept by the built-in outbox")
+    .option('--to <email>', 'only messages to this address')
+    .option('--limit <n>', 'how many (1-100)', '20')
+    .action(async (opts: { to?: string; limit: string }, cmd: Command) => {
+      const r = await ctx
+        .operatorClient()
+        .call('adminListSystemMail', { to: opts.to, limit: Number(opts.limit) });
+      const human = r.items.length
+        ? r.items
+            .map((m) => `== ${m.createdAt}  to ${m.to.join(', ')}\n${m.subject}\n\n${m.text ?? ''}\n`)
+            .join('\n')
+        : 'No messages.\n';
+      print(cmd, r, human);
     });
 
   admin

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import * as admin from './admin.ts';
 import * as auth from './auth.ts';
+import * as domains from './domains.ts';
 import * as hosting from './hosting.ts';
 import * as keys from './keys.ts';
 import * as memory from './memory.ts';
@@ -13,4 +14,14 @@ import * as secrets from './secrets.ts';
 export type CommandGroup = { register(program: Command, ctx: CliContext): void };
 
 // Every group of `pier` commands, in the order `pier --help` lists them. Add a new file here.
-export const commandGroups: CommandGroup[] = [auth, orgs, projects, secrets, hosting, keys, memory, admin];
+export const commandGroups: CommandGroup[] = [
+  auth,
+  orgs,
+  projects,
+  secrets,
+  hosting,
+  keys,
+  domains,
+  memory,
+  admin,
+];

@@ -7,6 +7,7 @@ import { projects } from '../../../src/areas/orgs/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedOperator } from '../../seed.ts';
+import { mailedToken } from '../../system-mail.ts';
 import { CLI_MAIN, json, NODE24, pier, removeScratchHomes, scratchHome } from '../cli-helpers.ts';
 import { callFn, launchBrowser, shot, startPier } from './browser-kit.ts';
 
@@ -51,6 +52,11 @@ describe('dashboard in a browser', () => {
     await page.getByLabel('Password').fill(PASSWORD);
     await shot(page, '01-sign-up');
     await page.getByRole('button', { name: 'Create account' }).click();
+    // Until the address is verified the account sees only this page; the link came by mail.
+    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
+    expect(await page.getByTestId('verify-email-address').textContent()).toBe(owner.email);
+    await shot(page, '01b-verify-email');
+    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, owner.email, 'verify-email')}`);
     await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
     await shot(page, '02-welcome-no-org');
     await page.getByRole('link', { name: 'Create an organization' }).click();
@@ -58,7 +64,7 @@ describe('dashboard in a browser', () => {
     await page.getByLabel('Slug').fill(owner.org);
     await shot(page, '03-new-org');
     await page.getByRole('button', { name: 'Create organization' }).click();
-    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     await page.getByText('No projects yet.').waitFor();
     expect(await page.getByTestId('signed-in-as').textContent()).toBe(owner.email);
   });
@@ -267,8 +273,9 @@ describe('dashboard in a browser', () => {
     await page.goto(`${base}/members`);
     await page.getByLabel('E-mail').fill(email);
     await page.getByRole('button', { name: 'Invite' }).click();
-    const inviteUrl = (await page.getByTestId('invite-url').textContent())!;
-    expect(inviteUrl).toMatch(/\/set-password#token=/);
+    // The set-password link goes to the invitee by mail, not to the inviter's screen.
+    await page.getByTestId('invite-pending').waitFor();
+    const inviteUrl = `${base}/set-password#token=${await mailedToken(t.deps, email, 'set-password')}`;
     const row = page.getByTestId(`member-${email}`);
     await row.waitFor();
     expect(await row.getByLabel(`Role of ${email}`).inputValue()).toBe('member');
@@ -283,7 +290,7 @@ describe('dashboard in a browser', () => {
     await shot(p, '11-set-password-mobile');
     await p.getByLabel('New password').fill(PASSWORD);
     await p.getByRole('button', { name: 'Set password and sign in' }).click();
-    await p.getByRole('heading', { name: 'Projects' }).waitFor();
+    await p.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     await p.goto(`${base}/members`);
     await p.getByText('Only owners and admins can invite or change members.').waitFor();
     expect(await p.getByRole('button', { name: 'Invite' }).count()).toBe(0);
@@ -293,7 +300,7 @@ describe('dashboard in a browser', () => {
     expect(await p.getByRole('link', { name: 'Projects' }).isVisible()).toBe(false);
     await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
-    await p.getByRole('heading', { name: 'Projects' }).waitFor();
+    await p.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
     expect(await p.getByRole('link', { name: 'Members' }).isVisible()).toBe(false);
     await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
@@ -311,6 +318,7 @@ describe('dashboard in a browser', () => {
       'API keys',
       'Projects',
       'Dev inbox',
+      'Sender domains',
       'Memory',
       'Tokens',
       'CLI sign-in',

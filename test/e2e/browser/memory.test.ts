@@ -6,6 +6,7 @@ import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedApiKey, seedOrg } from '../../seed.ts';
+import { mailedToken } from '../../system-mail.ts';
 import { launchBrowser, shot, startPier } from './browser-kit.ts';
 
 // The memory page in headless Chromium against a real Pier: an app stores memories through v1 with API
@@ -51,6 +52,8 @@ describe('memory page in a browser', () => {
     await page.getByLabel('E-mail').fill(email);
     await page.getByLabel('Password').fill('a long enough password');
     await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
+    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
     await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
     const { org } = await seedOrg(t.deps);
     const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));

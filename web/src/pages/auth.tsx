@@ -103,6 +103,7 @@ export function SignInPage(props: {
 
 export function SignUpPage(props: { session: SessionInfo; onSignedIn: (next: string) => Promise<void> }) {
   useTitle('Create an account');
+  const [checkEmail, setCheckEmail] = useState<string | null>(null);
   if (!props.session.signup)
     return (
       <main id="main" class="auth">
@@ -118,11 +119,19 @@ export function SignUpPage(props: { session: SessionInfo; onSignedIn: (next: str
         submit="Create account"
         newPassword
         onSubmit={async (email, password) => {
-          const r = await dashboardPost<AuthReply>('sign-up', { email, password });
+          const r = await dashboardPost<AuthReply | { checkEmail: true }>('sign-up', { email, password });
+          // An account with this address exists but nobody proved it: a claim link went to the address.
+          if ('checkEmail' in r) return setCheckEmail(email);
           setCsrfToken(r.csrfToken);
           await props.onSignedIn('/');
         }}
       />
+      {checkEmail ? (
+        <p class="notice" role="status">
+          Check the inbox of {checkEmail}: an account with this address is waiting to be claimed, and we sent
+          it a link to set its password.
+        </p>
+      ) : null}
       <p>
         Have an account? <Link href="/sign-in">Sign in</Link>
       </p>

@@ -1,13 +1,13 @@
 import { useState } from 'preact/hooks';
 import { fn, isManager, type Org, type User } from '../api.ts';
 import { Table } from '../table.tsx';
-import { ConfirmButton, CopyButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 
 // Members of the current organization. Owners and admins invite, change roles and remove; members see
 // the list only. The server keeps the last owner; the page explains its refusal.
 
 type Member = { userId: string; email: string; role: Org['role']; joinedAt: string; pending: boolean };
-type Invited = { email: string; inviteUrl: string | null; alreadyMember: boolean };
+type Invited = { email: string; alreadyMember: boolean; pending: boolean };
 
 export function MembersPage(props: { org: Org; user: User }) {
   const { data, error, reload } = useLoad(
@@ -160,18 +160,13 @@ function Invite(props: { org: Org; roles: Org['role'][]; onInvited: () => void }
           ) : (
             <p>Added {invited.email}.</p>
           )}
-          {invited.inviteUrl ? (
-            <>
-              <p>Send them this one-time link to set a password (valid 7 days):</p>
-              <div class="secret-row">
-                <code class="secret" data-copy={invited.inviteUrl} data-testid="invite-url">
-                  {invited.inviteUrl}
-                </code>
-                <CopyButton value={invited.inviteUrl} label="Copy link" />
-              </div>
-            </>
+          {invited.pending ? (
+            <p data-testid="invite-pending">
+              We e-mailed them an invitation. They join once they have verified their address (the mail has a
+              link to set a password).
+            </p>
           ) : (
-            <p>They already have a password and see the organization when they sign in.</p>
+            <p>We e-mailed them; they see the organization when they sign in.</p>
           )}
         </div>
       ) : null}
