@@ -18,7 +18,7 @@ function sendSystemMail(deps: Deps, m: { to: string; subject: string; text: stri
   return send(deps, m);
 }
 
-// Verified e-mail addresses (docs/decisions/030-verified-email-senders.md). Anything granted by address (an
+// Verified e-mail addresses (docs/decisions/033-verified-email-senders.md). Anything granted by address (an
 // invitation, an organization a partner creates for a customer) reaches an account only once the account
 // has proven it receives mail there; until then the grant waits in pending_memberships.
 //

@@ -4,7 +4,7 @@ import { isVerified, type User } from '../identity/index.ts';
 import { memberships, pendingMemberships, type Role } from './tables.ts';
 
 // Grants by e-mail address (an invitation, createOrganization) wait here until the account proves the
-// address (docs/decisions/030-verified-email-senders.md): a pending grant is not a membership, so every
+// address (docs/decisions/033-verified-email-senders.md): a pending grant is not a membership, so every
 // access check stays as it is. The identity area calls promotePendingGrants (through deps.provided) when
 // an address is proven.
 
