@@ -8,6 +8,11 @@ export type MigrationSet = {
   schema: string[];
   /** A Postgres extension the set cannot run without; missing → the set is skipped and recorded. */
   requires?: string;
+  /**
+   * The oldest version of `requires` the set works with. An older one installed stops start-up with an error
+   * naming both versions, rather than a SQL error at the first query that needs the newer feature.
+   */
+  requiresVersion?: string;
 };
 
 export const migrationSets: MigrationSet[] = [
@@ -19,6 +24,7 @@ export const migrationSets: MigrationSet[] = [
   { area: 'hosting', schema: ['src/platform/runtime/tables.ts'] },
   { area: 'models', schema: ['src/platform/models-tables.ts'] },
   { area: 'dashboard', schema: ['src/dashboard/tables.ts'] },
-  { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector' },
+  // Recall sets hnsw.iterative_scan (pgvector 0.8.0); halfvec indexes need 0.7.0.
+  { area: 'memory', schema: ['src/v1/memory/tables.ts'], requires: 'vector', requiresVersion: '0.8.0' },
   { area: 'mail', schema: ['src/v1/mail/tables.ts'] },
 ];
