@@ -25,6 +25,7 @@ const dbFree = [
   'src/platform/runtime/handoff-shim.test.ts',
   'src/platform/runtime/local-driver.test.ts',
   'src/sdk/client.test.ts',
+  'test/docs-self-contained.test.ts',
 ];
 
 const shared = {

@@ -7,7 +7,7 @@ import { type TestApp, testApp } from './harness.ts';
 import { seedProject, seedV1Tenant } from './seed.ts';
 import type { V1Tenant } from './v1-security.ts';
 
-// Where Pier used to drift from the contracts (../shared is not needed: the cases are spelled out here), as a
+// Where Pier used to drift from the contracts (each case is spelled out here), as a
 // client written to the letter of the REST and function-API contracts would notice.
 
 let t: TestApp;
