@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Caller } from './core/auth/caller.ts';
@@ -72,6 +73,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     if (body === '') return done(null, {});
     return parseJson(req, body as string, done);
   });
+  // Cookies are parsed on demand (readCookie in dashboard/sessions.ts), not by a hook on every request.
+  await app.register(fastifyCookie, { hook: false });
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
