@@ -43,7 +43,8 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger === false ? undefined : deps.log,
-    trustProxy: false,
+    // TRUST_PROXY: whose X-Forwarded-For to believe for req.ip, the address per-IP limits count.
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {
@@ -142,6 +143,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
   });
   return app;
+}
+
+/** TRUST_PROXY as Fastify takes it: a hop count trusts that many proxies nearest to Pier, whoever they are. */
+function trustProxyOption(
+  tp: false | number | string[],
+): boolean | string[] | ((addr: string, hop: number) => boolean) {
+  if (typeof tp === 'number') return (_addr, hop) => hop < tp;
+  return tp;
 }
 
 /** Remembers the last answer: nearly every request to a node carries the same Host header. */
