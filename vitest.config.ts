@@ -13,6 +13,7 @@ const dbFree = [
   'src/core/ai/fallbacks.test.ts',
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',
+  'src/core/ai/provider-errors.test.ts',
   'src/core/crypto.test.ts',
   'src/core/http/lazy-logger.test.ts',
   'src/core/net/ip-policy.test.ts',
