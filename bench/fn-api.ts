@@ -45,12 +45,12 @@ function cpuMicros(): { cpu: number } {
 async function servePier(databaseUrl: string | undefined): Promise<void> {
   const { loadConfig } = await import('../src/config.ts');
   const { createDeps, createLogger } = await import('../src/deps.ts');
-  const { buildApp } = await import('../src/app.ts');
+  const { buildApp } = await import('../src/http/app.ts');
   const { startBackground } = await import('../src/background.ts');
-  const { ensureUser } = await import('../src/platform/users.ts');
-  const { createOrg } = await import('../src/platform/orgs.ts');
-  const { createProject } = await import('../src/platform/projects.ts');
-  const { issuePersonalToken } = await import('../src/platform/tokens.ts');
+  const { ensureUser } = await import('../src/areas/identity/users.ts');
+  const { createOrg } = await import('../src/areas/orgs/orgs.ts');
+  const { createProject } = await import('../src/areas/orgs/projects.ts');
+  const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-'));
   const config = loadConfig({

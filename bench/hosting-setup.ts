@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp } from '../src/app.ts';
+import { hostingRuntime } from '../src/areas/hosting/runtime/runtime.ts';
+import { issuePersonalToken } from '../src/areas/identity/tokens.ts';
+import { ensureUser } from '../src/areas/identity/users.ts';
+import { createOrg } from '../src/areas/orgs/orgs.ts';
+import { createProject } from '../src/areas/orgs/projects.ts';
 import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
 import { createDeps } from '../src/deps.ts';
-import { createOrg } from '../src/platform/orgs.ts';
-import { createProject } from '../src/platform/projects.ts';
-import { hostingRuntime } from '../src/platform/runtime/runtime.ts';
-import { issuePersonalToken } from '../src/platform/tokens.ts';
-import { ensureUser } from '../src/platform/users.ts';
+import { buildApp } from '../src/http/app.ts';
 import { packDir } from '../test/hosting.ts';
 
 // A real Pier (router + worker roles, embedded PGlite) on a loopback port, one project, and a tiny app.

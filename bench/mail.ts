@@ -14,11 +14,11 @@ import os from 'node:os';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import pg from 'pg';
-import { buildApp } from '../src/app.ts';
 import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps, type Deps } from '../src/deps.ts';
+import { buildApp } from '../src/http/app.ts';
 import { seedV1Tenant } from '../test/seed.ts';
 import { startSmtpSink } from '../test/smtp-sink.ts';
 
@@ -179,7 +179,7 @@ const raw = nodemailer.createTransport({
   url: sink.url,
   pool: true,
   maxConnections: POOL,
-  maxMessages: 1000, // as Pier's pool (src/v1/mail/transport.ts)
+  maxMessages: 1000, // as Pier's pool (src/areas/mail/transport.ts)
   ignoreTLS: true,
 } as Parameters<typeof nodemailer.createTransport>[0]);
 const headers = { authorization: `Bearer ${tenant.live}` };

@@ -4,16 +4,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { createAgent } from '../src/areas/memory/agents.ts';
+import { memoryContext, type Scope } from '../src/areas/memory/context.ts';
+import { toVectorLiteral } from '../src/areas/memory/embedding.ts';
+import { RECALL_TUNING, recall } from '../src/areas/memory/recall.ts';
+import { storeMemories } from '../src/areas/memory/service.ts';
+import { HNSW_WITH, indexName, literal } from '../src/areas/memory/vector-indexes.ts';
+import { configuredEmbedderId } from '../src/areas/models/embedders.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
-import { configuredEmbedderId } from '../src/platform/embedders.ts';
-import { createAgent } from '../src/v1/memory/agents.ts';
-import { memoryContext, type Scope } from '../src/v1/memory/context.ts';
-import { toVectorLiteral } from '../src/v1/memory/embedding.ts';
-import { RECALL_TUNING, recall } from '../src/v1/memory/recall.ts';
-import { storeMemories } from '../src/v1/memory/service.ts';
-import { HNSW_WITH, indexName, literal } from '../src/v1/memory/vector-indexes.ts';
 import { seedOrg } from '../test/seed.ts';
 import { LABELLED, memoryText, rng } from './memory-corpus.ts';
 

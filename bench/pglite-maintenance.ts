@@ -6,6 +6,8 @@
 //     PGlite, and a lookup by primary key (100 ids, as mail's batched claim does) before and after it, with
 //     its plan;
 //  3. five rounds of updating every row, without and with a pass after each round: the table's size.
+
+import { migrationSets } from '../src/areas/index.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
 import { maintenancePlan, runMaintenance } from '../src/core/db/maintenance.ts';
 import { migrate } from '../src/core/db/migrate.ts';
@@ -21,7 +23,7 @@ async function timed<T>(fn: () => Promise<T>): Promise<[T, number]> {
 
 async function idlePass(): Promise<void> {
   const db = await openDb({});
-  await migrate(db);
+  await migrate(db, migrationSets);
   await runMaintenance(db); // the catalogs the migrations filled
   const { rows } = await db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_class WHERE relkind IN ('r', 'm') AND relpersistence <> 't'`,

@@ -1,6 +1,6 @@
 // Regenerates each area's migrations from its drizzle tables: `npm run db:generate [area] [-- --name x]`.
 import { execFileSync } from 'node:child_process';
-import { migrationSets } from '../src/core/db/migration-sets.ts';
+import { migrationSets } from '../src/areas/index.ts';
 
 const only = process.argv[2] && !process.argv[2].startsWith('-') ? process.argv[2] : undefined;
 const extra = process.argv.slice(only ? 3 : 2);

@@ -1,81 +1,43 @@
-import { SWEEP_TEMP_CRON } from './core/blobs/sweep-temp-job.ts';
-import { DB_MAINTENANCE_JOB, maintenanceCron, STARTUP_PASS_DELAY_MS } from './core/db/maintenance-job.ts';
-import { listen, notify } from './core/db/notify.ts';
+import { manifests } from './areas/index.ts';
+import type { AreaStop, ScheduleDef } from './areas/manifest.ts';
 import type { Deps } from './deps.ts';
-import { startAccessCache } from './platform/access-cache.ts';
-import { announceSecretChanges, startHostingRuntime } from './platform/runtime/runtime.ts';
-import { IDEMPOTENCY_PRUNE_CRON } from './v1/idempotency.ts';
-import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB } from './v1/mail/sweeper.ts';
-import { closeMailTransport } from './v1/mail/worker.ts';
-import { scheduleMemoryJobs } from './v1/memory/worker.ts';
-
-const REVOKED_CHANNEL = 'pier_credential_revoked';
 
 /**
- * Starts what runs beside the HTTP server: the cross-process cache invalidation, the job queue and,
- * with the worker role, the job consumers. Returns a stop function that drains running jobs.
+ * Starts what runs beside the HTTP server: each area's start (in the list's order), the job queue and,
+ * with the worker role, the schedules and the job consumers. Returns a stop function that drains running
+ * jobs, then stops the areas in reverse order.
  */
 export async function startBackground(
   deps: Deps,
   opts: { worker: boolean; router?: boolean },
 ): Promise<() => Promise<void>> {
-  // Revocations by other nodes arrive here. While this connection is down they could be missed, so the
-  // credential cache is bypassed (every request checks the database: fail closed) until it listens again.
-  const unlisten = await listen(
-    deps.db,
-    deps.config.databaseUrl,
-    REVOKED_CHANNEL,
-    (keyId) => deps.credentials.forget(keyId),
-    {
-      onLost: () => {
-        deps.log.warn('revocation listener lost; checking every credential against the database');
-        deps.credentials.trustCache(false);
-      },
-      onRestored: () => {
-        deps.log.info('revocation listener restored');
-        deps.credentials.trustCache(true);
-      },
-    },
-  );
-  deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
-  const stopAccessCache = await startAccessCache(deps);
-  announceSecretChanges(deps);
-  // The hosting runtime (router role) is up before the workers, so deploy jobs find it.
-  const hosting = opts.router ? await startHostingRuntime(deps) : null;
+  const started: AreaStop[] = [];
+  const ctx = { worker: opts.worker, router: opts.router ?? false };
+  for (const area of manifests()) {
+    const stop = await area.start?.(deps, ctx);
+    if (stop) started.push(stop);
+  }
   await deps.jobs.start();
   if (opts.worker) {
     // Schedules live in the database (one row per name), so every worker may (re)state them at start.
-    await deps.jobs.schedule('blobs.sweep-temp', SWEEP_TEMP_CRON, {});
-    await scheduleMemoryJobs(deps);
-    await deps.jobs.schedule('v1.idempotency.prune', IDEMPOTENCY_PRUNE_CRON, {});
-    await deps.jobs.schedule(MAIL_SWEEP_JOB, MAIL_SWEEP_CRON, {});
-    await scheduleDbMaintenance(deps);
+    for (const area of manifests()) for (const s of area.schedules ?? []) await stateSchedule(deps, s);
+    for (const area of manifests()) await area.onWorkerStart?.(deps);
     await deps.jobs.work();
   }
   return async () => {
     await deps.jobs.stop(deps.config.shutdownGraceMs);
-    await closeMailTransport(deps);
-    await stopAccessCache();
-    await hosting?.stop();
-    await unlisten();
+    for (const area of [...manifests()].reverse()) await area.stop?.(deps);
+    for (const stop of started.reverse()) await stop();
   };
 }
 
-/**
- * PGlite's VACUUM/ANALYZE passes (docs/decisions/026): on a schedule, and once soon after start-up, since
- * the table counters they go by start from zero with each process. Turned off (or on PostgreSQL, which
- * vacuums itself), a schedule stated by an earlier configuration is removed.
- */
-async function scheduleDbMaintenance(deps: Deps): Promise<void> {
-  const interval = deps.config.pgliteMaintenanceIntervalMin;
-  if (deps.db.kind !== 'pglite' || interval === 0) {
-    await deps.jobs.unschedule(DB_MAINTENANCE_JOB);
-    return;
-  }
-  await deps.jobs.schedule(DB_MAINTENANCE_JOB, maintenanceCron(interval), {});
-  await deps.jobs.enqueue(
-    DB_MAINTENANCE_JOB,
-    {},
-    { startAfter: new Date(Date.now() + STARTUP_PASS_DELAY_MS), singletonKey: 'startup' },
-  );
+async function stateSchedule(deps: Deps, s: ScheduleDef): Promise<void> {
+  if (s.needs && !deps.db.features.has(s.needs)) return;
+  const jobs = deps.jobs as unknown as {
+    schedule(name: string, cron: string, data: object): Promise<void>;
+    unschedule(name: string): Promise<void>;
+  };
+  const cron = typeof s.cron === 'function' ? s.cron(deps) : s.cron;
+  if (cron === null) await jobs.unschedule(s.job);
+  else await jobs.schedule(s.job, cron, s.data ?? {});
 }

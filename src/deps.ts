@@ -1,5 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
+import { type JobRegistry, jobDefs, migrationSets, type Provided, provisions } from './areas/index.ts';
 import type { Config } from './config.ts';
 import { createModels, type Models } from './core/ai/models.ts';
 import { CredentialService } from './core/auth/credentials.ts';
@@ -11,7 +12,6 @@ import { type Db, openDb } from './core/db/client.ts';
 import { migrate } from './core/db/migrate.ts';
 import { JobQueue, type JobQueueOptions } from './core/jobs.ts';
 import { WindowLimiter, type WindowRule } from './core/rate-limit/limiter.ts';
-import { type JobRegistry, jobDefs } from './jobs.ts';
 
 /** Everything a service needs, created once per process (or per test) and passed in. */
 export type Deps = {
@@ -26,6 +26,8 @@ export type Deps = {
   blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
   models: Models;
+  /** What areas offer each other, from their manifests (memory's vector store to re-embedding, ...). */
+  provided: Provided;
 };
 
 export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'limits' | 'blobs'>> & {
@@ -66,7 +68,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
       databaseUrl: config.databaseUrl,
       dataDir: o.inMemory ? undefined : `${config.dataDir}/db`,
     }));
-  const result = await migrate(db);
+  const result = await migrate(db, migrationSets);
   for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
@@ -84,6 +86,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
     blobs: o.blobs ?? createBlobStore(config, keyring, clock),
     limits: o.limits ?? { loginCodeFailures: { limit: 10, windowSec: 300 } },
     models: createModels(config.models),
+    provided: provisions(),
   };
   jobs.bind(deps);
   return deps;

@@ -1,9 +1,9 @@
-import { buildApp } from './app.ts';
+import { hostingRuntime } from './areas/hosting/index.ts';
+import { ensureOperatorKey } from './areas/identity/index.ts';
 import { startBackground } from './background.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { createDeps } from './deps.ts';
-import { ensureOperatorKey } from './platform/operator-key.ts';
-import { hostingRuntime } from './platform/runtime/runtime.ts';
+import { buildApp } from './http/app.ts';
 
 async function serve(): Promise<void> {
   const started = Date.now();

@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { v1Areas } from '../src/v1/areas.ts';
-import { deliverEmail } from '../src/v1/mail/worker.ts';
+import { manifests } from '../src/areas/index.ts';
+import { deliverEmail } from '../src/areas/mail/worker.ts';
 import { type TestApp, testApp } from './harness.ts';
 import { seedProject, seedV1Tenant } from './seed.ts';
 import type { V1Tenant } from './v1-security.ts';
@@ -22,14 +22,16 @@ afterAll(async () => {
 
 describe('an empty body sent as application/json is {}', () => {
   it('on every v1 POST and DELETE that takes no body', async () => {
-    const bodiless = v1Areas.flatMap((area) =>
-      area.routes
-        .filter((r) => (r.method === 'POST' || r.method === 'DELETE') && !r.body)
-        .map((r) => ({
-          method: r.method,
-          url: `${area.prefix}${r.url}`.replace(/:\w+/g, crypto.randomUUID()),
-        })),
-    );
+    const bodiless = manifests()
+      .flatMap((m) => m.v1 ?? [])
+      .flatMap((area) =>
+        area.routes
+          .filter((r) => (r.method === 'POST' || r.method === 'DELETE') && !r.body)
+          .map((r) => ({
+            method: r.method,
+            url: `${area.prefix}${r.url}`.replace(/:\w+/g, crypto.randomUUID()),
+          })),
+      );
     // cancel, resend, compact and the deletes at least.
     expect(bodiless.length).toBeGreaterThanOrEqual(6);
     for (const r of bodiless) {

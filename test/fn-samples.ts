@@ -1,7 +1,7 @@
-import type { FunctionName } from '../src/platform/fn.ts';
+import type { FunctionName } from '../src/http/fn-registry.ts';
 import { uniq } from './harness.ts';
 
-// A valid body for every function of src/platform/fn.ts, given a tenant the caller owns. Typed by the
+// A valid body for every function of src/http/fn-registry.ts, given a tenant the caller owns. Typed by the
 // registry, so a new function cannot be added without a sample (the fuzz and guard tests use these).
 
 export type SampleCtx = { orgSlug: string; orgId: string; projectSlug: string; email: string; code: string };

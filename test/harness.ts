@@ -5,16 +5,16 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
-import { buildApp } from '../src/app.ts';
+import { dropAppDatabase } from '../src/areas/hosting/runtime/app-databases.ts';
+import { type HostingRuntime, hostingRuntime } from '../src/areas/hosting/runtime/runtime.ts';
+import { appDatabases } from '../src/areas/hosting/runtime/tables.ts';
 import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
 import { type Clock, ManualClock } from '../src/core/clock.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
 import { createDeps, createLogger, type Deps, type DepsOverrides } from '../src/deps.ts';
-import { dropAppDatabase } from '../src/platform/runtime/app-databases.ts';
-import { type HostingRuntime, hostingRuntime } from '../src/platform/runtime/runtime.ts';
-import { appDatabases } from '../src/platform/runtime/tables.ts';
+import { buildApp } from '../src/http/app.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the
 // suite runs in its postgres project (PIER_TEST_DB=postgres with TEST_DATABASE_URL).

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { migrationSets } from '../src/areas/index.ts';
 import { openDb } from '../src/core/db/client.ts';
 import { migrate } from '../src/core/db/migrate.ts';
 import { templateKey } from './template-key.ts';
@@ -21,7 +22,7 @@ async function buildTemplate(): Promise<string> {
   const tmp = `${dir}.${process.pid}.tmp`;
   fs.rmSync(tmp, { recursive: true, force: true });
   const db = await openDb({ dataDir: tmp });
-  await migrate(db);
+  await migrate(db, migrationSets);
   await db.close();
   // Another run may have finished the same template meanwhile; either copy is good.
   try {

@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { migrationSets } from '../src/areas/index.ts';
 import { openDb } from '../src/core/db/client.ts';
 import { migrate } from '../src/core/db/migrate.ts';
 import { templateKey } from './template-key.ts';
@@ -45,7 +46,7 @@ export default async function setup(): Promise<void> {
     const at = new URL(url);
     at.pathname = `/${tmp}`;
     const db = await openDb({ databaseUrl: at.toString(), poolSize: 2 });
-    await migrate(db);
+    await migrate(db, migrationSets);
     await db.close();
     // A concurrent run may have made the same template meanwhile; then its copy serves and ours goes.
     await admin(url, async (c) => {

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import type { FnAuth } from '../src/platform/fn-kit.ts';
+import type { FnAuth } from '../src/http/fn-kit.ts';
 import type { TestApp } from './harness.ts';
 import { seedMember, seedOperator, seedOrg, seedPlatform, seedProject } from './seed.ts';
 

@@ -1,12 +1,12 @@
 import { eq } from 'drizzle-orm';
+import { issuePersonalToken } from '../src/areas/identity/tokens.ts';
+import { ensureUser } from '../src/areas/identity/users.ts';
+import { issueApiKey } from '../src/areas/orgs/api-keys.ts';
+import { addMember, createOrg } from '../src/areas/orgs/orgs.ts';
+import { createProject } from '../src/areas/orgs/projects.ts';
+import type { Plan, Role } from '../src/areas/orgs/tables.ts';
+import { orgs } from '../src/areas/orgs/tables.ts';
 import type { Deps } from '../src/deps.ts';
-import { issueApiKey } from '../src/platform/api-keys.ts';
-import { addMember, createOrg } from '../src/platform/orgs.ts';
-import { createProject } from '../src/platform/projects.ts';
-import type { Plan, Role } from '../src/platform/tables.ts';
-import { orgs } from '../src/platform/tables.ts';
-import { issuePersonalToken } from '../src/platform/tokens.ts';
-import { ensureUser } from '../src/platform/users.ts';
 import { uniq } from './harness.ts';
 
 // Typed seeders: each test makes its own tenant so tests never depend on order.

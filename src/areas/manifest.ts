@@ -1,8 +1,12 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { CallerResolver } from '../core/auth/resolve.ts';
 import type { MigrationSet } from '../core/db/migration-sets.ts';
 import type { JobDef } from '../core/jobs.ts';
 import type { Deps } from '../deps.ts';
-import type { FnDef } from '../platform/fn-kit.ts';
-import type { V1Area } from '../v1/kit.ts';
+import type { FnDef } from '../http/fn-kit.ts';
+import type { V1Area } from '../http/v1-kit.ts';
+import type { VectorStore } from './models/index.ts';
+import type { Project } from './orgs/index.ts';
 
 // What one area contributes to the process. `src/areas/index.ts` lists every manifest; the function
 // registry, the v1 routes, the typed job registry, the schedules, the migrations and the start/stop order
@@ -27,6 +31,22 @@ export type AreaStartContext = {
 /** A running part of an area; stopped in the reverse order of the areas list, after the job workers. */
 export type AreaStop = () => Promise<void>;
 
+/** What an area offers other areas, declared here and handed to them through `deps.provided`. */
+export type AreaProvisions = {
+  /** Vectors that the models area's re-embedding walks when an organization's embedder changes. */
+  vectorStores?: readonly VectorStore[];
+  /** Called by the orgs area right after it created a project (hosting: database, hostname). */
+  provisionProject?: (deps: Deps, project: Project) => Promise<Project>;
+};
+
+/** A v1 route group registered as a Fastify plugin (streaming routes), mounted at /v1<prefix>. */
+export type V1Plugin = {
+  prefix: string;
+  plugin: FastifyPluginAsync<{ deps: Deps }>;
+  /** Mounted only on processes with this role. */
+  role?: 'proxy';
+};
+
 export type AreaManifest = {
   /** The folder name under src/areas. */
   name: string;
@@ -34,6 +54,12 @@ export type AreaManifest = {
   fns?: readonly FnDef[];
   /** v1 route groups, each mounted at /v1<prefix>. */
   v1?: readonly V1Area[];
+  /** v1 routes that need a plain Fastify plugin (the model proxy streams). */
+  v1Plugins?: readonly V1Plugin[];
+  /** Other HTTP routes it serves outside both APIs (the dashboard's sign-in, sign-up and session cookie). */
+  http?: FastifyPluginAsync<{ deps: Deps }>;
+  /** A way to find the caller besides a bearer header (the dashboard's session cookie). */
+  callerResolver?: (deps: Deps) => CallerResolver;
   jobs?: readonly JobDef[];
   schedules?: readonly ScheduleDef[];
   /** Its drizzle-kit migration sets (folder migrations/<area>/); names are kept when files move. */
@@ -43,6 +69,8 @@ export type AreaManifest = {
    * Returns its stop, if it keeps anything running.
    */
   start?: (deps: Deps, ctx: AreaStartContext) => Promise<AreaStop | undefined>;
+  /** Worker processes only: after the queue started and every schedule was stated (a first run soon). */
+  onWorkerStart?: (deps: Deps) => Promise<void>;
   /** Called after the job workers drained, for what the area holds without a start (pools, transports). */
   stop?: (deps: Deps) => Promise<void>;
   /**
@@ -50,6 +78,7 @@ export type AreaManifest = {
    * other fn and v1 operation of the area is a tool.
    */
   notTools?: readonly string[];
+  provides?: AreaProvisions;
 };
 
 /** Keeps the literal types of fns and jobs, so the registries derived from the list stay typed. */

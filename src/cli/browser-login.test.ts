@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pkceChallenge } from '../platform/login-codes.ts';
+import { pkceChallenge } from '../areas/identity/login-codes.ts';
 import { PierApiError, PierClient } from '../sdk/client.ts';
 import { browserLogin, pkcePair } from './browser-login.ts';
 import { readCliEnv } from './env.ts';

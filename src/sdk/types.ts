@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 // Type-only: the registry's zod schemas give the SDK its types, and nothing of the server loads at run time.
-import type { Functions } from '../platform/fn.ts';
+import type { Functions } from '../http/fn-registry.ts';
 
 type Def = Functions[number];
 

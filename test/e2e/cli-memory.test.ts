@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { memoryContext } from '../../src/v1/memory/context.ts';
+import { memoryContext } from '../../src/areas/memory/context.ts';
 import { type TestApp, testApp } from '../harness.ts';
 import { hasVector, memoryTenant } from '../memory-kit.ts';
 import { seedMember } from '../seed.ts';

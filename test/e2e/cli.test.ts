@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { projectSecretEnv } from '../../src/platform/secrets.ts';
+import { projectSecretEnv } from '../../src/areas/orgs/secrets.ts';
 import { type TestApp, testApp, uniq } from '../harness.ts';
 import { seedOperator, seedOrg, seedProject, seedUser } from '../seed.ts';
 import {

@@ -91,56 +91,120 @@ function App() {
   else if (path === '/memory') page = <MemoryPage org={org} />;
   else page = <NotFound />;
 
-  const nav: [string, string][] = [
-    ['/projects', 'Projects'],
-    ['/members', 'Members'],
-    ['/tokens', 'Tokens'],
-    ['/cli', 'CLI sign-in'],
-    ['/api-keys', 'API keys'],
-    ['/inbox', 'Dev inbox'],
-    ['/memory', 'Memory'],
-  ];
+  const current = (href: string) => path === href || (href === '/projects' && !!projectMatch);
   return (
     <>
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
-        <Link href="/projects" class="brand">
-          Pier
-        </Link>
-        {orgs.length ? (
-          <label class="org-switch">
-            <span class="sr-only">Organization</span>
-            <select value={org?.slug} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
-              {orgs.map((o) => (
-                <option value={o.slug} key={o.slug}>
-                  {o.name} ({o.role})
-                </option>
-              ))}
-            </select>
-          </label>
-        ) : null}
-        <Link href="/orgs/new" class="new-org">
-          New organization
-        </Link>
-        <nav aria-label="Main">
-          {nav.map(([href, label]) => (
-            <Link key={href} href={href} current={path === href || (href === '/projects' && !!projectMatch)}>
-              {label}
+      <div class="shell">
+        <aside class="side">
+          <div class="side-head">
+            <Link href="/projects" class="brand">
+              Pier
             </Link>
-          ))}
-        </nav>
-        <div class="who">
-          <span data-testid="signed-in-as">{user.email}</span>
-          <button type="button" class="secondary" onClick={signOut}>
-            Sign out
-          </button>
-        </div>
-      </header>
-      <main id="main">{page}</main>
+            <div class="who">
+              <span data-testid="signed-in-as">{user.email}</span>
+              <button type="button" class="secondary" onClick={signOut}>
+                Sign out
+              </button>
+            </div>
+          </div>
+          {orgs.length ? (
+            <label class="org-switch">
+              <span class="sr-only">Organization</span>
+              <select value={org?.slug} onChange={(e) => chooseOrg((e.target as HTMLSelectElement).value)}>
+                {orgs.map((o) => (
+                  <option value={o.slug} key={o.slug}>
+                    {o.name} ({o.role})
+                  </option>
+                ))}
+              </select>
+            </label>
+          ) : null}
+          <Link href="/orgs/new" class="new-org">
+            New organization
+          </Link>
+          <SideNav current={current} path={path} />
+        </aside>
+        <main id="main">{page}</main>
+      </div>
     </>
   );
+}
+
+/**
+ * The sections of the sidebar, grouped by what the entries belong to. New areas add their page to
+ * `services`. On narrow screens the list folds behind a "Menu" button (a native <details>, no script).
+ */
+const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
+  {
+    title: 'Organization',
+    entries: [
+      ['/members', 'Members'],
+      ['/api-keys', 'API keys'],
+    ],
+  },
+  { title: 'Projects', entries: [['/projects', 'Projects']] },
+  {
+    title: 'Services',
+    entries: [
+      ['/inbox', 'Dev inbox'],
+      ['/memory', 'Memory'],
+    ],
+  },
+  {
+    title: 'You',
+    entries: [
+      ['/tokens', 'Tokens'],
+      ['/cli', 'CLI sign-in'],
+    ],
+  },
+];
+
+function SideNav({ current, path }: { current: (href: string) => boolean; path: string }) {
+  const wide = useMedia(WIDE);
+  const [open, setOpen] = useState(false);
+  // A page chosen from the folded menu closes it.
+  useEffect(() => setOpen(false), [path]);
+  const groups = (
+    <nav aria-label="Main">
+      {NAV_GROUPS.map((g) => (
+        <section class="nav-group" key={g.title} aria-labelledby={`nav-${g.title}`}>
+          <h2 id={`nav-${g.title}`}>{g.title}</h2>
+          <ul>
+            {g.entries.map(([href, label]) => (
+              <li key={href}>
+                <Link href={href} current={current(href)}>
+                  {label}
+                </Link>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ))}
+    </nav>
+  );
+  if (wide) return groups;
+  return (
+    <details class="side-menu" open={open} onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
+      <summary>Menu</summary>
+      {groups}
+    </details>
+  );
+}
+
+const WIDE = '(min-width: 50rem)';
+
+function useMedia(query: string): boolean {
+  const [matches, setMatches] = useState(() => window.matchMedia(query).matches);
+  useEffect(() => {
+    const m = window.matchMedia(query);
+    const on = () => setMatches(m.matches);
+    m.addEventListener('change', on);
+    return () => m.removeEventListener('change', on);
+  }, [query]);
+  return matches;
 }
 
 function NoOrg() {

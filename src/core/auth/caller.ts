@@ -1,5 +1,13 @@
 export type Environment = 'production' | 'sandbox';
 
+// Every request carries its resolved caller (null until a hook resolved one). Declared beside the type so
+// any program that reads `req.caller` (the server, the SDK's types in the dashboard's build) knows it.
+declare module 'fastify' {
+  interface FastifyRequest {
+    caller: Caller | null;
+  }
+}
+
 /** Who is calling, resolved from a credential (or a dashboard session). */
 export type Caller =
   | {

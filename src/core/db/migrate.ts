@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import type { Db } from './client.ts';
-import { type MigrationSet, migrationSets } from './migration-sets.ts';
+import type { MigrationSet } from './migration-sets.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const MIGRATION_LOCK = 0x70_69_65_72; // 'pier'
@@ -55,7 +55,7 @@ async function checkExtensionVersion(
 }
 
 /** Applies every area's migrations in order; safe to run from several processes at once on PostgreSQL. */
-export async function migrate(db: Db, sets: MigrationSet[] = migrationSets): Promise<MigrateResult> {
+export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<MigrateResult> {
   const result: MigrateResult = { applied: [], skipped: [] };
   if (db.kind === 'postgres') await db.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
   try {

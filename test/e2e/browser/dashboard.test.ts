@@ -2,8 +2,8 @@ import { spawn } from 'node:child_process';
 import { eq } from 'drizzle-orm';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appLogs, deployments } from '../../../src/platform/runtime/tables.ts';
-import { projects } from '../../../src/platform/tables.ts';
+import { appLogs, deployments } from '../../../src/areas/hosting/runtime/tables.ts';
+import { projects } from '../../../src/areas/orgs/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedOperator } from '../../seed.ts';
@@ -289,10 +289,36 @@ describe('dashboard in a browser', () => {
     expect(await p.getByRole('button', { name: 'Invite' }).count()).toBe(0);
     expect(await p.getByRole('button', { name: 'Remove' }).count()).toBe(0);
     await shot(p, '12-members-member-mobile');
+    // Narrow screens fold the sidebar's pages behind "Menu"; choosing one closes it again.
+    expect(await p.getByRole('link', { name: 'Projects' }).isVisible()).toBe(false);
+    await p.getByText('Menu', { exact: true }).click();
+    await p.getByRole('link', { name: 'Projects' }).click();
+    await p.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(await p.getByRole('link', { name: 'Members' }).isVisible()).toBe(false);
+    await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
     await p.getByRole('link', { name: 'Shop' }).click();
     await p.getByText('Only owners and admins can change secrets.').waitFor();
     expect(await p.getByRole('button', { name: 'Save secret' }).count()).toBe(0);
+
+    // At 360 px every entry of the sidebar is reachable and nothing scrolls sideways.
+    await p.setViewportSize({ width: 360, height: 740 });
+    await p.getByText('Menu', { exact: true }).click();
+    const nav = p.getByRole('navigation', { name: 'Main' });
+    const labels = await nav.getByRole('link').allTextContents();
+    expect(labels).toEqual([
+      'Members',
+      'API keys',
+      'Projects',
+      'Dev inbox',
+      'Memory',
+      'Tokens',
+      'CLI sign-in',
+    ]);
+    for (const name of labels) expect(await nav.getByRole('link', { name }).isVisible()).toBe(true);
+    const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await shot(p, '12b-menu-360');
     await ctx.close();
   });
 

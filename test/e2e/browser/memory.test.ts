@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addMember } from '../../../src/platform/orgs.ts';
-import { users } from '../../../src/platform/tables.ts';
+import { users } from '../../../src/areas/identity/account-tables.ts';
+import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedApiKey, seedOrg } from '../../seed.ts';

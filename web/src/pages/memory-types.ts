@@ -1,49 +1,21 @@
-// Shapes of the memory functions' answers (src/platform/memory-dashboard.ts) and small helpers.
+// Types and small helpers of the memory pages.
+import type { FnInput, FnOutput } from '../../../src/sdk/types.ts';
 
-export type Env = 'production' | 'sandbox';
+// The memory functions' answers, typed from the server's own schemas (src/areas/memory/dashboard-fn.ts)
+// through the SDK, so the page cannot drift from what the server sends.
+
+export type Env = FnInput<'listMemoriesForCli'>['environment'];
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'identity'] as const;
 export const MEMORY_TIERS = ['hot', 'warm', 'cold', 'archived'] as const;
 
 export type OffsetPage<T> = { items: T[]; total: number; hasMore: boolean };
-
-export type Agent = {
-  id: string;
-  name: string;
-  description: string | null;
-  memoryCount: number;
-  createdAt: string;
-};
-export type AgentPage = OffsetPage<Agent> & { memoriesWithoutAgent: number };
-export type Collection = { id: string; name: string; memoryCount: number };
-
-export type Memory = {
-  id: string;
-  content: string;
-  type: (typeof MEMORY_TYPES)[number];
-  tier: (typeof MEMORY_TIERS)[number];
-  confidence: number;
-  accessCount: number;
-  tags: string[];
-  metadata: Record<string, unknown>;
-  agentId: string | null;
-  collectionId: string | null;
-  embeddingModel: string;
-  createdAt: string;
-  updatedAt: string;
-  lastAccessedAt: string | null;
-};
-export type Recalled = Memory & { similarity: number };
-export type HistoryEntry = {
-  content: string;
-  type: Memory['type'];
-  tier: Memory['tier'];
-  confidence: number;
-  tags: string[];
-  event: 'updated' | 'archived' | 'compacted';
-  validFrom: string;
-  validTo: string;
-};
-export type MemoryDetail = { memory: Memory; history: HistoryEntry[] };
+export type AgentPage = FnOutput<'listMemoryAgentsForCli'>;
+export type Agent = AgentPage['items'][number];
+export type Collection = FnOutput<'listMemoryCollectionsForCli'>['items'][number];
+export type MemoryDetail = FnOutput<'getMemoryForCli'>;
+export type Memory = MemoryDetail['memory'];
+export type HistoryEntry = MemoryDetail['history'][number];
+export type Recalled = FnOutput<'recallMemoriesForCli'>['memories'][number];
 
 /** The agent whose memories are shown: one agent, or every memory of the environment. */
 export type AgentChoice = { kind: 'agent'; id: string; name: string } | { kind: 'all' };

@@ -1,0 +1,48 @@
+import { defineArea } from '../manifest.ts';
+import {
+  createDeploymentForCli,
+  createDeploymentFn,
+  getAppLogsForCli,
+  getDeploymentForCli,
+  getDeploymentFn,
+  listDeploymentsForCli,
+  startDeploymentForCli,
+  startDeploymentFn,
+} from './deployments.ts';
+import { destroyProjectForCli, provisionProject } from './project-hosting.ts';
+import { deployJob } from './runtime/deploy-job.ts';
+import { announceSecretChanges, startHostingRuntime } from './runtime/runtime.ts';
+
+// App hosting: a project's database and hostname, deployments (upload, build, health check, go live), the
+// local runtime driver that runs apps, and the host router that serves them at <slug>.APPS_DOMAIN.
+
+export const hostingArea = defineArea({
+  name: 'hosting',
+  fns: [
+    destroyProjectForCli,
+    createDeploymentForCli,
+    startDeploymentForCli,
+    getDeploymentForCli,
+    listDeploymentsForCli,
+    getAppLogsForCli,
+    createDeploymentFn,
+    startDeploymentFn,
+    getDeploymentFn,
+  ],
+  jobs: [deployJob],
+  migrations: [{ area: 'hosting', schema: ['src/areas/hosting/runtime/tables.ts'] }],
+  // The runtime (router role) is up before the job workers, so deploy jobs find it.
+  start: async (deps, { router }) => {
+    announceSecretChanges(deps);
+    if (!router) return undefined;
+    const runtime = await startHostingRuntime(deps);
+    return () => runtime.stop();
+  },
+  provides: { provisionProject },
+  // Partner functions (platform credentials) are not tools: an agent signs in as a person.
+  notTools: ['createDeployment', 'startDeployment', 'getDeployment'],
+});
+
+export { interceptConnections } from './runtime/connection-handoff.ts';
+export { appSlugFromHost, type HostRouter, notFoundPage } from './runtime/host-router.ts';
+export { type HostingRuntime, hostingRuntime } from './runtime/runtime.ts';

@@ -1,0 +1,21 @@
+import { z } from 'zod';
+import { defineJob } from '../../../core/jobs.ts';
+import type { Deps } from '../../../deps.ts';
+import { runDeployment } from '../deploy-pipeline.ts';
+import { hostingRuntime } from './runtime.ts';
+
+// Start a checked release beside the live one, health-check it and switch. It needs the node's hosting
+// runtime (router role), so the local driver runs worker and router in one process; elsewhere it retries.
+export const deployJob = defineJob({
+  name: 'hosting.deploy',
+  schema: z.object({ deploymentId: z.string() }),
+  retry: { limit: 3, delaySec: 5 },
+  expireInSeconds: 180,
+  concurrency: 2,
+  handle: async ({ deploymentId }, { deps }: { deps: Deps }) => {
+    const rt = hostingRuntime(deps);
+    if (!rt)
+      throw new Error('This node runs no hosting runtime (role router); the deploy waits for one that does.');
+    await runDeployment(deps, rt.supervisor, deploymentId);
+  },
+});

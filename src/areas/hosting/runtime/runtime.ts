@@ -1,0 +1,97 @@
+import { listen, notify } from '../../../core/db/notify.ts';
+import type { Deps } from '../../../deps.ts';
+import { onSecretsChanged } from '../../orgs/index.ts';
+import { recoverLiveApps } from '../deploy-pipeline.ts';
+import { AppDbServers } from './app-databases.ts';
+import { AppLogWriter } from './app-logs.ts';
+import { HostRouter } from './host-router.ts';
+import { Supervisor } from './supervisor.ts';
+
+// The hosting runtime of one node (the `router` role): the supervisor of its app processes, the PGlite
+// servers of their databases, the log writer and the host router. It is per-node state rebuilt from the
+// database on start; other nodes reach it through Postgres NOTIFY on one channel.
+
+const CHANNEL = 'pier_hosting';
+type HostingMessage = { op: 'restart' | 'stop'; projectId: string };
+
+export type HostingRuntime = {
+  supervisor: Supervisor;
+  dbs: AppDbServers;
+  logs: AppLogWriter;
+  router: HostRouter;
+  /** Resolves when the apps that were live before the start are back (or failed to come back). */
+  recovered: Promise<void>;
+  stop(): Promise<void>;
+};
+
+const runtimes = new WeakMap<Deps, HostingRuntime>();
+
+/** The runtime started in this process for these deps, if any. */
+export function hostingRuntime(deps: Deps): HostingRuntime | undefined {
+  return runtimes.get(deps);
+}
+
+/** Tells every node running the project's app to restart it (new environment) or stop it. */
+export async function signalApp(deps: Deps, msg: HostingMessage): Promise<void> {
+  await notify(deps.db, CHANNEL, JSON.stringify(msg));
+}
+
+/** Every role: secrets changes are announced so the node running the app restarts it. */
+export function announceSecretChanges(deps: Deps): void {
+  onSecretsChanged(deps, (projectId) => {
+    void signalApp(deps, { op: 'restart', projectId }).catch((err) =>
+      deps.log.error({ err, projectId }, 'could not announce a secrets change'),
+    );
+  });
+}
+
+/** Starts the runtime of this node: recovers its live apps and listens for restarts and stops. */
+export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
+  const dbs = new AppDbServers(deps);
+  const logs = new AppLogWriter(deps);
+  const handoff = deps.config.appConnectionHandoff;
+  const supervisor = new Supervisor(deps, dbs, logs, {
+    healthTimeoutMs: deps.config.appHealthTimeoutMs,
+    handoff,
+  });
+  const router = new HostRouter(deps.config.appsDomain, (slug) => supervisor.lookup(slug), {
+    tls: deps.config.publicUrl.startsWith('https:'),
+    handoff,
+  });
+  const unlisten = await listen(deps.db, deps.config.databaseUrl, CHANNEL, (payload) => {
+    let msg: HostingMessage;
+    try {
+      msg = JSON.parse(payload) as HostingMessage;
+    } catch {
+      return;
+    }
+    const run =
+      msg.op === 'restart'
+        ? supervisor.restart(msg.projectId)
+        : supervisor.stop(msg.projectId).then(() => dbs.close(msg.projectId));
+    run.catch((err) => deps.log.error({ err, projectId: msg.projectId }, `app ${msg.op} failed`));
+  });
+  // Embedded mode: have the PGlite template ready before the first app of a new project starts.
+  if (!deps.config.databaseUrl)
+    void dbs.template().catch((err) => deps.log.warn({ err }, 'could not prepare the PGlite template'));
+  const recovered = recoverLiveApps(deps, supervisor).catch((err) =>
+    deps.log.error({ err }, 'recovering live apps failed'),
+  );
+  const rt: HostingRuntime = {
+    supervisor,
+    dbs,
+    logs,
+    router,
+    recovered,
+    stop: async () => {
+      runtimes.delete(deps);
+      await unlisten();
+      await recovered;
+      await supervisor.close();
+      await logs.close();
+      await dbs.closeAll();
+    },
+  };
+  runtimes.set(deps, rt);
+  return rt;
+}

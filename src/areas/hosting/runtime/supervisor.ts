@@ -1,0 +1,274 @@
+import http from 'node:http';
+import type { Deps } from '../../../deps.ts';
+import { projectSecretEnv } from '../../orgs/index.ts';
+import type { AppDbServers } from './app-databases.ts';
+import type { AppLogWriter } from './app-logs.ts';
+import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
+import type { AppManifest } from './tables.ts';
+
+// Per-node state of the running apps, rebuilt from the database on start. A new version (a deploy, a secrets
+// change, a crash restart) is started beside the current one, health-checked, then swapped in; the old one
+// gets its in-flight requests finished before it is stopped, so no request fails during a switch.
+
+export type NodeInstance = {
+  kind: 'node';
+  deploymentId: string;
+  proc: AppProcess;
+  agent: http.Agent;
+  inflight: number;
+  startedAt: number;
+  retiring: boolean;
+  /** Connection hand-off to this process (docs/decisions/020); null when it runs on the proxy path only. */
+  handoff: HandoffState | null;
+};
+export type HandoffState = {
+  /** The shim found the app's server: the router may hand connections over. */
+  ready: boolean;
+  /** Connections handed over so far. */
+  handed: number;
+  /** After a drain request: every handed connection has closed (or the process is gone). */
+  drained: boolean;
+};
+export type StaticInstance = { kind: 'static'; deploymentId: string; root: string; spa: boolean };
+export type Instance = NodeInstance | StaticInstance;
+
+export type AppSpec = {
+  projectId: string;
+  slug: string;
+  deploymentId: string;
+  dir: string;
+  manifest: AppManifest;
+};
+
+type Slot = {
+  spec: AppSpec;
+  current: Instance | null;
+  crashes: number;
+  restartTimer: NodeJS.Timeout | null;
+  chain: Promise<unknown>;
+  stopped: boolean;
+};
+
+const DRAIN_MS = 10_000;
+
+export class Supervisor {
+  readonly #deps: Deps;
+  readonly #dbs: AppDbServers;
+  readonly #logs: AppLogWriter;
+  readonly #healthTimeoutMs: number;
+  readonly #handoff: boolean;
+  readonly #bySlug = new Map<string, Slot>();
+  readonly #byProject = new Map<string, Slot>();
+  #closed = false;
+
+  constructor(
+    deps: Deps,
+    dbs: AppDbServers,
+    logs: AppLogWriter,
+    opts: { healthTimeoutMs: number; handoff: boolean },
+  ) {
+    this.#deps = deps;
+    this.#dbs = dbs;
+    this.#logs = logs;
+    this.#healthTimeoutMs = opts.healthTimeoutMs;
+    this.#handoff = opts.handoff;
+  }
+
+  /** What serves this slug right now (the host router's lookup; synchronous and cheap). */
+  lookup(slug: string): Instance | null {
+    return this.#bySlug.get(slug)?.current ?? null;
+  }
+
+  runningDeployment(projectId: string): string | null {
+    return this.#byProject.get(projectId)?.current?.deploymentId ?? null;
+  }
+
+  #serial<T>(slot: Slot, fn: () => Promise<T>): Promise<T> {
+    const run = slot.chain.then(fn, fn);
+    slot.chain = run.catch(() => {});
+    return run;
+  }
+
+  #slot(projectId: string, spec?: AppSpec): Slot | undefined {
+    let slot = this.#byProject.get(projectId);
+    if (!slot && spec) {
+      slot = {
+        spec,
+        current: null,
+        crashes: 0,
+        restartTimer: null,
+        chain: Promise.resolve(),
+        stopped: false,
+      };
+      this.#byProject.set(projectId, slot);
+    }
+    return slot;
+  }
+
+  /** Starts this version beside the current one and swaps it in once healthy; throws the reason otherwise. */
+  activate(spec: AppSpec): Promise<void> {
+    const slot = this.#slot(spec.projectId, spec)!;
+    return this.#serial(slot, async () => {
+      const inst = await this.#start(spec);
+      slot.stopped = false;
+      slot.spec = spec;
+      this.#swap(slot, inst);
+    });
+  }
+
+  /** Rolling restart with a fresh environment (secrets changed); a no-op when nothing runs here. */
+  restart(projectId: string): Promise<void> {
+    const slot = this.#slot(projectId);
+    if (!slot || slot.stopped) return Promise.resolve();
+    return this.#serial(slot, async () => {
+      if (slot.stopped || slot.spec.manifest.type === 'static') return;
+      const inst = await this.#start(slot.spec);
+      this.#swap(slot, inst);
+    });
+  }
+
+  /** Stops the project's app and forgets it (destroy, or this node no longer runs it). */
+  stop(projectId: string): Promise<void> {
+    const slot = this.#slot(projectId);
+    if (!slot) return Promise.resolve();
+    return this.#serial(slot, async () => {
+      slot.stopped = true;
+      if (slot.restartTimer) clearTimeout(slot.restartTimer);
+      const old = slot.current;
+      slot.current = null;
+      if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
+      this.#byProject.delete(projectId);
+      if (old) await this.#retire(old, 0);
+    });
+  }
+
+  async #env(projectId: string): Promise<Record<string, string>> {
+    const secrets = await projectSecretEnv(this.#deps, projectId);
+    return { ...secrets, DATABASE_URL: await this.#dbs.urlFor(projectId) };
+  }
+
+  async #start(spec: AppSpec): Promise<Instance> {
+    if (spec.manifest.type === 'static')
+      return { kind: 'static', deploymentId: spec.deploymentId, root: spec.dir, spa: spec.manifest.spa };
+    const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
+      this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
+    const proc = await spawnApp({
+      cwd: spec.dir,
+      start: spec.manifest.start!,
+      env: await this.#env(spec.projectId),
+      onLine: log,
+      handoff: this.#handoff,
+    });
+    const handoff = proc.ipc ? watchHandoff(proc) : null;
+    log('system', `starting deployment ${spec.deploymentId} (pid ${proc.pid}, port ${proc.port})`);
+    const health = await waitHealthy(proc, spec.manifest.healthPath, this.#healthTimeoutMs);
+    if (!health.ok) {
+      log('system', health.reason);
+      await proc.stop(1000);
+      throw new Error(health.reason);
+    }
+    const inst: NodeInstance = {
+      kind: 'node',
+      deploymentId: spec.deploymentId,
+      proc,
+      agent: new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }),
+      inflight: 0,
+      startedAt: Date.now(),
+      retiring: false,
+      handoff,
+    };
+    void proc.exited.then((e) => this.#onExit(spec.projectId, inst, e));
+    return inst;
+  }
+
+  #swap(slot: Slot, inst: Instance): void {
+    const old = slot.current;
+    slot.current = inst;
+    const prev = this.#bySlug.get(slot.spec.slug);
+    if (prev && prev !== slot) this.#bySlug.delete(slot.spec.slug);
+    this.#bySlug.set(slot.spec.slug, slot);
+    if (old) void this.#retire(old, DRAIN_MS);
+  }
+
+  /** Lets in-flight requests finish (bounded), then stops the old process. */
+  async #retire(inst: Instance, drainMs: number): Promise<void> {
+    if (inst.kind !== 'node') return;
+    inst.retiring = true;
+    const deadline = Date.now() + drainMs;
+    const h = inst.handoff;
+    // Handed-over connections: the app closes each after its next response and reports when none is left.
+    if (h && h.handed > 0 && drainMs > 0 && inst.proc.child.connected) {
+      h.drained = false;
+      inst.proc.child.send({ pier: 'drain' }, () => {});
+    }
+    while ((inst.inflight > 0 || (h && !h.drained)) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    await inst.proc.stop();
+    inst.agent.destroy();
+  }
+
+  #onExit(projectId: string, inst: NodeInstance, e: { code: number | null; signal: string | null }): void {
+    const slot = this.#byProject.get(projectId);
+    if (inst.retiring || this.#closed || !slot || slot.current !== inst || slot.stopped) return;
+    inst.agent.destroy();
+    // A process that ran a while before crashing starts the back-off afresh.
+    if (Date.now() - inst.startedAt > 60_000) slot.crashes = 0;
+    const delay = Math.min(30_000, 250 * 2 ** slot.crashes);
+    slot.crashes++;
+    this.#logs.write(
+      projectId,
+      inst.deploymentId,
+      'system',
+      `the app exited (${e.signal ?? `code ${e.code}`}); restarting in ${delay} ms`,
+    );
+    this.#scheduleRestart(slot, delay);
+  }
+
+  #scheduleRestart(slot: Slot, delay: number): void {
+    if (slot.restartTimer) clearTimeout(slot.restartTimer);
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = null;
+      void this.#serial(slot, async () => {
+        if (slot.stopped || this.#closed) return;
+        try {
+          const inst = await this.#start(slot.spec);
+          slot.current = inst;
+        } catch {
+          const next = Math.min(30_000, 250 * 2 ** slot.crashes);
+          slot.crashes++;
+          this.#scheduleRestart(slot, next);
+        }
+      });
+    }, delay);
+    slot.restartTimer.unref();
+  }
+
+  /** Stops every app of this node (Pier shutting down; they come back from the database on the next start). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const all = [...this.#byProject.values()];
+    for (const s of all) if (s.restartTimer) clearTimeout(s.restartTimer);
+    await Promise.all(
+      all.map(async (s) => {
+        await s.chain;
+        if (s.current) await this.#retire(s.current, 2000);
+      }),
+    );
+    this.#byProject.clear();
+    this.#bySlug.clear();
+  }
+}
+
+/** Follows the shim's messages of a process started for connection hand-off. */
+function watchHandoff(proc: AppProcess): HandoffState {
+  const h: HandoffState = { ready: false, handed: 0, drained: true };
+  proc.child.on('message', (m: { pier?: string } | null) => {
+    if (m?.pier === 'ready') h.ready = true;
+    else if (m?.pier === 'drained') h.drained = true;
+  });
+  void proc.exited.then(() => {
+    h.ready = false;
+    h.drained = true;
+  });
+  return h;
+}

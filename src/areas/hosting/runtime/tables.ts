@@ -1,0 +1,63 @@
+import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import { orgs, projects } from '../../orgs/index.ts';
+
+// Hosting: each project's database, its deployments and its apps' log lines.
+
+export type AppDbKind = 'pglite' | 'postgres';
+
+/** The project's own database: a PGlite data folder served on loopback, or a PostgreSQL database + role. */
+export const appDatabases = pgTable('app_databases', {
+  projectId: uuid('project_id')
+    .primaryKey()
+    .references(() => projects.id, { onDelete: 'cascade' }),
+  kind: text('kind').$type<AppDbKind>().notNull(),
+  dbName: text('db_name').notNull(),
+  roleName: text('role_name').notNull(),
+  passwordEnc: text('password_enc').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+export type DeploymentStatus = 'uploading' | 'building' | 'starting' | 'live' | 'failed' | 'superseded';
+export type AppKind = 'static' | 'node';
+export type AppManifest = { type: AppKind; start?: string; healthPath: string; spa: boolean };
+
+export const deployments = pgTable(
+  'deployments',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => orgs.id, { onDelete: 'cascade' }),
+    status: text('status').$type<DeploymentStatus>().notNull(),
+    artifactKey: text('artifact_key').notNull(),
+    manifest: jsonb('manifest').$type<AppManifest>(),
+    errorMessage: text('error_message'),
+    /** Who asked: 'user:<id>' or 'platform:<keyId>'. */
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    uploadExpiresAt: timestamp('upload_expires_at', { withTimezone: true }).notNull(),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    liveAt: timestamp('live_at', { withTimezone: true }),
+    finishedAt: timestamp('finished_at', { withTimezone: true }),
+  },
+  (t) => [index('deployments_project_idx').on(t.projectId, t.createdAt)],
+);
+
+export const appLogs = pgTable(
+  'app_logs',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id, { onDelete: 'cascade' }),
+    deploymentId: uuid('deployment_id'),
+    ts: timestamp('ts', { withTimezone: true }).notNull(),
+    stream: text('stream').$type<'stdout' | 'stderr' | 'system'>().notNull(),
+    line: text('line').notNull(),
+    seq: integer('seq').notNull().default(0),
+  },
+  (t) => [index('app_logs_project_idx').on(t.projectId, t.id)],
+);

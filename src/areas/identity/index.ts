@@ -1,0 +1,42 @@
+import { defineArea } from '../manifest.ts';
+import { dashboardAuthRoutes } from './auth-routes.ts';
+import { adminCreateInviteLink } from './invite-links.ts';
+import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import {
+  createTokenForCli,
+  listTokensForCli,
+  revokeTokenByIdForCli,
+  updateTokenLabelForCli,
+} from './personal-tokens.ts';
+import { sessionResolver } from './sessions.ts';
+import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
+
+// Identity: people (accounts, passwords, password links, dashboard sessions), their personal tokens,
+// one-time login codes and the operator key. Its account tables migrate with the orgs area's `platform` set.
+
+export const identityArea = defineArea({
+  name: 'identity',
+  fns: [
+    exchangeCliAuthCode,
+    createLoginCodeForCli,
+    whoamiForCli,
+    revokeTokenForCli,
+    createTokenForCli,
+    listTokensForCli,
+    updateTokenLabelForCli,
+    revokeTokenByIdForCli,
+    adminCreateInviteLink,
+  ],
+  http: dashboardAuthRoutes,
+  callerResolver: sessionResolver,
+  migrations: [{ area: 'dashboard', schema: ['src/areas/identity/tables.ts'] }],
+  notTools: ['exchangeCliAuthCode', 'createLoginCodeForCli', 'revokeTokenForCli', 'adminCreateInviteLink'],
+});
+
+export { loginCodes, users } from './account-tables.ts';
+export { mintLoginCode } from './login-codes.ts';
+export { ensureOperatorKey } from './operator-key.ts';
+export { createPasswordLink } from './password-links.ts';
+export { hashPassword } from './passwords.ts';
+export { issuePersonalToken } from './tokens.ts';
+export { ensureUser, findUserByEmail, type User } from './users.ts';

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { emailInput } from '../../http/fn-schemas.ts';
+import { createPasswordLink } from './password-links.ts';
+import { ensureUser } from './users.ts';
+
+// `pier admin user invite-link --email E`: a one-time, expiring link to set a password, for users created
+// by createOrganization or `pier admin` (until mail delivery sends it).
+export const adminCreateInviteLink = defineFn({
+  name: 'adminCreateInviteLink',
+  summary: 'Creates a one-time link (7 days) for a user (created if new) to set a password.',
+  auth: { kind: 'operator' },
+  input: z.strictObject({ email: emailInput }),
+  output: z.object({ url: z.string(), expiresAt: z.string(), email: z.string() }),
+  errors: [],
+  handler: async ({ deps, caller }, { email }) => {
+    const { user } = await ensureUser(deps, email);
+    const { url, expiresAt } = await createPasswordLink(deps, user.id, 'operator');
+    await audit(deps, { kind: 'operator', id: caller.keyId }, 'user.invite-link', null, { userId: user.id });
+    return { url, expiresAt: expiresAt.toISOString(), email: user.email };
+  },
+});

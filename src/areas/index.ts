@@ -1,0 +1,51 @@
+import type { MigrationSet } from '../core/db/migration-sets.ts';
+import type { JobPayloadsOf } from '../core/jobs.ts';
+import { hostingArea } from './hosting/index.ts';
+import { identityArea } from './identity/index.ts';
+import { infrastructure } from './infrastructure.ts';
+import { mailArea } from './mail/index.ts';
+import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest.ts';
+import { memoryArea } from './memory/index.ts';
+import { modelsArea, type VectorStore } from './models/index.ts';
+import { orgsArea } from './orgs/index.ts';
+
+// THE list of areas. The function registry, the v1 routes, the typed job registry, the schedules, the
+// migrations (in this order: an area's tables may reference those of the areas before it) and the start and
+// stop order (stops run in reverse) are all derived from it. Adding an area: its folder, and one line here.
+export const areas = [
+  infrastructure,
+  orgsArea,
+  identityArea,
+  modelsArea,
+  hostingArea,
+  mailArea,
+  memoryArea,
+] as const;
+
+export type Areas = typeof areas;
+
+/** The same list, for code that reads the optional parts (schedules, start/stop, provisions). */
+export function manifests(): readonly AreaManifest[] {
+  return areas;
+}
+
+/** Every function served at POST /api/fn/<name>. */
+export const functions = manifests().flatMap((a) => a.fns ?? []) as unknown as readonly AreaFns<Areas>[];
+
+/** Every background job; `deps.jobs.enqueue(name, payload)` compiles only for these. */
+export const jobDefs = manifests().flatMap((a) => a.jobs ?? []) as unknown as readonly AreaJobs<Areas>[];
+export type JobRegistry = JobPayloadsOf<readonly AreaJobs<Areas>[]>;
+
+export const migrationSets: readonly MigrationSet[] = manifests().flatMap((a) => a.migrations ?? []);
+
+/** What areas declare they offer each other, gathered once (deps.provided). */
+export function provisions(): Provided {
+  const vectorStores = manifests().flatMap((a) => a.provides?.vectorStores ?? []);
+  const provisionProject = manifests().find((a) => a.provides?.provisionProject)?.provides?.provisionProject;
+  return { vectorStores, provisionProject };
+}
+
+export type Provided = {
+  vectorStores: readonly VectorStore[];
+  provisionProject: AreaProvisions['provisionProject'];
+};

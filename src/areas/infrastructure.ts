@@ -1,0 +1,70 @@
+import { SWEEP_TEMP_CRON, sweepBlobTempJob } from '../core/blobs/sweep-temp-job.ts';
+import {
+  DB_MAINTENANCE_JOB,
+  dbMaintenanceJob,
+  maintenanceCron,
+  STARTUP_PASS_DELAY_MS,
+} from '../core/db/maintenance-job.ts';
+import { listen, notify } from '../core/db/notify.ts';
+import { webhookDeliverJob } from '../core/webhooks.ts';
+import type { Deps } from '../deps.ts';
+import { IDEMPOTENCY_PRUNE_CRON, pruneIdempotencyJob } from '../http/idempotency.ts';
+import { defineArea } from './manifest.ts';
+
+// Not an area: what the platform's own infrastructure (core and the transports) contributes to the same
+// lists — its jobs, schedules and migration sets, and the credential-revocation channel between processes.
+// First in the list: its tables come before every area's, and its listener stops last.
+
+const REVOKED_CHANNEL = 'pier_credential_revoked';
+
+export const infrastructure = defineArea({
+  name: 'infrastructure',
+  jobs: [sweepBlobTempJob, dbMaintenanceJob, webhookDeliverJob, pruneIdempotencyJob],
+  schedules: [
+    { job: 'blobs.sweep-temp', cron: SWEEP_TEMP_CRON },
+    { job: 'v1.idempotency.prune', cron: IDEMPOTENCY_PRUNE_CRON },
+    // PGlite's VACUUM/ANALYZE passes (docs/decisions/026); off (or on PostgreSQL), an older schedule goes.
+    { job: DB_MAINTENANCE_JOB, cron: maintenanceSchedule },
+  ],
+  migrations: [
+    { area: 'core', schema: ['src/core/**/tables.ts'] },
+    { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
+    { area: 'v1', schema: ['src/http/tables.ts'] },
+  ],
+  start: async (deps) => {
+    // Revocations by other nodes arrive here. While this connection is down they could be missed, so the
+    // credential cache is bypassed (every request checks the database: fail closed) until it listens again.
+    const unlisten = await listen(
+      deps.db,
+      deps.config.databaseUrl,
+      REVOKED_CHANNEL,
+      (keyId) => deps.credentials.forget(keyId),
+      {
+        onLost: () => {
+          deps.log.warn('revocation listener lost; checking every credential against the database');
+          deps.credentials.trustCache(false);
+        },
+        onRestored: () => {
+          deps.log.info('revocation listener restored');
+          deps.credentials.trustCache(true);
+        },
+      },
+    );
+    deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
+    return unlisten;
+  },
+  // A maintenance pass soon after start-up too: the table counters it goes by start from zero per process.
+  onWorkerStart: async (deps) => {
+    if (maintenanceSchedule(deps) === null) return;
+    await deps.jobs.enqueue(
+      DB_MAINTENANCE_JOB,
+      {},
+      { startAfter: new Date(Date.now() + STARTUP_PASS_DELAY_MS), singletonKey: 'startup' },
+    );
+  },
+});
+
+function maintenanceSchedule(deps: Deps): string | null {
+  const interval = deps.config.pgliteMaintenanceIntervalMin;
+  return deps.db.kind !== 'pglite' || interval === 0 ? null : maintenanceCron(interval);
+}

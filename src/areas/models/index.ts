@@ -1,0 +1,40 @@
+import { defineArea } from '../manifest.ts';
+import { getModelEmbedderForCli } from './model-embedder-fn.ts';
+import { getModelUsageForCli } from './model-usage.ts';
+import {
+  listModelProvidersForCli,
+  removeModelProviderKeyForCli,
+  resolveModel,
+  setModelProviderKeyForCli,
+} from './models.ts';
+import { reembedJob } from './reembed.ts';
+import { modelProxyRoutes } from './v1-proxy.ts';
+
+// Models: provider keys (platform and per organization), model resolution, usage, each organization's
+// embedder and its re-embedding, and the OpenAI-compatible proxy at /v1/ai (role `proxy`).
+
+export const modelsArea = defineArea({
+  name: 'models',
+  fns: [
+    setModelProviderKeyForCli,
+    removeModelProviderKeyForCli,
+    listModelProvidersForCli,
+    resolveModel,
+    getModelUsageForCli,
+    getModelEmbedderForCli,
+  ],
+  v1Plugins: [{ prefix: '/ai', plugin: modelProxyRoutes, role: 'proxy' }],
+  jobs: [reembedJob],
+  migrations: [{ area: 'models', schema: ['src/areas/models/tables.ts'] }],
+  notTools: ['resolveModel'],
+});
+
+export {
+  activeEmbedder,
+  claimEmbedder,
+  configuredEmbedderId,
+  embedderFor,
+  type OrgEmbedder,
+  TRANSIENT_CODES,
+} from './embedders.ts';
+export { type DbLike, type ReembedTarget, reembedOrg, type VectorStore } from './reembed.ts';

@@ -1,0 +1,122 @@
+import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Usage } from '../../core/ai/models.ts';
+import type { Environment } from '../../core/auth/caller.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { orgForUser } from '../orgs/index.ts';
+import { modelUsage } from './tables.ts';
+
+// Token usage through the model proxy, counted per organization, environment, model and UTC day.
+
+type UsageInput = { orgId: string; environment: Environment; model: string; usage: Usage };
+
+export async function recordModelUsage(deps: Deps, input: UsageInput, requests = 1): Promise<void> {
+  const day = deps.clock.now().toISOString().slice(0, 10);
+  const u = input.usage;
+  await deps.db.orm
+    .insert(modelUsage)
+    .values({
+      orgId: input.orgId,
+      environment: input.environment,
+      model: input.model,
+      day,
+      requests,
+      promptTokens: u.promptTokens,
+      completionTokens: u.completionTokens,
+      totalTokens: u.totalTokens,
+    })
+    .onConflictDoUpdate({
+      target: [modelUsage.orgId, modelUsage.environment, modelUsage.model, modelUsage.day],
+      set: {
+        requests: sql`${modelUsage.requests} + ${requests}`,
+        promptTokens: sql`${modelUsage.promptTokens} + ${u.promptTokens}`,
+        completionTokens: sql`${modelUsage.completionTokens} + ${u.completionTokens}`,
+        totalTokens: sql`${modelUsage.totalTokens} + ${u.totalTokens}`,
+      },
+    });
+}
+
+/**
+ * Sums usage in memory and writes it at most every `delayMs` (one upsert per organization, environment and
+ * model), so a busy proxy does not write a row per request. flush() on shutdown writes what is left.
+ */
+export class UsageBuffer {
+  readonly #deps: Deps;
+  readonly #delayMs: number;
+  #pending = new Map<string, { input: UsageInput; requests: number }>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(deps: Deps, delayMs = 200) {
+    this.#deps = deps;
+    this.#delayMs = delayMs;
+  }
+
+  add(input: UsageInput): void {
+    const k = `${input.orgId}|${input.environment}|${input.model}`;
+    const cur = this.#pending.get(k);
+    if (cur) {
+      cur.requests += 1;
+      cur.input.usage.promptTokens += input.usage.promptTokens;
+      cur.input.usage.completionTokens += input.usage.completionTokens;
+      cur.input.usage.totalTokens += input.usage.totalTokens;
+    } else this.#pending.set(k, { input: { ...input, usage: { ...input.usage } }, requests: 1 });
+    this.#timer ??= setTimeout(() => void this.flush(), this.#delayMs);
+  }
+
+  async flush(): Promise<void> {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    const batch = [...this.#pending.values()];
+    this.#pending = new Map();
+    for (const { input, requests } of batch) {
+      await recordModelUsage(this.#deps, input, requests).catch((err) =>
+        this.#deps.log.error({ err, orgId: input.orgId }, 'recording model usage failed'),
+      );
+    }
+  }
+}
+
+const usageRow = z.object({
+  day: z.string(),
+  environment: z.string(),
+  model: z.string(),
+  requests: z.number(),
+  promptTokens: z.number(),
+  completionTokens: z.number(),
+  totalTokens: z.number(),
+});
+
+export const getModelUsageForCli = defineFn({
+  name: 'getModelUsageForCli',
+  summary: "The organization's model token usage per day, environment and model over the last `days` days.",
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput, days: z.number().int().min(1).max(366).default(30) }),
+  output: z.object({
+    days: z.number(),
+    rows: z.array(usageRow),
+    totals: usageRow.pick({ requests: true, promptTokens: true, completionTokens: true, totalTokens: true }),
+  }),
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, { orgSlug, days }) => {
+    const { org } = await orgForUser(deps, caller.userId, orgSlug);
+    const since = new Date(deps.clock.now().getTime() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
+    const rows = await deps.db.orm
+      .select({
+        day: modelUsage.day,
+        environment: modelUsage.environment,
+        model: modelUsage.model,
+        requests: modelUsage.requests,
+        promptTokens: modelUsage.promptTokens,
+        completionTokens: modelUsage.completionTokens,
+        totalTokens: modelUsage.totalTokens,
+      })
+      .from(modelUsage)
+      .where(and(eq(modelUsage.orgId, org.id), gte(modelUsage.day, since)))
+      .orderBy(asc(modelUsage.day), asc(modelUsage.environment), asc(modelUsage.model));
+    const totals = { requests: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0 };
+    for (const r of rows) for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
+    return { days, rows, totals };
+  },
+});

@@ -1,0 +1,58 @@
+import { and, eq, isNull } from 'drizzle-orm';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
+import { accessCache } from './access-cache.ts';
+import { memberships, orgs, projects, type Role } from './tables.ts';
+
+export type Org = typeof orgs.$inferSelect;
+export type Project = typeof projects.$inferSelect;
+
+export const MANAGERS: Role[] = ['owner', 'admin'];
+
+export function requireRole(role: Role, allowed: Role[]): void {
+  if (!allowed.includes(role)) throw errors.forbidden(`This needs the ${allowed.join(' or ')} role.`);
+}
+
+/** The organization by slug with the user's role; not a member → 404, so existence does not leak. */
+export async function orgForUser(
+  deps: Deps,
+  userId: string,
+  orgSlug: string,
+): Promise<{ org: Org; role: Role }> {
+  const [row] = await deps.db.orm
+    .select({ org: orgs, role: memberships.role })
+    .from(orgs)
+    .innerJoin(memberships, and(eq(memberships.orgId, orgs.id), eq(memberships.userId, userId)))
+    .where(eq(orgs.slug, orgSlug));
+  if (!row) throw errors.orgNotFound(orgSlug);
+  return row;
+}
+
+/** A live (not destroyed) project the user can see, with their role in its organization. */
+export async function projectForUser(
+  deps: Deps,
+  userId: string,
+  slug: string,
+): Promise<{ project: Project; org: Org; role: Role }> {
+  const cache = accessCache(deps);
+  const now = deps.clock.now().getTime();
+  const hit = cache.get(userId, slug, now);
+  if (hit) return hit;
+  const generation = cache.generation();
+  const [row] = await deps.db.orm
+    .select({ project: projects, org: orgs, role: memberships.role })
+    .from(projects)
+    .innerJoin(orgs, eq(orgs.id, projects.orgId))
+    .innerJoin(memberships, and(eq(memberships.orgId, projects.orgId), eq(memberships.userId, userId)))
+    .where(and(eq(projects.slug, slug), isNull(projects.destroyedAt)));
+  if (!row) throw errors.projectNotFound(slug);
+  cache.set(userId, slug, row, now, generation);
+  return row;
+}
+
+export async function findOrgById(deps: Deps, orgId: string): Promise<Org | null> {
+  if (!UUID_RE.test(orgId)) return null;
+  const [org] = await deps.db.orm.select().from(orgs).where(eq(orgs.id, orgId));
+  return org ?? null;
+}

@@ -1,0 +1,94 @@
+import { defineArea } from '../manifest.ts';
+import { startAccessCache } from './access-cache.ts';
+import {
+  adminAddMember,
+  adminCreateLoginCode,
+  adminCreateOrg,
+  adminCreatePlatformCredential,
+  adminCreateUser,
+  adminRevokePlatformCredential,
+  adminSetPlan,
+} from './admin.ts';
+import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
+import {
+  createOrgForCli,
+  inviteMemberForCli,
+  listMembersForCli,
+  removeMemberForCli,
+  setMemberRoleForCli,
+} from './members.ts';
+import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+import {
+  createProjectForCli,
+  createProjectInOrg,
+  getProjectForCli,
+  listMyProjectsForCli,
+} from './projects.ts';
+import { listSecretsForCli, removeSecretForCli, setSecretForCli } from './secrets.ts';
+
+// Organizations: members and roles, projects, project secrets, v1 API keys, plans, and who may reach what
+// (access checks and their cross-process cache). Operator commands that create users and organizations too.
+
+export const orgsArea = defineArea({
+  name: 'orgs',
+  fns: [
+    listMyOrgsForCli,
+    createOrganization,
+    createOrgForCli,
+    listMyProjectsForCli,
+    getProjectForCli,
+    createProjectForCli,
+    createProjectInOrg,
+    setSecretForCli,
+    removeSecretForCli,
+    listSecretsForCli,
+    createApiKeyForCli,
+    listApiKeysForCli,
+    revokeApiKeyForCli,
+    adminCreateApiKey,
+    listMembersForCli,
+    inviteMemberForCli,
+    setMemberRoleForCli,
+    removeMemberForCli,
+    adminCreateUser,
+    adminCreateOrg,
+    adminAddMember,
+    adminSetPlan,
+    adminCreateLoginCode,
+    adminCreatePlatformCredential,
+    adminRevokePlatformCredential,
+  ],
+  // The `platform` set also creates identity's account tables: they were made together (docs/areas.md).
+  migrations: [
+    { area: 'platform', schema: ['src/areas/identity/account-tables.ts', 'src/areas/orgs/tables.ts'] },
+  ],
+  start: async (deps) => startAccessCache(deps),
+  notTools: [
+    'createOrganization',
+    'createProjectInOrg',
+    'adminCreateApiKey',
+    'adminCreateUser',
+    'adminCreateOrg',
+    'adminAddMember',
+    'adminSetPlan',
+    'adminCreateLoginCode',
+    'adminCreatePlatformCredential',
+    'adminRevokePlatformCredential',
+  ],
+});
+
+export {
+  findOrgById,
+  MANAGERS,
+  type Org,
+  orgForUser,
+  type Project,
+  projectForUser,
+  requireRole,
+} from './access.ts';
+export { issueApiKey } from './api-keys.ts';
+export { addMember, createOrg } from './orgs.ts';
+export { PLANS } from './plans.ts';
+export { createProject } from './projects.ts';
+export { onSecretsChanged, projectSecretEnv } from './secrets.ts';
+export { memberships, orgs, type Plan, projects, type Role } from './tables.ts';

@@ -1,0 +1,202 @@
+import { and, asc, eq, sql } from 'drizzle-orm';
+import { z } from 'zod';
+import { audit } from '../../core/audit/audit.ts';
+import type { Db } from '../../core/db/client.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { emailInput, roleSchema, slugInput, UUID_RE } from '../../http/fn-schemas.ts';
+import { createPasswordLink, ensureUser, users } from '../identity/index.ts';
+import { MANAGERS, orgForUser, requireRole } from './access.ts';
+import { createOrg } from './orgs.ts';
+import { memberships, orgs, type Role } from './tables.ts';
+
+// Members of an organization, managed from the dashboard (or any token). Owners and admins manage
+// members; only owners grant or touch the owner role; an organization always keeps at least one owner.
+
+const memberItem = z.object({
+  userId: z.string(),
+  email: z.string(),
+  role: roleSchema,
+  joinedAt: z.string(),
+  /** True until the person has set a password (an invitation not yet accepted). */
+  pending: z.boolean(),
+});
+
+const userIdInput = z.string().regex(UUID_RE, 'must be a user id');
+
+type Tx = Parameters<Parameters<Db['orm']['transaction']>[0]>[0];
+
+/** Locks the organization row so concurrent role changes cannot together remove the last owner. */
+async function lockedMembership(tx: Tx, orgId: string, userId: string) {
+  await tx.execute(sql`select id from ${orgs} where ${orgs.id} = ${orgId} for update`);
+  const [m] = await tx
+    .select()
+    .from(memberships)
+    .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
+  if (!m) throw errors.memberNotFound();
+  const owners = await tx
+    .select({ userId: memberships.userId })
+    .from(memberships)
+    .where(and(eq(memberships.orgId, orgId), eq(memberships.role, 'owner')));
+  return { member: m, ownerCount: owners.length };
+}
+
+async function onlyMemberOf(deps: Deps, userId: string, orgId: string): Promise<boolean> {
+  const rows = await deps.db.orm
+    .select({ orgId: memberships.orgId })
+    .from(memberships)
+    .where(eq(memberships.userId, userId));
+  return rows.every((r) => r.orgId === orgId);
+}
+
+function assertMayTouch(actorRole: Role, targetRole: Role, newRole?: Role): void {
+  requireRole(actorRole, MANAGERS);
+  if ((targetRole === 'owner' || newRole === 'owner') && actorRole !== 'owner')
+    throw errors.forbidden('Only an owner can grant or change the owner role.');
+}
+
+export const listMembersForCli = defineFn({
+  name: 'listMembersForCli',
+  summary: "An organization's members with their roles, sorted by e-mail (any member may list).",
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput }),
+  output: z.array(memberItem),
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, { orgSlug }) => {
+    const { org } = await orgForUser(deps, caller.userId, orgSlug);
+    const rows = await deps.db.orm
+      .select({
+        userId: users.id,
+        email: users.email,
+        role: memberships.role,
+        joinedAt: memberships.createdAt,
+        passwordHash: users.passwordHash,
+      })
+      .from(memberships)
+      .innerJoin(users, eq(users.id, memberships.userId))
+      .where(eq(memberships.orgId, org.id))
+      .orderBy(asc(users.email));
+    return rows.map((r) => ({
+      userId: r.userId,
+      email: r.email,
+      role: r.role,
+      joinedAt: r.joinedAt.toISOString(),
+      pending: !r.passwordHash,
+    }));
+  },
+});
+
+export const inviteMemberForCli = defineFn({
+  name: 'inviteMemberForCli',
+  summary:
+    'Adds a person to an organization by e-mail (owner or admin). A new person (no password, no other organization) gets a one-time link to set a password, returned as inviteUrl until mail delivery lands.',
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput, email: emailInput, role: roleSchema }),
+  output: z.object({
+    userId: z.string(),
+    email: z.string(),
+    role: roleSchema,
+    alreadyMember: z.boolean(),
+    inviteUrl: z.string().nullable(),
+    inviteExpiresAt: z.string().nullable(),
+  }),
+  errors: ['ORG_NOT_FOUND', 'FORBIDDEN'],
+  handler: async ({ deps, caller }, input) => {
+    const { org, role } = await orgForUser(deps, caller.userId, input.orgSlug);
+    assertMayTouch(role, input.role);
+    const { user } = await ensureUser(deps, input.email);
+    const inserted = await deps.db.orm
+      .insert(memberships)
+      .values({ orgId: org.id, userId: user.id, role: input.role, createdAt: deps.clock.now() })
+      .onConflictDoNothing()
+      .returning({ role: memberships.role });
+    const alreadyMember = inserted.length === 0;
+    // A password link is handed to the inviter only for a person whose every membership is in this
+    // organization: otherwise an admin here could take over a pending account that belongs to another one
+    // (a customer created by createOrganization who has not set a password yet).
+    const link =
+      !user.passwordHash && (await onlyMemberOf(deps, user.id, org.id))
+        ? await createPasswordLink(deps, user.id, 'invite')
+        : null;
+    if (!alreadyMember)
+      await audit(deps, { kind: 'user', id: caller.userId }, 'member.invite', org.id, {
+        userId: user.id,
+        role: input.role,
+      });
+    const [current] = await deps.db.orm
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.orgId, org.id), eq(memberships.userId, user.id)));
+    return {
+      userId: user.id,
+      email: user.email,
+      role: current?.role ?? input.role,
+      alreadyMember,
+      inviteUrl: link?.url ?? null,
+      inviteExpiresAt: link?.expiresAt.toISOString() ?? null,
+    };
+  },
+});
+
+export const setMemberRoleForCli = defineFn({
+  name: 'setMemberRoleForCli',
+  summary: "Changes a member's role (owner or admin; the owner role only by an owner). The last owner stays.",
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput, userId: userIdInput, role: roleSchema }),
+  output: z.object({ ok: z.literal(true), userId: z.string(), role: roleSchema }),
+  errors: ['ORG_NOT_FOUND', 'MEMBER_NOT_FOUND', 'FORBIDDEN', 'LAST_OWNER'],
+  handler: async ({ deps, caller }, input) => {
+    const { org, role } = await orgForUser(deps, caller.userId, input.orgSlug);
+    await deps.db.orm.transaction(async (tx) => {
+      const { member, ownerCount } = await lockedMembership(tx, org.id, input.userId);
+      assertMayTouch(role, member.role, input.role);
+      if (member.role === 'owner' && input.role !== 'owner' && ownerCount <= 1) throw errors.lastOwner();
+      await tx
+        .update(memberships)
+        .set({ role: input.role })
+        .where(and(eq(memberships.orgId, org.id), eq(memberships.userId, input.userId)));
+    });
+    await audit(deps, { kind: 'user', id: caller.userId }, 'member.role', org.id, {
+      userId: input.userId,
+      role: input.role,
+    });
+    return { ok: true as const, userId: input.userId, role: input.role };
+  },
+});
+
+export const removeMemberForCli = defineFn({
+  name: 'removeMemberForCli',
+  summary: 'Removes a member (owner or admin; anyone may leave). The last owner cannot be removed.',
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput, userId: userIdInput }),
+  output: z.object({ ok: z.literal(true), userId: z.string() }),
+  errors: ['ORG_NOT_FOUND', 'MEMBER_NOT_FOUND', 'FORBIDDEN', 'LAST_OWNER'],
+  handler: async ({ deps, caller }, input) => {
+    const { org, role } = await orgForUser(deps, caller.userId, input.orgSlug);
+    await deps.db.orm.transaction(async (tx) => {
+      const { member, ownerCount } = await lockedMembership(tx, org.id, input.userId);
+      if (input.userId !== caller.userId) assertMayTouch(role, member.role);
+      if (member.role === 'owner' && ownerCount <= 1) throw errors.lastOwner();
+      await tx
+        .delete(memberships)
+        .where(and(eq(memberships.orgId, org.id), eq(memberships.userId, input.userId)));
+    });
+    await audit(deps, { kind: 'user', id: caller.userId }, 'member.remove', org.id, { userId: input.userId });
+    return { ok: true as const, userId: input.userId };
+  },
+});
+
+export const createOrgForCli = defineFn({
+  name: 'createOrgForCli',
+  summary: 'Creates an organization owned by the caller (a new user starts here).',
+  auth: { kind: 'user' },
+  input: z.strictObject({ slug: slugInput, name: z.string().trim().min(1).max(200) }),
+  output: z.object({ id: z.string(), slug: z.string(), name: z.string(), role: roleSchema }),
+  errors: ['INVALID_SLUG', 'SLUG_TAKEN'],
+  handler: async ({ deps, caller }, input) => {
+    const org = await createOrg(deps, { slug: input.slug, name: input.name, ownerUserId: caller.userId });
+    await audit(deps, { kind: 'user', id: caller.userId }, 'org.create', org.id, { slug: org.slug });
+    return { id: org.id, slug: org.slug, name: org.name, role: 'owner' as const };
+  },
+});
