@@ -10,6 +10,7 @@ const dbFree = [
   'src/cli/config-store.test.ts',
   'src/cli/output.test.ts',
   'src/cli/program.test.ts',
+  'src/areas/cdn/merge-ffmpeg.test.ts',
   'src/core/ai/fallbacks.test.ts',
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',

@@ -54,6 +54,9 @@ const envSchema = z.object({
   S3_ACCESS_KEY_ID: optionalString,
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_FORCE_PATH_STYLE: bool.default(true),
+  /** ffmpeg and ffprobe for the CDN's media checks and video merges; default: the system's (PATH). */
+  FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
+  FFPROBE_PATH: z.string().min(1).default('ffprobe'),
   V1_RATE_LIMIT_PER_SEC: z.coerce.number().positive().max(100_000).default(20),
   V1_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(100),
   SMTP_URL: z
@@ -181,6 +184,8 @@ export type Config = {
    * them off. Ignored on PostgreSQL.
    */
   pgliteMaintenanceIntervalMin: number;
+  /** Media tools of the CDN (probing uploads, merging videos). */
+  media: { ffmpegPath: string; ffprobePath: string };
 };
 
 export type VendorId = 'openai' | 'anthropic' | 'google' | 'mistral';
@@ -256,6 +261,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { url: e.SMTP_URL, poolSize: e.SMTP_POOL_SIZE, ignoreTls: e.SMTP_IGNORE_TLS }
       : undefined,
     mailRetryDelaysSec: e.MAIL_RETRY_DELAYS_SEC,
+    media: { ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH },
     dkim:
       e.DKIM_DOMAIN && e.DKIM_SELECTOR && e.DKIM_PRIVATE_KEY
         ? {

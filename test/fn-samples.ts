@@ -8,6 +8,8 @@ export type SampleCtx = { orgSlug: string; orgId: string; projectSlug: string; e
 
 export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, unknown>> = {
   exchangeCliAuthCode: (c) => ({ code: c.code }),
+  getWebhookSecretForCli: (c) => ({ orgSlug: c.orgSlug }),
+  rotateWebhookSecretForCli: (c) => ({ orgSlug: c.orgSlug }),
   createLoginCodeForCli: () => ({ label: 'laptop' }),
   listMyOrgsForCli: () => ({}),
   listMyProjectsForCli: () => ({}),

@@ -1,5 +1,6 @@
 import type { MigrationSet } from '../core/db/migration-sets.ts';
 import type { JobPayloadsOf } from '../core/jobs.ts';
+import { cdnArea } from './cdn/index.ts';
 import { hostingArea } from './hosting/index.ts';
 import { identityArea } from './identity/index.ts';
 import { infrastructure } from './infrastructure.ts';
@@ -20,6 +21,7 @@ export const areas = [
   hostingArea,
   mailArea,
   memoryArea,
+  cdnArea,
 ] as const;
 
 export type Areas = typeof areas;

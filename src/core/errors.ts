@@ -274,6 +274,46 @@ export const errors = {
     ),
   projectNotReady: (slug: string, status: string) =>
     new ApiError('PROJECT_NOT_READY', 409, `Project '${slug}' is ${status}, not ready for deployments.`),
+  // CDN
+  assetNotFound: () => new ApiError('ASSET_NOT_FOUND', 404, 'Asset not found.'),
+  assetUploadExpired: () =>
+    new ApiError('UPLOAD_EXPIRED', 400, 'The upload URL of this asset has expired; request a new upload.'),
+  uploadAlreadyConfirmed: () =>
+    new ApiError('UPLOAD_ALREADY_CONFIRMED', 409, 'This upload was already confirmed.'),
+  uploadIncomplete: () =>
+    new ApiError(
+      'UPLOAD_INCOMPLETE',
+      409,
+      'Nothing was uploaded for this asset; PUT the file to uploadUrl first.',
+    ),
+  uploadTooLarge: (declared: number) =>
+    new ApiError(
+      'PAYLOAD_TOO_LARGE',
+      413,
+      `The uploaded file is larger than the ${declared} bytes declared; it was discarded.`,
+    ),
+  assetNotReady: (status: string) =>
+    new ApiError(
+      'ASSET_NOT_READY',
+      409,
+      `The asset is ${status}; only confirmed, decodable assets can be used.`,
+    ),
+  assetNotImage: () => new ApiError('ASSET_NOT_IMAGE', 400, 'Only image assets can be transformed.'),
+  imageTooLarge: (maxPixels: number) =>
+    new ApiError(
+      'IMAGE_TOO_LARGE',
+      413,
+      `The image has more than ${maxPixels} pixels; it cannot be transformed.`,
+    ),
+  imageUndecodable: () => new ApiError('IMAGE_UNDECODABLE', 422, 'The image bytes could not be decoded.'),
+  mergeJobNotFound: () => new ApiError('MERGE_JOB_NOT_FOUND', 404, 'Merge job not found.'),
+  mergeNotCancellable: (status: string) =>
+    new ApiError(
+      'MERGE_NOT_CANCELLABLE',
+      409,
+      `The merge job is ${status}; only pending or processing jobs can be cancelled.`,
+    ),
+  mergeInputInvalid: (message: string) => new ApiError('MERGE_INPUT_INVALID', 400, message),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

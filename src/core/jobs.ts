@@ -14,6 +14,11 @@ export type JobContext<C = unknown> = {
   retryCount: number;
   /** What the process bound with JobQueue.bind() (the app's Deps); a job names only what it uses. */
   deps: C;
+  /**
+   * Aborted when the handler runs past the job's expireInSeconds: a handler running a child process
+   * (ffmpeg, a browser) kills it, so nothing outlives the job. Absent when a test calls handle() itself.
+   */
+  signal?: AbortSignal;
 };
 
 /** One job of a batch handed to handleMany. */
@@ -255,11 +260,17 @@ export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
     const results = await Promise.allSettled(
       jobs.map(async (j) => {
         let timer: NodeJS.Timeout | undefined;
+        const ac = new AbortController();
         const expired = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`handler exceeded ${limitMs} ms`)), limitMs);
+          timer = setTimeout(() => {
+            const err = new Error(`handler exceeded ${limitMs} ms`);
+            ac.abort(err);
+            reject(err);
+          }, limitMs);
         });
         try {
-          const run = def.handle!(def.schema.parse(j.data), { id: j.id, retryCount: j.retryCount, deps });
+          const ctx = { id: j.id, retryCount: j.retryCount, deps, signal: ac.signal };
+          const run = def.handle!(def.schema.parse(j.data), ctx);
           await Promise.race([run, expired]);
         } finally {
           clearTimeout(timer);

@@ -1,13 +1,13 @@
 import { defineArea } from '../manifest.ts';
 import {
-  createDeploymentForCli,
   createDeploymentFn,
+  createDeploymentForCli,
   getAppLogsForCli,
-  getDeploymentForCli,
   getDeploymentFn,
+  getDeploymentForCli,
   listDeploymentsForCli,
-  startDeploymentForCli,
   startDeploymentFn,
+  startDeploymentForCli,
 } from './deployments.ts';
 import { destroyProjectForCli, provisionProject } from './project-hosting.ts';
 import { deployJob } from './runtime/deploy-job.ts';

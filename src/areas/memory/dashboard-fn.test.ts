@@ -191,6 +191,12 @@ describe('memory functions', () => {
     expect(strict.json().memories.map((m: { id: string }) => m.id)).toEqual([first.id]);
     const hybrid = await call('recallMemoriesForCli', { query: 'invoices PDF', mode: 'hybrid' });
     expect(hybrid.json().memories[0].id).toBe(first.id);
+    // Each result says which leg found it, so the panel can show why it came back.
+    expect(hybrid.json().memories[0].foundBy).toBe('both');
+    const legs = (await call('recallMemoriesForCli', { query: 'invoices PDF', mode: 'vector' })).json();
+    expect(legs.memories.map((m: { foundBy: string }) => m.foundBy)).toEqual(
+      legs.memories.map(() => 'vector'),
+    );
 
     // Only v1's recall (one call above) counted; the dashboard's three looks did not.
     await memoryContext(t.deps).access.idle();

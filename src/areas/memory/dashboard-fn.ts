@@ -121,7 +121,7 @@ export const recallMemoriesForCli = defineFn({
     tiers: z.array(z.enum(S.MEMORY_TIERS)).min(1).max(4).optional(),
     limit: z.number().int().min(1).max(S.LIMITS.recallMax).default(10),
     threshold: z.number().min(0).max(1).optional(),
-    mode: z.enum(['vector', 'hybrid']).default('vector'),
+    mode: z.enum(['hybrid', 'vector', 'keyword']).default('hybrid'),
   }),
   output: S.recallReply,
   errors: ['ORG_NOT_FOUND', 'AGENT_NOT_FOUND', 'COLLECTION_NOT_FOUND', V],

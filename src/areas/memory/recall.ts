@@ -1,24 +1,40 @@
 import { type SQL, sql } from 'drizzle-orm';
+import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
+import { bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
 import { MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
 import { embedForRecall } from './org-embedder.ts';
+import { weightedQueryVector } from './query-weights.ts';
 import type { RecallInput, SearchInput } from './schema.ts';
 import type { MemoryTier } from './tables.ts';
+import { termStats } from './term-stats.ts';
 import { embedderSql } from './vector-indexes.ts';
 
-// Recall (vector similarity, optionally fused with keyword rank) and keyword search. Every filter sits in
-// the WHERE clause of the same query that ranks, so a filter never empties a top-k picked beforehand.
+// Recall and keyword search. Recall has two legs: the vector leg (cosine similarity to the query's
+// embedding) and the keyword leg (BM25, keyword-rank.ts); `hybrid`, the default, fuses them. Every
+// filter sits in the WHERE clause of the same query that ranks, so a filter never empties a top-k
+// picked beforehand.
 
 export const RECALL_TUNING = {
   /** hnsw.ef_search: candidates the HNSW walk keeps; measured for recall@10 ≥ 0.95 (docs/benchmarks.md). */
   efSearch: 100,
   /** At or below this many matching rows the exact scan is both exact and fast, so no index is used. */
   exactScanMax: 2000,
-  /** Reciprocal rank fusion constant (the usual 60). */
-  rrfK: 60,
+  /**
+   * Reciprocal rank fusion constant: 10 rather than the usual 60, so the first ranks of each leg count
+   * (measured on bench/memory-quality: better at every leg weight tried, docs/benchmarks.md).
+   */
+  rrfK: 10,
+  /**
+   * Weights of the vector and the keyword leg. The built-in embedder's leg is a noisier copy of the
+   * lexical evidence BM25 already has, so it counts half (measured); a real model's leg, which knows
+   * meaning, counts as much as BM25 (not measurable here: no model on this machine).
+   */
+  legWeights: [1, 1] as [number, number],
+  localLegWeights: [0.5, 1] as [number, number],
 };
 
 export const DEFAULT_TIERS: MemoryTier[] = ['hot', 'warm'];
@@ -58,95 +74,116 @@ function whereOf(s: Scope, f: Filters): SQL {
 type Ranked = MemoryRow & { similarity: number };
 
 /** The ranking query; `exact` hides the distance from the index ("+ 0"), forcing the exact scan. */
-export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean): SQL {
+export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, similarity?: SQL): SQL {
   const order = exact ? sql`${dist} + 0` : dist;
   return sql`
-    SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, 1 - ${dist} AS similarity
+    SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, ${similarity ?? sql`1 - ${dist}`} AS similarity, ${dist} AS d
       FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k}`;
 }
 type Exec = (q: SQL) => Promise<{ rows: unknown[] }>;
+type Plan = { exec: Exec; small: boolean };
 
 /**
- * Top-k by cosine similarity among the filtered rows: exact scan for small sets, the embedder's HNSW
- * index otherwise. `where` includes the embedder filter and `dist` its cast (vector-indexes.ts).
+ * Runs a recall's queries: directly when the filtered rows are few (the exact scan needs no settings),
+ * else in a transaction whose local settings steer the HNSW walk (set by `hnsw()`):
+ * - ef_search: candidates the HNSW walk keeps (recall against speed);
+ * - iterative_scan (pgvector 0.8): keep walking the graph until k rows pass the filters (relaxed order,
+ *   re-sorted after), so a filter never starves the top-k;
+ * - enable_sort off: the probe showed a large set, where the HNSW walk is right; stale statistics (PGlite
+ *   has no autovacuum) must not talk the planner into scanning and sorting every row.
+ * The organization's size comes from its term statistics, so a store of at most `exactScanMax` memories
+ * needs no probe; a larger one counts the filtered rows (up to that limit) first.
  */
-async function vectorTopK(exec: Exec, where: SQL, dist: SQL, k: number): Promise<Ranked[]> {
-  const probe = await exec(
-    sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories m WHERE ${where} LIMIT ${RECALL_TUNING.exactScanMax + 1}) x`,
-  );
-  const small = (probe.rows[0] as { n: number }).n <= RECALL_TUNING.exactScanMax;
+async function inRecallTx<T>(
+  deps: MemoryContext['deps'],
+  where: SQL,
+  orgSize: number,
+  k: number,
+  run: (p: Plan, hnsw: () => Promise<void>) => Promise<T>,
+): Promise<T> {
+  const direct: Exec = (q) => deps.db.orm.execute(q) as unknown as Promise<{ rows: unknown[] }>;
+  let small = orgSize <= RECALL_TUNING.exactScanMax;
   if (!small) {
-    // Transaction-local settings in one round trip:
-    // - ef_search: candidates the HNSW walk keeps (recall against speed);
-    // - iterative_scan (pgvector 0.8): keep walking the graph until k rows pass the filters
-    //   (relaxed order, re-sorted below), so a filter never starves the top-k;
-    // - enable_sort off: the probe showed a large set, where the HNSW walk is right; stale statistics
-    //   (PGlite has no autovacuum) must not talk the planner into scanning and sorting every row.
-    const ef = String(Math.max(RECALL_TUNING.efSearch, k));
-    await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
-                          set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                          set_config('enable_sort', 'off', true)`);
+    const probe = await direct(
+      sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories m WHERE ${where} LIMIT ${RECALL_TUNING.exactScanMax + 1}) x`,
+    );
+    small = (probe.rows[0] as { n: number }).n <= RECALL_TUNING.exactScanMax;
   }
-  const r = await exec(vectorTopKSql(where, dist, k, small));
-  const rows = r.rows as Ranked[];
+  if (small) return run({ exec: direct, small }, async () => {});
+  return deps.db.orm.transaction(async (tx) => {
+    const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
+    const ef = String(Math.max(RECALL_TUNING.efSearch, k));
+    return run({ exec, small }, async () => {
+      await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
+                            set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                            set_config('enable_sort', 'off', true)`);
+    });
+  });
+}
+
+/** Top-k by distance among the filtered rows (exact scan or the embedder's HNSW index), nearest first. */
+async function vectorTopK(p: Plan, where: SQL, dist: SQL, similarity: SQL, k: number): Promise<Ranked[]> {
+  const r = await p.exec(vectorTopKSql(where, dist, k, p.small, similarity));
+  const rows = r.rows as (Ranked & { d: number })[];
   for (const row of rows) row.similarity = Number(row.similarity);
-  return rows.sort((a, b) => b.similarity - a.similarity || (a.id < b.id ? -1 : 1));
+  // HNSW's relaxed order is only nearly sorted
+  return rows.sort((a, b) => Number(a.d) - Number(b.d) || (a.id < b.id ? -1 : 1));
 }
 
-/**
- * Keyword matching on the stored tsvector. `all`: every word must appear (websearch syntax: quotes, OR,
- * -word) — the search endpoint. `any`: any word may appear — hybrid recall's keyword leg. Both also match
- * a tag equal to the query or to one of its words, which adds 1 to the rank.
- */
-function keywordMatch(q: string, mode: 'all' | 'any'): { match: SQL; rank: SQL } {
-  const terms = keywordTerms(q);
-  const tsq =
-    mode === 'all'
-      ? sql`websearch_to_tsquery('english', ${q})`
-      : sql`replace(plainto_tsquery('english', ${q})::text, ' & ', ' | ')::tsquery`;
-  const tagHit = sql`m.tags && ${textArray(terms)}`;
-  return {
-    match: sql`(m.search_tsv @@ (${tsq}) OR ${tagHit})`,
-    rank: sql`(ts_rank_cd(m.search_tsv, ${tsq}) + CASE WHEN ${tagHit} THEN 1 ELSE 0 END)`,
-  };
-}
-
-/** Hybrid recall ranks at most this many keyword matches (common words can match most of a store). */
-const KEYWORD_CANDIDATES = 1000;
-
-export function keywordTerms(q: string): string[] {
-  const words = q.split(/\s+/).filter(Boolean);
-  return [...new Set([q.trim(), ...words, ...words.map((w) => w.toLowerCase()), q.trim().toLowerCase()])];
-}
+export const DEFAULT_RECALL_MODE = 'hybrid';
 
 export type RecallOptions = {
   /** false: a look, not a use (the dashboard's recall panel): accessCount and lastAccessedAt stay as they are. */
   countAccess?: boolean;
 };
 
+/** Which leg of the recall found a memory (shown in the dashboard's recall panel). */
+export type FoundBy = 'vector' | 'keyword' | 'both';
+type Found = Ranked & { foundBy: FoundBy };
+
 export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
   if (input.agentId) await requireAgent(ctx, s, input.agentId);
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
+  const mode = input.mode ?? DEFAULT_RECALL_MODE;
   const tiers = input.tiers ?? (input.tier ? [input.tier] : DEFAULT_TIERS);
+  const deps = ctx.deps;
   // Only the vectors of the organization's active embedder are comparable with the query (pending
   // memories have none yet and are not recalled).
-  const q = await embedForRecall(ctx, s.orgId, input.query);
+  const [q, stats] = await Promise.all([embedForRecall(ctx, s.orgId, input.query), termStats(deps, s)]);
   const e = embedderSql(q.model, q.dimension, toVectorLiteral(q.vector), q.generation);
   const where = sql`${whereOf(s, { ...input, tiers: [...new Set(tiers)] })} AND ${e.filter}`;
-  const pool = input.mode === 'hybrid' ? Math.max(input.limit * 3, 30) : input.limit;
+  // `similarity` is the cosine of the query's and the memory's embeddings (clamped to 0..1) whichever
+  // leg found the memory, so `threshold` means the same in every mode.
+  const similarity = sql`greatest(0, 1 - ${e.distance})`;
+  const pool = mode === 'hybrid' ? Math.max(input.limit * 3, 30) : input.limit;
+  // Per-query work outside the transaction (word look-ups are cached), so it holds the connection briefly.
+  const [weighted, plan] = await Promise.all([
+    mode === 'keyword' ? null : weightedQueryVector(deps, stats, q.model, input.query, q.vector.length),
+    mode === 'vector'
+      ? null
+      : planBm25(deps, stats, { words: [input.query], phrases: [], excluded: [] }, input.query),
+  ]);
+  const vdist = weighted
+    ? embedderSql(q.model, q.dimension, toVectorLiteral(weighted), q.generation).distance
+    : e.distance;
 
-  const ranked = await ctx.deps.db.orm.transaction(async (tx) => {
-    const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    const byVector = await vectorTopK(exec, where, e.distance, pool);
-    if (input.mode !== 'hybrid') return byVector;
-    const kw = keywordMatch(input.query, 'any');
-    await exec(sql`SELECT set_config('enable_sort', 'on', true)`);
-    const r = await exec(sql`
-      SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, 1 - ${e.distance} AS similarity
-        FROM (SELECT * FROM memories m WHERE ${where} AND ${kw.match} LIMIT ${KEYWORD_CANDIDATES}) m
-       ORDER BY ${kw.rank} DESC, m.created_at DESC LIMIT ${pool}`);
-    const byKeyword = r.rows as Ranked[];
-    return fuse(byVector, byKeyword);
+  const ranked: Found[] = await inRecallTx(deps, where, stats.n, pool, async (p, hnsw) => {
+    const byKeyword = plan
+      ? (
+          (await p.exec(bm25TopSql(where, plan, pool, sql`, ${similarity} AS similarity`))).rows as Ranked[]
+        ).map((row) => ({ ...row, similarity: Number(row.similarity) }))
+      : [];
+    if (mode === 'keyword') return byKeyword.map((r) => ({ ...r, foundBy: 'keyword' as const }));
+    await hnsw(); // after the keyword leg: these settings are for the HNSW walk only
+    const byVector = await vectorTopK(p, where, vdist, similarity, pool);
+    if (mode === 'vector') return byVector.map((r) => ({ ...r, foundBy: 'vector' as const }));
+    const local = parseLocalEmbedderId(q.model) !== null;
+    return fuse(
+      byVector,
+      byKeyword,
+      RECALL_TUNING.rrfK,
+      local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights,
+    );
   });
 
   const threshold = input.threshold ?? 0;
@@ -154,42 +191,62 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
   if (opts.countAccess !== false)
     ctx.access.record(
       out.map((m) => m.id),
-      ctx.deps.clock.now(),
+      deps.clock.now(),
     );
   return {
-    memories: out.map((m) => ({ ...memoryView(m), similarity: Math.round(m.similarity * 1e6) / 1e6 })),
+    memories: out.map((m) => ({
+      ...memoryView(m),
+      similarity: Math.round(m.similarity * 1e6) / 1e6,
+      foundBy: m.foundBy,
+    })),
     total: out.length,
   };
 }
 
-/** Reciprocal rank fusion: score = Σ 1 / (k + rank) over the vector and the keyword list. */
-export function fuse(a: Ranked[], b: Ranked[]): Ranked[] {
-  const k = RECALL_TUNING.rrfK;
-  const scored = new Map<string, { row: Ranked; score: number }>();
-  for (const list of [a, b]) {
+/**
+ * Reciprocal rank fusion: score = Σ 1 / (k + rank) over the vector and the keyword list. Chosen over a
+ * weighted sum of normalised scores because BM25 scores have no fixed scale (they grow with the query's
+ * length and the store's statistics) while cosines crowd together: ranks compare across both, need no
+ * per-store calibration, and a memory both legs agree on rises above one that only one leg likes.
+ */
+export function fuse(
+  a: Ranked[],
+  b: Ranked[],
+  k = RECALL_TUNING.rrfK,
+  weights = RECALL_TUNING.legWeights,
+): Found[] {
+  const scored = new Map<string, { row: Ranked; score: number; legs: number }>();
+  [a, b].forEach((list, leg) => {
     list.forEach((row, i) => {
-      const e = scored.get(row.id) ?? { row: { ...row, similarity: Number(row.similarity) }, score: 0 };
-      e.score += 1 / (k + i + 1);
+      const e = scored.get(row.id) ?? {
+        row: { ...row, similarity: Number(row.similarity) },
+        score: 0,
+        legs: 0,
+      };
+      e.score += weights[leg]! / (k + i + 1);
+      e.legs |= 1 << leg;
       scored.set(row.id, e);
     });
-  }
+  });
   return [...scored.values()]
     .sort((x, y) => y.score - x.score || y.row.similarity - x.row.similarity)
-    .map((e) => e.row);
+    .map((e) => ({ ...e.row, foundBy: e.legs === 3 ? 'both' : e.legs === 1 ? 'vector' : 'keyword' }));
 }
 
+/**
+ * Keyword search: any word may match, ranked by BM25 (keyword-rank.ts for the syntax). A query whose
+ * words appear nowhere matches nothing through the GIN index, so it answers an empty list at once.
+ */
 export async function searchMemories(ctx: MemoryContext, s: Scope, q: SearchInput) {
   if (q.agentId) await requireAgent(ctx, s, q.agentId);
   if (q.collectionId) await requireCollection(ctx, s, q.collectionId);
   const where = whereOf(s, { ...q, tiers: q.tier ? [q.tier] : DEFAULT_TIERS });
-  const kw = keywordMatch(q.q, 'all');
-  const r = await ctx.deps.db.orm.execute(sql`
-    SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, ${kw.rank} AS rank
-      FROM memories m WHERE ${where} AND ${kw.match}
-     ORDER BY rank DESC, m.created_at DESC, m.id LIMIT ${q.limit}`);
-  const rows = (r as unknown as { rows: (MemoryRow & { rank: number })[] }).rows;
+  const stats = await termStats(ctx.deps, s);
+  const plan = await planBm25(ctx.deps, stats, parseKeywordQuery(q.q), q.q);
+  const r = await ctx.deps.db.orm.execute(bm25TopSql(where, plan, q.limit));
+  const rows = (r as unknown as { rows: (MemoryRow & { kscore: number })[] }).rows;
   return {
-    memories: rows.map((m) => ({ ...memoryView(m), rank: Math.round(Number(m.rank) * 1e6) / 1e6 })),
+    memories: rows.map((m) => ({ ...memoryView(m), rank: Math.round(Number(m.kscore) * 1e6) / 1e6 })),
     total: rows.length,
   };
 }

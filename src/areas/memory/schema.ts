@@ -87,7 +87,17 @@ export const memory = z.object({
   updatedAt: iso,
   lastAccessedAt: iso.nullable(),
 });
-export const recalledMemory = memory.extend({ similarity: z.number() });
+export const recalledMemory = memory.extend({
+  similarity: z
+    .number()
+    .describe(
+      "Cosine similarity (0 to 1) of the query's and the memory's embeddings, whichever leg found it.",
+    ),
+  foundBy: z
+    .enum(['vector', 'keyword', 'both'])
+    .optional()
+    .describe('Which leg of the recall found the memory: vector similarity, keyword rank (BM25) or both.'),
+});
 
 export const storeMemoryBody = z.object({
   content,
@@ -137,7 +147,12 @@ export const recallBody = z.object({
   threshold: z.number().min(0).max(1).optional(),
   metadata: metadata.optional().describe('JSON containment filter (metadata @> filter).'),
   tags: z.array(z.string()).max(LIMITS.tags).optional().describe('Memories having all these tags.'),
-  mode: z.enum(['vector', 'hybrid']).default('vector'),
+  mode: z
+    .enum(['hybrid', 'vector', 'keyword'])
+    .default('hybrid')
+    .describe(
+      'hybrid (default): vector similarity and keyword rank (BM25) fused; vector or keyword: one leg.',
+    ),
   ...tierSelection,
 });
 export const recallReply = z.object({ memories: z.array(recalledMemory), total: z.number().int() });

@@ -11,6 +11,7 @@ import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
 import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
 import { memories, memoryHistory } from './tables.ts';
+import { termStatsChanged } from './term-stats.ts';
 
 // Memories: store (single and batch, with exact-duplicate folding), read, list, update (with history and
 // re-embedding), delete. Recall and keyword search live in recall.ts.
@@ -163,6 +164,7 @@ export async function storeMemories(
     out.push(row);
     createdFlags.push(isNew);
   }
+  if (insertedKeys.size) termStatsChanged(ctx.deps, s);
   for (const c of collectionIds) await maybeAutoCompact(ctx, s, c);
   return { created: insertedKeys.size, memories: out.map(memoryView), createdFlags };
 }
@@ -254,12 +256,14 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
     if (isUniqueViolation(err)) throw errors.memoryDuplicate();
     throw err;
   }
+  if (contentChanged) termStatsChanged(ctx.deps, s);
   return memoryView(await requireMemory(ctx, s, id));
 }
 
 export async function deleteMemory(ctx: MemoryContext, s: Scope, id: string) {
   await requireMemory(ctx, s, id);
   await ctx.deps.db.orm.delete(memories).where(and(inScope(s), eq(memories.id, id)));
+  termStatsChanged(ctx.deps, s);
   return { success: true };
 }
 
@@ -271,6 +275,7 @@ export async function deleteManyMemories(ctx: MemoryContext, s: Scope, ids: stri
     .delete(memories)
     .where(and(inScope(s), inArray(memories.id, valid)))
     .returning({ id: memories.id });
+  if (rows.length) termStatsChanged(ctx.deps, s);
   return { deletedCount: rows.length };
 }
 

@@ -56,3 +56,17 @@ export async function findOrgById(deps: Deps, orgId: string): Promise<Org | null
   const [org] = await deps.db.orm.select().from(orgs).where(eq(orgs.id, orgId));
   return org ?? null;
 }
+
+/**
+ * The project an API-key caller names (`projectSlug` in a v1 request): a live project of the key's own
+ * organization, or PROJECT_NOT_FOUND — another organization's project is indistinguishable from none.
+ * One resolver for every v1 area that takes a projectSlug (CDN, web data, workflows).
+ */
+export async function projectForApiKey(deps: Deps, orgId: string, slug: string): Promise<Project> {
+  const [row] = await deps.db.orm
+    .select()
+    .from(projects)
+    .where(and(eq(projects.orgId, orgId), eq(projects.slug, slug), isNull(projects.destroyedAt)));
+  if (!row) throw errors.projectNotFound(slug);
+  return row;
+}

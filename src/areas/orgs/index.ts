@@ -83,6 +83,7 @@ export {
   type Org,
   orgForUser,
   type Project,
+  projectForApiKey,
   projectForUser,
   requireRole,
 } from './access.ts';

@@ -53,7 +53,9 @@ export function register(program: Command, ctx: CliContext): void {
 
   memory
     .command('recall')
-    .description('Recall memories by meaning, most similar first, without counting it as an access')
+    .description(
+      'Recall memories (meaning and keywords fused by default), best first, without counting it as an access',
+    )
     .argument('<query>', 'what to recall')
     .requiredOption('--org <slug>', 'organization slug')
     .addOption(envOption())
@@ -61,7 +63,9 @@ export function register(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'at most this many (1–100, default 10)', number)
     .option('--threshold <t>', 'minimum similarity (0–1)', number)
     .addOption(
-      new Option('--mode <mode>', 'vector or hybrid').choices(['vector', 'hybrid']).default('vector'),
+      new Option('--mode <mode>', 'hybrid (vector + keyword), vector or keyword')
+        .choices(['hybrid', 'vector', 'keyword'])
+        .default('hybrid'),
     )
     .action(
       async (
@@ -76,7 +80,7 @@ export function register(program: Command, ctx: CliContext): void {
           ...(opts.agent ? { agentId: opts.agent } : {}),
           ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
           ...(opts.threshold !== undefined ? { threshold: opts.threshold } : {}),
-          mode: opts.mode as 'vector' | 'hybrid',
+          mode: opts.mode as 'hybrid' | 'vector' | 'keyword',
         });
         ctx.io.stdout.write(
           wantsJson(cmd)

@@ -53,22 +53,40 @@ function add(vec: Float32Array, feature: string, weight: number): void {
   vec[bucket]! += h & 0x80000000 ? -weight : weight;
 }
 
-/** One text → a unit vector (all zeros for a text without letters or digits). */
-export function embedLocal(text: string, dimension = LOCAL_EMBEDDER_DIMENSION): Float32Array {
+/**
+ * One text → a unit vector (all zeros for a text without letters or digits). `weightOf(word)` scales the
+ * features of each word (its own, its trigrams and the pairs it is part of): recall weights a query's
+ * words by how rare they are among the organization's memories (IDF), so "did" and a speaker's name stop
+ * outweighing the words that carry the meaning. Stored vectors are unweighted: the weighting happens on
+ * the query side only, where the current statistics are known, and stored vectors never need redoing.
+ */
+export function embedLocal(
+  text: string,
+  dimension = LOCAL_EMBEDDER_DIMENSION,
+  weightOf?: (word: string) => number,
+): Float32Array {
   const vec = new Float32Array(dimension);
   const words = tokenize(text);
   const counts = new Map<string, number>();
-  const bump = (f: string) => counts.set(f, (counts.get(f) ?? 0) + 1);
+  const scale = new Map<string, number>();
+  const bump = (f: string, wt: number) => {
+    counts.set(f, (counts.get(f) ?? 0) + 1);
+    scale.set(f, Math.max(scale.get(f) ?? 0, wt));
+  };
+  const wOf = weightOf ? words.map((w) => weightOf(w)) : null;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
-    bump(`w:${w}`);
-    if (i > 0) bump(`b:${words[i - 1]}_${w}`);
+    const wt = wOf ? wOf[i]! : 1;
+    bump(`w:${w}`, wt);
+    if (i > 0) bump(`b:${words[i - 1]}_${w}`, wOf ? Math.sqrt(wOf[i - 1]! * wt) : 1);
     const padded = `<${w}>`;
-    if (padded.length > 4) for (let j = 0; j + 3 <= padded.length; j++) bump(`c:${padded.slice(j, j + 3)}`);
+    if (padded.length > 4)
+      for (let j = 0; j + 3 <= padded.length; j++) bump(`c:${padded.slice(j, j + 3)}`, wt);
   }
   for (const [f, n] of counts) {
     const base = f.startsWith('w:') ? WORD_WEIGHT : f.startsWith('b:') ? BIGRAM_WEIGHT : TRIGRAM_WEIGHT;
-    add(vec, f, base * (1 + Math.log(n))); // sublinear term frequency
+    const wt = scale.get(f)!;
+    if (wt > 0) add(vec, f, base * wt * (1 + Math.log(n))); // sublinear term frequency
   }
   let norm = 0;
   for (let i = 0; i < dimension; i++) norm += vec[i]! * vec[i]!;

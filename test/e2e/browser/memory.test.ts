@@ -121,7 +121,7 @@ describe('memory page in a browser', () => {
     await shot(page, 'memory-02-detail');
     await detail.getByRole('button', { name: 'Close' }).click();
 
-    // A recall: the matching memory first, with its similarity as a number and a bar.
+    // A recall: the matching memory first, with its similarity as a number and a bar, and its leg.
     await page.getByLabel('Query').fill('invoices as PDF attachments');
     await page.getByLabel('Threshold').fill('0.1');
     await page.getByRole('button', { name: 'Recall', exact: true }).click();
@@ -135,7 +135,10 @@ describe('memory page in a browser', () => {
     );
     expect(sims[0]).toBeGreaterThan(0.1);
     expect(sims[0]).toBeLessThanOrEqual(1);
-    expect([...sims].sort((a, b) => b - a)).toEqual(sims);
+    // Hybrid (the default) ranks by fused rank, not by similarity: each result says which leg found it.
+    expect(await results.first().getByTestId('found-by').textContent()).toMatch(
+      /found by (meaning|keywords|both)/,
+    );
     const barWidth = await results
       .first()
       .locator('.fill')

@@ -3,8 +3,17 @@ import { fn } from '../api.ts';
 import { ErrorNote } from '../ui.tsx';
 import { type AgentChoice, excerpt, fmtScore, type MemoryScope, type Recalled } from './memory-types.ts';
 
-// Try a recall as an app would (POST /v1/memory/memories/recall) and see each result's similarity. A look,
+// Try a recall as an app would (POST /v1/memory/memories/recall) and see each result's similarity and
+// which leg found it. A look,
 // not a use: the server does not count these as accesses, so trying queries never moves tiers.
+
+// Which leg of the recall found each result, so a person can see why a memory came back.
+const FOUND_BY_LABEL = { vector: 'found by meaning', keyword: 'found by keywords', both: 'found by both' };
+const FOUND_BY_HINT = {
+  vector: 'Among the most similar by embedding (vector leg)',
+  keyword: 'Among the best keyword matches (BM25 leg)',
+  both: 'Among the most similar by embedding and the best keyword matches',
+};
 
 type Answer = { memories: Recalled[]; total: number; query: string; where: string };
 
@@ -70,8 +79,9 @@ export function RecallPanel(props: { scope: MemoryScope; agent: AgentChoice; onO
         <label>
           Mode
           <select name="mode">
-            <option value="vector">vector</option>
             <option value="hybrid">hybrid (vector + keywords)</option>
+            <option value="vector">vector</option>
+            <option value="keyword">keyword (BM25)</option>
           </select>
         </label>
         <button type="submit" disabled={busy}>
@@ -91,7 +101,7 @@ function RecallResults(props: { answer: Answer; onOpen: (id: string) => void }) 
       <p class="muted" role="status">
         {answer.total === 0
           ? `Nothing recalled for “${answer.query}” in ${answer.where}.`
-          : `${answer.total} recalled for “${answer.query}” in ${answer.where}, most similar first.`}
+          : `${answer.total} recalled for “${answer.query}” in ${answer.where}, best first.`}
       </p>
       <ol class="recall-results">
         {answer.memories.map((m) => (
@@ -107,6 +117,11 @@ function RecallResults(props: { answer: Answer; onOpen: (id: string) => void }) 
             </div>
             <p class="recalled-content">{excerpt(m.content, 240)}</p>
             <p class="muted small">
+              {m.foundBy ? (
+                <span class="found-by" data-testid="found-by" title={FOUND_BY_HINT[m.foundBy]}>
+                  {FOUND_BY_LABEL[m.foundBy]} ·{' '}
+                </span>
+              ) : null}
               {m.type} · {m.tier}
               <button type="button" class="link" onClick={() => props.onOpen(m.id)}>
                 Open<span class="sr-only"> this memory</span>

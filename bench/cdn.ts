@@ -1,0 +1,219 @@
+// CDN figures, each beside a baseline measured in the same run:
+//  1. transform throughput (cache misses through GET /cdn/t/…: signature check, asset lookup, blob read,
+//     sharp render, cache write) vs raw sharp doing the same operations on the same images in process;
+//  2. cache-hit latency vs cache-miss latency at p50 (same server, same images);
+//  3. a 10-clip merge's wall time through the merge job's handler (inputs copied from the blob store,
+//     ffmpeg, output probed and stored as an asset) vs the same ffmpeg command run directly on local files.
+// Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10]  (DATABASE_URL to run on PostgreSQL)
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import sharp from 'sharp';
+import { createMerge } from '../src/areas/cdn/merge.ts';
+import { frameSize, mergeArgs, runFfmpeg, totalDuration } from '../src/areas/cdn/merge-ffmpeg.ts';
+import { runMerge } from '../src/areas/cdn/merge-run.ts';
+import { storeAsset } from '../src/areas/cdn/uploads.ts';
+import { loadConfig } from '../src/config.ts';
+import { Keyring } from '../src/core/crypto.ts';
+import { createDeps } from '../src/deps.ts';
+import { buildApp } from '../src/http/app.ts';
+import { seedProject, seedV1Tenant } from '../test/seed.ts';
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const IMAGES = arg('images', 8);
+const ROUNDS = arg('rounds', 3);
+const CLIPS = arg('clips', 10);
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-cdn-'));
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  PUBLIC_URL: 'http://pier.bench',
+  V1_RATE_LIMIT_BURST: '1000000',
+  V1_RATE_LIMIT_PER_SEC: '100000',
+  ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+});
+const deps = await createDeps(config, { keyring: Keyring.random(), inMemory: true });
+const app = await buildApp(deps, { logger: false });
+await app.ready();
+const tenant = await seedV1Tenant(deps);
+const scope = { orgId: tenant.org.id, environment: 'production' as const };
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const ms = (n: number) => `${n.toFixed(1)} ms`;
+
+// 1 + 2: transforms.
+const sources: Buffer[] = [];
+for (let i = 0; i < IMAGES; i++) {
+  sources.push(
+    await sharp({
+      create: {
+        width: 2000,
+        height: 1500,
+        channels: 3,
+        background: '#000',
+        noise: { type: 'gaussian', mean: 120 + i, sigma: 40 },
+      },
+    })
+      .jpeg({ quality: 85 })
+      .toBuffer(),
+  );
+}
+const assets: { assetId: string }[] = [];
+for (const [i, bytes] of sources.entries()) {
+  assets.push(await storeAsset(deps, { ...scope, bytes, filename: `img-${i}.jpg`, mimeType: 'image/jpeg' }));
+}
+const opts = (w: number) => ({
+  width: w,
+  height: Math.round((w * 3) / 4),
+  fit: 'cover' as const,
+  format: 'webp' as const,
+  quality: 75,
+});
+const transformUrl = async (assetId: string, w: number) => {
+  const r = await app.inject({
+    method: 'POST',
+    url: '/v1/cdn/transform',
+    headers: { authorization: `Bearer ${tenant.live}`, 'content-type': 'application/json' },
+    payload: JSON.stringify({ assetId, options: opts(w) }),
+  });
+  return (r.json() as { url: string }).url.slice(config.publicUrl.length);
+};
+
+const rawRun = async (round: number) => {
+  const t0 = performance.now();
+  for (const [i, src] of sources.entries()) {
+    const o = opts(400 + round * IMAGES + i);
+    await sharp(src, { limitInputPixels: 100_000_000 })
+      .rotate()
+      .resize({ width: o.width, height: o.height, fit: 'cover' })
+      .webp({ quality: o.quality })
+      .toBuffer();
+  }
+  return performance.now() - t0;
+};
+const missTimes: number[] = [];
+const pierRun = async (round: number) => {
+  const urls: string[] = [];
+  for (const [i, a] of assets.entries()) urls.push(await transformUrl(a.assetId, 400 + round * IMAGES + i));
+  const t0 = performance.now();
+  for (const url of urls) {
+    const s = performance.now();
+    const r = await app.inject({ method: 'GET', url });
+    if (r.statusCode !== 200 || r.headers['x-cache'] !== 'MISS') throw new Error(`transform ${r.statusCode}`);
+    missTimes.push(performance.now() - s);
+  }
+  return { ms: performance.now() - t0, urls };
+};
+await rawRun(99); // warm-up (libvips caches, JIT)
+await pierRun(98);
+const ratios: number[] = [];
+let lastUrls: string[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const raw = await rawRun(r);
+  const pier = await pierRun(r);
+  lastUrls = pier.urls;
+  const rawRate = (IMAGES / raw) * 1000;
+  const pierRate = (IMAGES / pier.ms) * 1000;
+  ratios.push(pierRate / rawRate);
+  console.log(
+    `round ${r + 1}: raw sharp ${rawRate.toFixed(1)} img/s, Pier misses ${pierRate.toFixed(1)} img/s`,
+  );
+}
+console.log(
+  `transform throughput Pier/raw sharp: median ${p50(ratios).toFixed(3)}x (2000x1500 JPEG -> cover webp)`,
+);
+
+const hitTimes: number[] = [];
+for (let k = 0; k < 20; k++) {
+  for (const url of lastUrls) {
+    const s = performance.now();
+    const r = await app.inject({ method: 'GET', url });
+    if (r.headers['x-cache'] !== 'HIT') throw new Error('expected a cache hit');
+    hitTimes.push(performance.now() - s);
+  }
+}
+console.log(
+  `cache hit p50 ${ms(p50(hitTimes))} vs miss p50 ${ms(p50(missTimes))}: hit ${(p50(missTimes) / p50(hitTimes)).toFixed(1)}x faster`,
+);
+
+// 3: merges.
+const clipDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-clips-'));
+const clipIds: string[] = [];
+const clipFiles: string[] = [];
+for (let i = 0; i < CLIPS; i++) {
+  const file = path.join(clipDir, `c${i}.mp4`);
+  execFileSync('ffmpeg', [
+    ...['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=640x360:rate=30`],
+    ...[
+      '-f',
+      'lavfi',
+      '-i',
+      `sine=frequency=${300 + i * 50}`,
+      '-t',
+      '2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+    ],
+    ...['-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file],
+  ]);
+  clipFiles.push(file);
+  const a = await storeAsset(deps, {
+    ...scope,
+    bytes: fs.readFileSync(file),
+    filename: `c${i}.mp4`,
+    mimeType: 'video/mp4',
+  });
+  clipIds.push(a.assetId);
+}
+const project = await seedProject(deps, tenant.org);
+const mergeRatios: number[] = [];
+for (let r = 0; r < ROUNDS; r++) {
+  // Direct: the same command Pier builds, on the same local files.
+  const out = path.join(clipDir, `direct-${r}.mp4`);
+  const plan = {
+    segments: clipFiles.map((file) => ({ file, kind: 'video' as const, duration: 2, hasAudio: true })),
+    format: 'mp4' as const,
+    ...frameSize(720, 'auto', { width: 640, height: 360 }),
+    out,
+  };
+  const d0 = performance.now();
+  await runFfmpeg('ffmpeg', mergeArgs(plan), { totalSec: totalDuration(plan) });
+  const direct = performance.now() - d0;
+  const p0 = performance.now();
+  const job = await createMergeNoQueue(r);
+  await runMerge(deps, job);
+  const pier = performance.now() - p0;
+  mergeRatios.push(pier / direct);
+  console.log(`merge round ${r + 1}: direct ffmpeg ${ms(direct)}, Pier job ${ms(pier)}`);
+}
+console.log(
+  `10-clip merge wall time Pier/direct: median ${p50(mergeRatios).toFixed(3)}x (${CLIPS} x 2 s 360p clips -> 720p mp4)`,
+);
+
+/** The merge row as POST /video/merge makes it; the handler is then run here instead of by a worker. */
+async function createMergeNoQueue(round: number): Promise<string> {
+  const enqueue = deps.jobs.enqueue.bind(deps.jobs);
+  (deps.jobs as { enqueue: unknown }).enqueue = async () => null;
+  try {
+    const job = await createMerge(deps, scope, {
+      projectSlug: project.slug,
+      inputs: clipIds.map((assetId) => ({ assetId })),
+      output: { format: 'mp4', quality: '720p', aspectRatio: 'auto', filename: `bench-${round}.mp4` },
+    });
+    return job.id;
+  } finally {
+    (deps.jobs as { enqueue: unknown }).enqueue = enqueue;
+  }
+}
+
+await app.close();
+await deps.db.close();
+fs.rmSync(dataDir, { recursive: true, force: true });
+fs.rmSync(clipDir, { recursive: true, force: true });

@@ -1,0 +1,24 @@
+import { defineArea } from '../manifest.ts';
+import { cdnDeliveryRoutes } from './delivery.ts';
+import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob } from './jobs.ts';
+import { cdnV1 } from './v1.ts';
+import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-secret.ts';
+
+// The CDN: presigned uploads verified at confirm, assets, public delivery under {base}/cdn, storage usage,
+// image transforms and video merges (docs/cdn.md). What other areas may use — storing bytes they produced
+// (web data's screenshots, workflows' outputs) as assets — is exported below and nowhere else.
+
+export const cdnArea = defineArea({
+  name: 'cdn',
+  fns: [getWebhookSecretForCli, rotateWebhookSecretForCli],
+  v1: [cdnV1],
+  http: cdnDeliveryRoutes,
+  jobs: [cdnCleanupJob, cdnMergeJob],
+  schedules: [{ job: CDN_CLEANUP_JOB, cron: CDN_CLEANUP_CRON }],
+  migrations: [{ area: 'cdn', schema: ['src/areas/cdn/tables.ts'] }],
+});
+
+export type { CdnScope } from './assets.ts';
+export { getAsset } from './assets.ts';
+export type { AssetOut } from './schema.ts';
+export { type StoreAssetInput, storeAsset } from './uploads.ts';

@@ -1,0 +1,216 @@
+import { z } from 'zod';
+import { offsetPageSchema, offsetQuery } from '../../core/pagination.ts';
+import { ASSET_STATUSES, ASSET_TYPES, MERGE_STATUSES } from './tables.ts';
+
+// The CDN section of the v1 contract, one schema per operation. Limits are the contract's: uploads up to
+// 100 MB, list pages 50 by default and 100 at most, transforms within 4096 px, quality 1–100, blur 0.3–1000.
+
+export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+
+/** A virtual path: segments of letters, digits, space, '.', '_' and '-', separated by '/'. */
+export const folderSchema = z
+  .string()
+  .max(255)
+  .transform((s) => s.trim().replace(/^\/+|\/+$/g, ''))
+  .refine(
+    (s) => s === '' || s.split('/').every((seg) => /^[\w .-]+$/.test(seg) && seg !== '.' && seg !== '..'),
+    'folder must be a path of letters, digits, spaces, ".", "_" and "-" separated by "/"',
+  );
+
+const filenameSchema = z
+  .string()
+  .min(1)
+  .max(255)
+  .refine((s) => !/[/\\\0]/.test(s) && s.trim() !== '', 'filename must not contain "/", "\\" or NUL');
+
+const mimeSchema = z
+  .string()
+  .max(255)
+  .regex(/^[\w.+-]+\/[\w.+-]+$/, 'mimeType must look like type/subtype')
+  .transform((s) => s.toLowerCase());
+
+const metadataSchema = z
+  .record(z.string().max(100), z.unknown())
+  .refine((m) => JSON.stringify(m).length <= 16_384, 'metadata must be at most 16 KB of JSON');
+
+export const uploadBody = z.object({
+  filename: filenameSchema,
+  mimeType: mimeSchema,
+  size: z.number().int().min(1).max(MAX_UPLOAD_BYTES),
+  folder: folderSchema.optional(),
+  metadata: metadataSchema.optional(),
+  /** Pier's extension: the project the asset belongs to (counted in its storage usage). */
+  projectSlug: z.string().min(1).max(100).optional(),
+});
+export type UploadBody = z.infer<typeof uploadBody>;
+
+export const uploadResponse = z.object({
+  uploadUrl: z.string(),
+  /** Headers the PUT must carry (the signed content type). */
+  uploadHeaders: z.record(z.string(), z.string()),
+  assetId: z.string(),
+  cdnUrl: z.string(),
+  expiresAt: z.string(),
+});
+
+export const asset = z.object({
+  assetId: z.string(),
+  filename: z.string(),
+  folder: z.string(),
+  mimeType: z.string(),
+  declaredMimeType: z.string(),
+  type: z.enum(ASSET_TYPES),
+  size: z.number(),
+  status: z.enum(ASSET_STATUSES),
+  error: z.string().nullable(),
+  width: z.number().nullable(),
+  height: z.number().nullable(),
+  duration: z.number().nullable(),
+  videoCodec: z.string().nullable(),
+  audioCodec: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  projectSlug: z.string().nullable(),
+  cdnUrl: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  confirmedAt: z.string().nullable(),
+});
+export type AssetOut = z.infer<typeof asset>;
+
+export const assetParams = z.object({ id: z.string().min(1).max(200) });
+
+export const listQuery = offsetQuery({ defaultLimit: 50, maxLimit: 100 }).extend({
+  folder: folderSchema.optional(),
+  type: z.enum(ASSET_TYPES).optional(),
+  search: z.string().max(255).optional(),
+  sortBy: z.enum(['createdAt', 'filename', 'size']).default('createdAt'),
+  sortOrder: z.enum(['asc', 'desc']).default('desc'),
+});
+export type ListQuery = z.infer<typeof listQuery>;
+export const assetPage = offsetPageSchema(asset);
+
+export const patchBody = z
+  .object({
+    /** Replaces the asset's metadata object. */
+    metadata: metadataSchema.optional(),
+    filename: filenameSchema.optional(),
+    folder: folderSchema.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, 'give at least one of metadata, filename, folder');
+
+const assetIds = z.array(z.string().min(1).max(200)).min(1).max(100);
+export const deleteManyBody = z.object({ assetIds });
+export const deleteManyResponse = z.object({
+  success: z.literal(true),
+  deleted: z.number().int(),
+  /** Ids that were not found (or belong to someone else); nothing happened to them. */
+  notFound: z.array(z.string()),
+});
+export const moveBody = z.object({ assetIds, folder: folderSchema });
+export const moveResponse = z.object({
+  success: z.literal(true),
+  moved: z.number().int(),
+  notFound: z.array(z.string()),
+});
+export const successResponse = z.object({ success: z.literal(true) });
+
+const bytesStat = z.object({ bytes: z.number(), bytesFormatted: z.string(), objectCount: z.number() });
+export const usageQuery = z.object({
+  projectSlug: z.string().min(1).max(100).optional(),
+  folder: folderSchema.optional(),
+  environment: z.enum(['sandbox', 'production']).optional(),
+});
+export const usageReport = z.object({
+  totalBytes: z.number(),
+  totalFormatted: z.string(),
+  objectCount: z.number(),
+  byType: z.record(z.string(), bytesStat),
+  breakdown: z.object({ originals: bytesStat, derived: bytesStat }),
+  unmeasuredAssets: z.number(),
+  folder: z.string().nullable(),
+  projectSlug: z.string().nullable(),
+  environment: z.enum(['sandbox', 'production']).nullable(),
+});
+
+export const transformOptions = z
+  .object({
+    width: z.number().int().min(1).max(4096).optional(),
+    height: z.number().int().min(1).max(4096).optional(),
+    fit: z.enum(['cover', 'contain', 'fill', 'inside', 'outside']).optional(),
+    format: z.enum(['auto', 'jpeg', 'webp', 'avif', 'png']).optional(),
+    quality: z.number().int().min(1).max(100).optional(),
+    blur: z.number().min(0.3).max(1000).optional(),
+    grayscale: z.boolean().optional(),
+  })
+  .strict();
+export type TransformOptions = z.infer<typeof transformOptions>;
+export const transformBody = z.object({
+  assetId: z.string().min(1).max(200),
+  options: transformOptions.default({}),
+});
+export const transformResponse = z.object({
+  url: z.string(),
+  assetId: z.string(),
+  options: transformOptions,
+});
+
+// Video merges.
+const seconds = z.number().min(0);
+export const mergeInput = z
+  .object({
+    assetId: z.string().uuid(),
+    duration: z.number().gt(0).max(3600).optional(),
+    startTime: seconds.optional(),
+    endTime: seconds.optional(),
+  })
+  .refine((i) => i.startTime === undefined || i.endTime === undefined || i.endTime > i.startTime, {
+    message: 'endTime must be after startTime',
+  });
+export const mergeBody = z.object({
+  projectSlug: z.string().min(1).max(100),
+  inputs: z.array(mergeInput).min(1).max(100),
+  audioTrack: z
+    .object({
+      assetId: z.string().uuid(),
+      loop: z.boolean().default(false),
+      fadeIn: z.number().min(0).max(10).default(0),
+      fadeOut: z.number().min(0).max(10).default(0),
+    })
+    .optional(),
+  output: z
+    .object({
+      format: z.enum(['mp4', 'webm']).default('mp4'),
+      quality: z.enum(['360p', '480p', '720p', '1080p', '1440p', '2160p']).default('720p'),
+      aspectRatio: z.enum(['auto', '16:9', '9:16', '1:1']).default('auto'),
+      filename: z.string().min(1).max(255).optional(),
+    })
+    .default({ format: 'mp4', quality: '720p', aspectRatio: 'auto' }),
+  webhookUrl: z
+    .string()
+    .url()
+    .max(2048)
+    .refine((u) => /^https?:\/\//i.test(u), 'webhookUrl must be an http(s) URL')
+    .optional(),
+});
+export type MergeBody = z.infer<typeof mergeBody>;
+
+export const mergeJob = z.object({
+  id: z.string(),
+  status: z.enum(MERGE_STATUSES),
+  progress: z.number(),
+  projectSlug: z.string(),
+  outputAsset: z
+    .object({ assetId: z.string(), cdnUrl: z.string(), duration: z.number().nullable(), size: z.number() })
+    .nullable(),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+export type MergeJobOut = z.infer<typeof mergeJob>;
+export const mergeParams = z.object({ jobId: z.string().min(1).max(200) });
+export const mergeListQuery = offsetQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
+  projectSlug: z.string().min(1).max(100),
+  status: z.enum(MERGE_STATUSES).optional(),
+});
+export const mergePage = offsetPageSchema(mergeJob);

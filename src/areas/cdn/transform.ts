@@ -1,0 +1,209 @@
+import crypto from 'node:crypto';
+import { buffer } from 'node:stream/consumers';
+import { and, eq, lt } from 'drizzle-orm';
+import sharp from 'sharp';
+import type { Keyring } from '../../core/crypto.ts';
+import { errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { AssetRow, CdnScope } from './assets.ts';
+import { findAsset } from './assets.ts';
+import { type TransformOptions, transformOptions } from './schema.ts';
+import { cdnAssets, cdnTransformCache } from './tables.ts';
+
+// Image transforms: POST /v1/cdn/transform answers a signed URL (`/cdn/t/<assetId>?w=..&sig=..`); the URL is
+// rendered by sharp on first use and the result cached in the blob store (cdn-cache/...), one row per variant
+// so the cleanup job can expire it after the contract's 90 days. Identical concurrent requests share one
+// render inside a process; across nodes two renders of the same variant write the same bytes to the same
+// key, which is harmless (docs/decisions/031-cdn-upload-size-check.md, "transform coalescing").
+
+/** Source images above this many pixels are refused (a decompression bomb is a 4xx, not an OOM). */
+export const MAX_INPUT_PIXELS = 100_000_000;
+export const TRANSFORM_CACHE_DAYS = 90;
+const CACHE_MS = TRANSFORM_CACHE_DAYS * 86_400_000;
+
+type Format = 'jpeg' | 'webp' | 'avif' | 'png';
+const CONTENT_TYPES: Record<Format, string> = {
+  jpeg: 'image/jpeg',
+  webp: 'image/webp',
+  avif: 'image/avif',
+  png: 'image/png',
+};
+
+// Short, stable query names; the order here is the canonical order the signature covers.
+const PARAMS = [
+  ['width', 'w'],
+  ['height', 'h'],
+  ['fit', 'fit'],
+  ['format', 'f'],
+  ['quality', 'q'],
+  ['blur', 'blur'],
+  ['grayscale', 'g'],
+] as const;
+
+function canonicalQuery(opts: TransformOptions): string {
+  const q = new URLSearchParams();
+  for (const [name, short] of PARAMS) {
+    const v = opts[name];
+    if (v === undefined || v === false) continue;
+    q.set(short, v === true ? '1' : String(v));
+  }
+  return q.toString();
+}
+
+function sign(keyring: Keyring, assetId: string, query: string): string {
+  return keyring.sign(`cdn-transform\n${assetId}\n${query}`);
+}
+
+export async function createTransformUrl(deps: Deps, s: CdnScope, assetId: string, opts: TransformOptions) {
+  const row = await findAsset(deps, s, assetId);
+  usableImage(row);
+  const query = canonicalQuery(opts);
+  const sig = sign(deps.keyring, row.id, query);
+  const url = `${deps.config.publicUrl}/cdn/t/${row.id}?${query ? `${query}&` : ''}sig=${sig}`;
+  return { url, assetId: row.id, options: opts };
+}
+
+function usableImage(row: AssetRow): void {
+  if (row.status !== 'ready') throw errors.assetNotReady(row.status);
+  if (row.type !== 'image') throw errors.assetNotImage();
+}
+
+/** Checks a transform URL's signature and reads its options back; a tampered URL is 403 SIGNATURE_INVALID. */
+export function verifyTransformQuery(keyring: Keyring, assetId: string, raw: Record<string, string>) {
+  const { sig, ...rest } = raw;
+  const opts: Record<string, unknown> = {};
+  for (const [name, short] of PARAMS) {
+    const v = rest[short];
+    if (v === undefined) continue;
+    opts[name] = name === 'grayscale' ? v === '1' : ['fit', 'format'].includes(name) ? v : Number(v);
+  }
+  const parsed = transformOptions.safeParse(opts);
+  const known = new Set<string>(PARAMS.map(([, s]) => s));
+  const extra = Object.keys(rest).some((k) => !known.has(k));
+  if (!sig || extra || !parsed.success) throw errors.signatureInvalid();
+  const query = canonicalQuery(parsed.data);
+  if (!keyring.verify(`cdn-transform\n${assetId}\n${query}`, sig)) throw errors.signatureInvalid();
+  return parsed.data;
+}
+
+function chooseFormat(opts: TransformOptions, source: string, accept: string): Format {
+  if (opts.format && opts.format !== 'auto') return opts.format;
+  if (opts.format === 'auto') {
+    if (/image\/avif/.test(accept)) return 'avif';
+    if (/image\/webp/.test(accept)) return 'webp';
+    return source === 'image/png' ? 'png' : 'jpeg';
+  }
+  const same = Object.entries(CONTENT_TYPES).find(([, ct]) => ct === source);
+  return (same?.[0] as Format | undefined) ?? 'png';
+}
+
+/** Renders with sharp; pure (no storage), so benchmarks and tests can call it on buffers. */
+export async function renderImage(input: Buffer, opts: TransformOptions, format: Format): Promise<Buffer> {
+  try {
+    let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).rotate();
+    if (opts.width || opts.height) {
+      img = img.resize({ width: opts.width, height: opts.height, fit: opts.fit ?? 'cover' });
+    }
+    if (opts.blur !== undefined) img = img.blur(opts.blur);
+    if (opts.grayscale) img = img.grayscale();
+    const q = opts.quality;
+    img =
+      format === 'png'
+        ? img.png()
+        : format === 'jpeg'
+          ? img.jpeg({ quality: q ?? 80, mozjpeg: false })
+          : format === 'webp'
+            ? img.webp({ quality: q ?? 80 })
+            : img.avif({ quality: q ?? 50, effort: 2 });
+    return await img.toBuffer();
+  } catch (err) {
+    const msg = String((err as Error)?.message ?? err);
+    if (/pixel limit/i.test(msg)) throw errors.imageTooLarge(MAX_INPUT_PIXELS);
+    throw errors.imageUndecodable();
+  }
+}
+
+export type Rendered = { body: Buffer; contentType: string; cached: boolean; variant: string };
+
+const inFlight = new Map<string, Promise<Rendered>>();
+
+/** Counts renders (not cache hits), for tests and the benchmark. */
+export const transformStats = { renders: 0 };
+
+/** A transform URL's bytes: from the cache when fresh, else rendered once (coalesced) and cached. */
+export async function serveTransform(
+  deps: Deps,
+  assetId: string,
+  opts: TransformOptions,
+  accept: string,
+): Promise<Rendered> {
+  const [row] = await deps.db.orm.select().from(cdnAssets).where(eq(cdnAssets.id, assetId));
+  if (!row) throw errors.assetNotFound();
+  usableImage(row);
+  const format = chooseFormat(opts, row.mimeType, accept);
+  const variant = crypto
+    .createHash('sha256')
+    .update(`${canonicalQuery(opts)}|${format}`)
+    .digest('hex')
+    .slice(0, 32);
+  const key = `cdn-cache/${row.orgId}/${row.id}/${variant}.${format}`;
+  // The cache read is inside the shared promise too: a request arriving while a render is being stored
+  // joins it instead of missing the cache and rendering again.
+  let job = inFlight.get(key);
+  if (!job) {
+    job = (async (): Promise<Rendered> => {
+      const cached = await readCache(deps, key);
+      if (cached) return { body: cached, contentType: CONTENT_TYPES[format], cached: true, variant };
+      return renderAndStore(deps, row, key, opts, format);
+    })().finally(() => inFlight.delete(key));
+    inFlight.set(key, job);
+  }
+  const out = await job;
+  return { ...out, variant };
+}
+
+async function readCache(deps: Deps, key: string): Promise<Buffer | null> {
+  const [hit] = await deps.db.orm.select().from(cdnTransformCache).where(eq(cdnTransformCache.blobKey, key));
+  if (!hit || hit.createdAt.getTime() + CACHE_MS <= deps.clock.now().getTime()) return null;
+  const obj = await deps.blobs.get(key);
+  return obj ? buffer(obj.body) : null;
+}
+
+async function renderAndStore(
+  deps: Deps,
+  row: AssetRow,
+  key: string,
+  opts: TransformOptions,
+  format: Format,
+): Promise<Rendered> {
+  const src = await deps.blobs.get(row.blobKey);
+  if (!src) throw errors.assetNotFound();
+  transformStats.renders++;
+  const body = await renderImage(await buffer(src.body), opts, format);
+  const contentType = CONTENT_TYPES[format];
+  await deps.blobs.put(key, body, { contentType });
+  const now = deps.clock.now();
+  await deps.db.orm
+    .insert(cdnTransformCache)
+    .values({
+      blobKey: key,
+      assetId: row.id,
+      orgId: row.orgId,
+      contentType,
+      size: body.length,
+      createdAt: now,
+    })
+    .onConflictDoUpdate({ target: cdnTransformCache.blobKey, set: { createdAt: now, size: body.length } });
+  return { body, contentType, cached: false, variant: key };
+}
+
+/** Removes cached variants older than 90 days (rows and bytes); returns how many. */
+export async function expireTransformCache(deps: Deps): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - CACHE_MS);
+  const gone = await deps.db.orm
+    .delete(cdnTransformCache)
+    .where(and(lt(cdnTransformCache.createdAt, cutoff)))
+    .returning({ blobKey: cdnTransformCache.blobKey });
+  await Promise.allSettled(gone.map((g) => deps.blobs.delete(g.blobKey)));
+  return gone.length;
+}
