@@ -121,7 +121,9 @@ describe('shutdown', () => {
     );
     await new Promise((r) => setTimeout(r, 100));
     const closing = node.app.close();
-    await new Promise((r) => setTimeout(r, 100));
+    // Draining has begun once the server stops accepting connections (after the preClose hooks).
+    for (let i = 0; i < 250 && node.app.server.listening; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(node.app.server.listening).toBe(false);
     // ...and the next one on the same connection arrives while the node drains.
     sock.write('}GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     await ended;
