@@ -14,6 +14,7 @@ const dbFree = [
   'src/core/ai/fallbacks.test.ts',
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',
+  'src/core/ai/provider-errors.test.ts',
   'src/core/crypto.test.ts',
   'src/core/log-destination.test.ts',
   'src/http/lazy-logger.test.ts',
@@ -28,6 +29,7 @@ const dbFree = [
   'src/areas/hosting/runtime/local-driver.test.ts',
   'src/sdk/client.test.ts',
   'test/boundaries.test.ts',
+  'test/docs-self-contained.test.ts',
 ];
 
 const shared = {

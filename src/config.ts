@@ -1,4 +1,5 @@
 import path from 'node:path';
+import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { type OutboundAllow, parseOutboundAllow } from './core/net/outbound-allow.ts';
 
@@ -156,6 +157,32 @@ const envSchema = z.object({
       for (const message of problems) ctx.addIssue({ code: 'custom', message });
       return allow;
     }),
+  // Which proxies in front may tell the client's address (X-Forwarded-For): `off`, a hop count, or the
+  // proxies' addresses/CIDRs, comma-separated.
+  TRUST_PROXY: z
+    .string()
+    .trim()
+    .default('off')
+    .transform((v, ctx): false | number | string[] => {
+      if (v === '' || v === 'off') return false;
+      if (/^\d+$/.test(v)) {
+        const hops = Number(v);
+        if (hops >= 1 && hops <= 10) return hops;
+        ctx.addIssue({ code: 'custom', message: 'a hop count is 1 to 10 (or off)' });
+        return z.NEVER;
+      }
+      const list = v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const bad = list.filter((s) => !(ipaddr.isValid(s) || ipaddr.isValidCIDR(s)));
+      if (bad.length === 0 && list.length > 0) return list;
+      ctx.addIssue({
+        code: 'custom',
+        message: `expected off, a hop count or comma-separated addresses/CIDRs; not an address: ${bad.join(', ')}`,
+      });
+      return z.NEVER;
+    }),
   // Cron has minute precision and `*/N` restarts at each hour, so only divisors of 60 keep a steady interval.
   PGLITE_MAINTENANCE_INTERVAL_MIN: z.coerce
     .number()
@@ -189,6 +216,11 @@ export type Config = {
   integrations: Record<IntegrationConnectorSlug, IntegrationClientConfig>;
   /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
   signup: boolean;
+  /**
+   * TRUST_PROXY: false (the socket address is the client), a number of proxy hops in front, or the proxies'
+   * addresses/CIDRs. Decides the client address every per-IP limit counts (Fastify's trustProxy).
+   */
+  trustProxy: false | number | string[];
   /** How long a new app version has to pass its health check before the deploy fails. */
   appHealthTimeoutMs: number;
   /**
@@ -320,6 +352,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ];
       }),
     ) as Record<IntegrationConnectorSlug, IntegrationClientConfig>,
+    trustProxy: e.TRUST_PROXY,
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     appConnectionHandoff:
       e.APP_CONNECTION_HANDOFF === 'auto'

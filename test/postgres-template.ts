@@ -22,7 +22,21 @@ async function admin<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<
 export default async function setup(): Promise<void> {
   const url = process.env.TEST_DATABASE_URL;
   if (!url) return;
-  const name = `pier_tpl_${templateKey()}`;
+  // Memory's migrations need pgvector; the suite's PostgreSQL pass must run them (scripts/install-pgvector.sh
+  // installs it, .ci/run calls it), so a server without it fails here instead of skipping memory tests.
+  const vector = await admin(url, async (c) => {
+    const r = await c.query<{ v: string | null }>(
+      "SELECT default_version AS v FROM pg_available_extensions WHERE name = 'vector'",
+    );
+    return r.rows[0]?.v ?? null;
+  });
+  if (!vector)
+    throw new Error(
+      'The test PostgreSQL has no pgvector (the `vector` extension): run scripts/install-pgvector.sh as root.',
+    );
+  // The template is named by what it holds, the pgvector version included (a template made before pgvector
+  // was installed has no memory tables).
+  const name = `pier_tpl_${templateKey()}_v${vector.replaceAll('.', '')}`;
   const exists = await admin(url, async (c) => {
     const r = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
     return r.rowCount === 1;

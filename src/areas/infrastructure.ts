@@ -32,8 +32,23 @@ export const infrastructure = defineArea({
     { area: 'v1', schema: ['src/http/tables.ts'] },
   ],
   start: async (deps) => {
-    const unlisten = await listen(deps.db, deps.config.databaseUrl, REVOKED_CHANNEL, (keyId) =>
-      deps.credentials.forget(keyId),
+    // Revocations by other nodes arrive here. While this connection is down they could be missed, so the
+    // credential cache is bypassed (every request checks the database: fail closed) until it listens again.
+    const unlisten = await listen(
+      deps.db,
+      deps.config.databaseUrl,
+      REVOKED_CHANNEL,
+      (keyId) => deps.credentials.forget(keyId),
+      {
+        onLost: () => {
+          deps.log.warn('revocation listener lost; checking every credential against the database');
+          deps.credentials.trustCache(false);
+        },
+        onRestored: () => {
+          deps.log.info('revocation listener restored');
+          deps.credentials.trustCache(true);
+        },
+      },
     );
     deps.credentials.broadcastRevoke = (keyId) => notify(deps.db, REVOKED_CHANNEL, keyId);
     return unlisten;

@@ -34,6 +34,10 @@ export const errors = {
     }),
   internal: () => new ApiError('INTERNAL', 500, 'An internal error occurred.'),
   unavailable: (code: string, message: string) => new ApiError(code, 503, message),
+  shuttingDown: () =>
+    new ApiError('SHUTTING_DOWN', 503, 'This node is shutting down; retry the request.', {
+      connection: 'close',
+    }),
 
   // function API
   functionNotFound: (name: string) =>

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance, LogController } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import {
@@ -38,14 +39,17 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: opts.logger === false ? undefined : deps.log,
-    trustProxy: false,
+    // TRUST_PROXY: whose X-Forwarded-For to believe for req.ip, the address per-IP limits count.
+    trustProxy: trustProxyOption(deps.config.trustProxy),
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
     },
-    return503OnClosing: true,
+    // Requests arriving while the node drains answer 503 in the error envelope (the onRequest hook below),
+    // not in Fastify's own body shape.
+    return503OnClosing: false,
     // One access line per request (below) instead of Fastify's two: half the logging cost per call.
     logController: new LogController({ disableRequestLogging: true }),
     // A request's pino child is made only if something logs through it (most requests do not).
@@ -58,12 +62,32 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, deps.config.publicUrl);
+  // An empty body sent as application/json is an empty object: clients written to the contract send the
+  // header on every POST and DELETE, bodiless ones (cancel, resend, compact, deletes) included. Anything
+  // else goes through Fastify's own JSON parser (prototype-poisoning checks included).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if (body === '') return done(null, {});
+    return parseJson(req, body as string, done);
+  });
+  // Cookies are parsed on demand (readCookie in dashboard/sessions.ts), not by a hook on every request.
+  await app.register(fastifyCookie, { hook: false });
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
   // Callback-style hooks, and one onRequest hook instead of two: on the hot path each async hook costs a
   // promise and a microtask turn.
   const appsDomain = deps.config.appsDomain;
   const hostSlug = lastValueMemo((host: string | undefined) => appSlugFromHost(host, appsDomain));
   app.addHook('onRequest', (req, reply, done) => {
     reply.header('x-request-id', req.id);
+    if (closing) {
+      const err = errors.shuttingDown();
+      reply.headers(err.headers).status(err.status).send(errorBody(err));
+      return;
+    }
     // Pier's own routes are never reachable through an app hostname, even on a node without the router.
     const slug = hostSlug(req.headers.host);
     if (slug !== null) {
@@ -122,6 +146,14 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
   });
   return app;
+}
+
+/** TRUST_PROXY as Fastify takes it: a hop count trusts that many proxies nearest to Pier, whoever they are. */
+function trustProxyOption(
+  tp: false | number | string[],
+): boolean | string[] | ((addr: string, hop: number) => boolean) {
+  if (typeof tp === 'number') return (_addr, hop) => hop < tp;
+  return tp;
 }
 
 /** Each area's way to find a caller besides a bearer header (the dashboard's session cookie). */

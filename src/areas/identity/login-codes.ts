@@ -65,7 +65,9 @@ export const exchangeCliAuthCode = defineFn({
   summary: 'Redeems a single-use login code for a new personal token. Takes no bearer token.',
   auth: { kind: 'none' },
   input: z.strictObject({
-    code: z.string().max(64),
+    // No length bound here: the contract answers CODE_INVALID for any code that is not one (the body limit
+    // bounds the work).
+    code: z.string(),
     codeVerifier: z.string().min(43).max(128).optional(),
   }),
   output: z.object({ token: z.string(), label: z.string(), user: userSchema }),

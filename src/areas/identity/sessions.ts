@@ -1,4 +1,7 @@
+// The request's parseCookie comes from @fastify/cookie (registered in src/http/app.ts); this brings its types.
+
 import crypto from 'node:crypto';
+import type {} from '@fastify/cookie';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../core/auth/caller.ts';
@@ -81,15 +84,15 @@ export function csrfTokenFor(deps: Deps, sessionId: string): string {
   return deps.keyring.sign(`csrf:${sessionId}`);
 }
 
+/**
+ * One cookie of the request, parsed by @fastify/cookie (registered in app.ts without its per-request hook, so
+ * requests with a bearer header never pay for it). Malformed cookies (bad percent-encoding, no `=`, odd
+ * quoting) never throw: a value that does not decode is returned as sent, and simply matches no session.
+ */
 export function readCookie(req: FastifyRequest, name: string): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
-  for (const part of header.split(';')) {
-    const eqAt = part.indexOf('=');
-    if (eqAt < 0) continue;
-    if (part.slice(0, eqAt).trim() === name) return decodeURIComponent(part.slice(eqAt + 1).trim());
-  }
-  return null;
+  return req.server.parseCookie(header)[name] ?? null;
 }
 
 export function setSessionCookie(deps: Deps, reply: FastifyReply, secret: string): void {

@@ -89,7 +89,6 @@ describe('send, get and the outbox', () => {
       [{ ...base, to: 'x@y' }, /to/],
       [{ ...base, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.com`) }, /to/],
       [{ ...base, to: [] }, /to/],
-      [{ ...base, text: undefined }, /html, text or templateId/],
       [{ ...base, subject: undefined }, /subject/],
       [{ ...base, scheduledAt: 'tomorrow' }, /scheduledAt/],
       [{ ...base, scheduledAt: inMinutes(-1) }, /in the future/],

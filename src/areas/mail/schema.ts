@@ -33,9 +33,7 @@ export const sendBody = z
     templateVariables: templateVariables.optional(),
     scheduledAt: scheduledAt.optional(),
   })
-  .refine((b) => b.html !== undefined || b.text !== undefined || b.templateId !== undefined, {
-    message: 'give html, text or templateId',
-  })
+  // html, text and templateId are all optional in the contract: a subject-only message is sent without a body.
   .refine((b) => b.subject !== undefined || b.templateId !== undefined, {
     message: 'subject is required',
     path: ['subject'],

@@ -9,6 +9,8 @@ import {
   emailSchema,
   emailWithEventsSchema,
   listQuery,
+  MAX_RECIPIENTS,
+  MAX_SCHEDULE_DAYS,
   sendBody,
   successSchema,
   suppressionListQuery,
@@ -32,12 +34,19 @@ const CONTENT_ERRORS = [
   'SENDER_DOMAIN_NOT_VERIFIED',
 ];
 
+/** Where Pier is stricter than the contract (docs/mail.md, "Stricter than the contract"). */
+const STRICTER =
+  `Stricter than the contract: \`to\` and \`replyTo\` hold at most ${MAX_RECIPIENTS} addresses, and ` +
+  `\`scheduledAt\` is at most ${MAX_SCHEDULE_DAYS} days ahead. html, text and templateId are all optional ` +
+  '(a subject-only message is sent without a body); subject is required unless the template gives one.';
+
 const routes = [
   defineRoute({
     method: 'POST',
     url: '/send',
     name: 'mail.send',
     summary: 'Send one e-mail (now, or at scheduledAt).',
+    description: STRICTER,
     body: sendBody,
     response: emailSchema,
     errors: CONTENT_ERRORS,
@@ -68,6 +77,7 @@ const routes = [
     url: '/batch',
     name: 'mail.batch',
     summary: 'Send 1–100 e-mails with different content; all are validated before any is created.',
+    description: STRICTER,
     body: batchBody,
     bodyLimit: 16 * 1024 * 1024,
     response: batchResult,
@@ -79,6 +89,7 @@ const routes = [
     url: '/broadcast',
     name: 'mail.broadcast',
     summary: 'Send the same e-mail to up to 1,000 recipients, one e-mail record each.',
+    description: `Stricter than the contract: \`replyTo\` holds at most ${MAX_RECIPIENTS} addresses, \`scheduledAt\` is at most ${MAX_SCHEDULE_DAYS} days ahead, and html or text is required.`,
     body: broadcastBody,
     bodyLimit: 4 * 1024 * 1024,
     response: broadcastResult,

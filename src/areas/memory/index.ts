@@ -25,6 +25,9 @@ export const memoryArea = defineArea({
   v1: [memoryV1],
   jobs: [memoryCompactJob, memoryEmbedJob, memoryTiersJob],
   schedules: [{ job: 'memory.tiers', cron: TIERS_CRON, needs: 'vector' }],
-  migrations: [{ area: 'memory', schema: ['src/areas/memory/tables.ts'], requires: 'vector' }],
+  // Recall sets hnsw.iterative_scan (pgvector 0.8.0); halfvec indexes need 0.7.0.
+  migrations: [
+    { area: 'memory', schema: ['src/areas/memory/tables.ts'], requires: 'vector', requiresVersion: '0.8.0' },
+  ],
   provides: { vectorStores: [memoryVectorStore] },
 });

@@ -84,7 +84,8 @@ describe('memory API', () => {
     expect(res.statusCode).toBe(201);
     const m = res.json();
     expect(m).toMatchObject({
-      content: 'The user prefers dark mode',
+      // Exactly as sent (the contract): surrounding spaces kept.
+      content: '  The user prefers dark mode  ',
       type: 'semantic',
       tier: 'warm',
       confidence: 1,

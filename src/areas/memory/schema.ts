@@ -18,6 +18,15 @@ export const LIMITS = {
   textChars: 10_000,
 } as const;
 
+/**
+ * Body limit of the batch route: a full batch at the limits above must fit however the client encodes its
+ * JSON — 6 bytes per content character covers `\uXXXX` escapes (Python's json.dumps default), metadata at its
+ * cap, tags, and room for the keys. About 20 MB, against the global 1 MiB.
+ */
+export const BATCH_BODY_LIMIT =
+  LIMITS.batch * (LIMITS.contentChars * 6 + LIMITS.metadataBytes + LIMITS.tags * LIMITS.tagChars * 6 + 1024) +
+  64 * 1024;
+
 const id = z.uuid();
 // References given by callers: any string; one that names nothing (or is not a uuid) answers 404, not 400.
 const ref = z.string().trim().min(1).max(100);
@@ -26,7 +35,12 @@ const metadata = z
   .refine((m) => JSON.stringify(m).length <= LIMITS.metadataBytes, {
     message: `must be at most ${LIMITS.metadataBytes} bytes of JSON`,
   });
-const content = z.string().trim().min(1).max(LIMITS.contentChars);
+// Stored and returned exactly as sent (whitespace and newlines included); only a blank one is refused.
+const content = z
+  .string()
+  .min(1)
+  .max(LIMITS.contentChars)
+  .refine((c) => c.trim().length > 0, { message: 'must not be blank' });
 const tags = z.array(z.string().trim().min(1).max(LIMITS.tagChars)).max(LIMITS.tags);
 const confidence = z.number().min(0).max(1);
 const memoryType = z.enum(MEMORY_TYPES);

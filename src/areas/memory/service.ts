@@ -6,7 +6,7 @@ import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import { maybeAutoCompact } from './compaction.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
-import { contentHash, normalizeContent } from './embedding.ts';
+import { contentHash } from './embedding.ts';
 import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
 import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
@@ -87,10 +87,12 @@ export async function storeMemories(
   for (const c of collectionIds) await requireCollection(ctx, s, c);
   const agent = agentId ?? null;
   const now = ctx.deps.clock.now();
-  const prepared = items.map((i) => {
-    const content = normalizeContent(i.content);
-    return { ...i, content, hash: contentHash(content), collection: i.collectionId ?? null };
-  });
+  // The client's text is stored as sent; duplicates are found by the hash of its normalised form.
+  const prepared = items.map((i) => ({
+    ...i,
+    hash: contentHash(i.content),
+    collection: i.collectionId ?? null,
+  }));
   const key = (p: { hash: string; collection: string | null }) => `${p.collection ?? ''}|${p.hash}`;
 
   // Existing active duplicates, found in one query by the hash index alone (scope is checked here):
@@ -202,7 +204,7 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
   if (input.agentId) await requireAgent(ctx, s, input.agentId);
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const now = ctx.deps.clock.now();
-  const content = input.content !== undefined ? normalizeContent(input.content) : undefined;
+  const content = input.content;
   const contentChanged = content !== undefined && content !== before.content;
   const set: Partial<typeof memories.$inferInsert> = { updatedAt: now };
   if (contentChanged) {

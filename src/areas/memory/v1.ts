@@ -99,7 +99,7 @@ const memoryRoutes = [
     name: 'memory.store',
     summary: 'Store a memory',
     description:
-      'Embeds the content. An exact duplicate (same agent and collection, not archived) is not stored twice: the existing memory is returned with the higher confidence.',
+      'Embeds the content, which is stored and returned exactly as sent. An exact duplicate (same agent and collection, not archived; compared ignoring runs of whitespace) is not stored twice: the existing memory is returned with the higher confidence. Stricter than the contract: content is 1–32,000 characters and not blank; tags at most 50 of 100 characters; metadata at most 16 KiB of JSON.',
     body: S.storeMemoryBody,
     response: S.memory,
     status: 201,
@@ -114,7 +114,10 @@ const memoryRoutes = [
     url: '/memories/batch',
     name: 'memory.storeBatch',
     summary: 'Store up to 100 memories',
+    description:
+      'Each item follows the rules of memory.store. A full batch at the limits (100 × 32,000 characters) is accepted however the JSON is encoded (the body may be up to about 20 MB).',
     body: S.batchBody,
+    bodyLimit: S.BATCH_BODY_LIMIT,
     response: S.batchReply,
     status: 201,
     errors: ['AGENT_NOT_FOUND', 'COLLECTION_NOT_FOUND', V],

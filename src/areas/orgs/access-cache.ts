@@ -8,7 +8,8 @@ import type { Role } from './tables.ts';
 //
 // Correctness rests on invalidation, not on the TTL: a trigger on memberships, projects and orgs
 // (migrations/platform/0001) NOTIFYs `pier_access_changed` on any write by anyone, and every process drops
-// its whole cache on that message. The cache only serves while its LISTEN connection is alive; a generation
+// its whole cache on that message. The cache only serves while its LISTEN connection is alive (it reconnects
+// with back-off, and the cache starts over empty when it does); a generation
 // counter stops a lookup that raced an invalidation from storing what it read. Only positive answers are
 // cached, so a new project or membership is never hidden. The TTL is a last safety net.
 
@@ -75,13 +76,15 @@ export async function startAccessCache(deps: Deps): Promise<Unlisten> {
     cache.enabled = false;
     cache.invalidate();
   };
-  const unlisten = await listen(
-    deps.db,
-    deps.config.databaseUrl,
-    ACCESS_CHANNEL,
-    () => cache.invalidate(),
-    off,
-  );
+  // While the connection is down the cache is off (every lookup reads the database); once listening again
+  // it starts empty, since invalidations sent meanwhile were missed.
+  const unlisten = await listen(deps.db, deps.config.databaseUrl, ACCESS_CHANNEL, () => cache.invalidate(), {
+    onLost: off,
+    onRestored: () => {
+      cache.invalidate();
+      cache.enabled = true;
+    },
+  });
   cache.invalidate();
   cache.enabled = true;
   return async () => {

@@ -10,6 +10,9 @@ import { PLANS } from './plans.ts';
 import { projects, secrets } from './tables.ts';
 
 export const SECRET_KEY_RE = /^[A-Z][A-Z0-9_]*$/;
+/** Longer than the contract asks (it gives only the pattern): a longer key is INVALID_KEY like any malformed one. */
+export const MAX_SECRET_KEY_CHARS = 256;
+const validKey = (key: string) => key.length <= MAX_SECRET_KEY_CHARS && SECRET_KEY_RE.test(key);
 const PROTECTED = new Set(['PORT', 'DATABASE_URL', 'HOST', 'NODE_ENV']);
 export const MAX_SECRET_BYTES = 65536;
 
@@ -35,15 +38,16 @@ export async function projectSecretEnv(deps: Deps, projectId: string): Promise<R
 
 export const setSecretForCli = defineFn({
   name: 'setSecretForCli',
-  summary: 'Creates or replaces one secret of a project (owner or admin). The value is encrypted at rest.',
+  summary:
+    'Creates or replaces one secret of a project (owner or admin). The value is encrypted at rest. Stricter than the contract: a key is at most 256 characters (INVALID_KEY).',
   auth: { kind: 'user' },
-  input: z.strictObject({ projectSlug: slugInput, key: z.string().max(256), value: z.string() }),
+  input: z.strictObject({ projectSlug: slugInput, key: z.string(), value: z.string() }),
   output: z.object({ ok: z.literal(true), key: z.string() }),
   errors: ['PROJECT_NOT_FOUND', 'INVALID_KEY', 'PROTECTED_KEY', 'INVALID_VALUE', 'QUOTA_EXCEEDED'],
   handler: async ({ deps, caller }, { projectSlug, key, value }) => {
     const { project, org, role } = await projectForUser(deps, caller.userId, projectSlug);
     requireRole(role, MANAGERS);
-    if (!SECRET_KEY_RE.test(key)) throw errors.invalidKey();
+    if (!validKey(key)) throw errors.invalidKey();
     if (isProtectedKey(key)) throw errors.protectedKey(key);
     const bytes = Buffer.byteLength(value, 'utf8');
     if (bytes < 1 || bytes > MAX_SECRET_BYTES) throw errors.invalidValue();
@@ -83,13 +87,13 @@ export const removeSecretForCli = defineFn({
   name: 'removeSecretForCli',
   summary: 'Removes one secret of a project (owner or admin); removed says whether it existed.',
   auth: { kind: 'user' },
-  input: z.strictObject({ projectSlug: slugInput, key: z.string().max(256) }),
+  input: z.strictObject({ projectSlug: slugInput, key: z.string() }),
   output: z.object({ ok: z.literal(true), key: z.string(), removed: z.boolean() }),
   errors: ['PROJECT_NOT_FOUND', 'INVALID_KEY'],
   handler: async ({ deps, caller }, { projectSlug, key }) => {
     const { project, org, role } = await projectForUser(deps, caller.userId, projectSlug);
     requireRole(role, MANAGERS);
-    if (!SECRET_KEY_RE.test(key)) throw errors.invalidKey();
+    if (!validKey(key)) throw errors.invalidKey();
     const gone = await deps.db.orm
       .delete(secrets)
       .where(and(eq(secrets.projectId, project.id), eq(secrets.key, key)))

@@ -11,14 +11,39 @@ function retryAfterSec(headers: Record<string, string> | undefined): number {
   return Number.isFinite(s) && s > 0 ? Math.ceil(s) : 1;
 }
 
+// Providers quote the credential they were given in their errors ("Incorrect API key provided: sk-…abcd"). The
+// key may be the platform's, so anything shaped like a credential is cut before a tenant sees the message.
+const CREDENTIAL_PATTERNS: RegExp[] = [
+  // OpenAI, Anthropic, Mistral-style and masked keys: sk-…, sk-proj-****abcd, sk-ant-api03-…, rk-…, pk-…
+  /\b(?:sk|rk|pk)[-_][^\s"',;)]*/gi,
+  // Google API keys
+  /\bAIza[0-9A-Za-z_-]{10,}/g,
+  // Authorization values
+  /\b(?:Bearer|Basic)\s+[^\s"',;]+/gi,
+  // "api key: X", "token=X", "key provided: X"
+  /\b((?:api[_ -]?)?(?:key|token|secret)(?:\s+provided)?\s*[:=]\s*)[^\s"',;]+/gi,
+  // Long opaque strings of letters and digits (no hyphens, so model names survive)
+  /\b(?=[A-Za-z0-9_]*\d)(?=[A-Za-z0-9_]*[A-Za-z])[A-Za-z0-9_]{24,}\b/g,
+];
+
+export function withoutCredentials(text: string): string {
+  let out = text;
+  for (const re of CREDENTIAL_PATTERNS)
+    out = out.replace(re, (_m, label?: string) =>
+      typeof label === 'string' ? `${label}[redacted]` : '[redacted]',
+    );
+  return out;
+}
+
 function providerMessage(body: string | undefined): string {
   if (!body) return 'no detail';
+  let m: string = body;
   try {
     const j = JSON.parse(body) as { error?: { message?: string } | string; message?: string };
-    const m = typeof j.error === 'string' ? j.error : (j.error?.message ?? j.message);
-    if (m) return String(m).slice(0, 300);
+    const found = typeof j.error === 'string' ? j.error : (j.error?.message ?? j.message);
+    if (found) m = String(found);
   } catch {}
-  return body.slice(0, 300);
+  return withoutCredentials(m.slice(0, 300));
 }
 
 /** Whether an error came from talking to a provider (as opposed to a bug of ours, which must stay a 500). */
@@ -41,6 +66,10 @@ export function toApiError(err: unknown, provider: string): ApiError {
       return errors.modelProviderRateLimited(provider, retryAfterSec(inner.responseHeaders));
     if (status === undefined) return errors.modelProviderUnavailable(provider);
     if (status >= 500) return errors.modelProviderError(provider, status);
+    // A refused credential is the operator's (or the organization's stored key) to fix; the provider's own
+    // words about it are not passed on at all.
+    if (status === 401 || status === 403)
+      return errors.modelProviderRejected(provider, status, 'the provider refused the credentials');
     return errors.modelProviderRejected(provider, status, providerMessage(inner.responseBody));
   }
   if (inner instanceof Error && /fetch failed|ECONNREFUSED|ENOTFOUND|timeout|aborted/i.test(inner.message))

@@ -47,6 +47,10 @@ export class CredentialService {
   readonly #clock: Clock;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #pendingTouch = new Set<string>();
+  /** False while revocations from other nodes may be missed (their listener is down): no cache at all. */
+  #trusted = true;
+  /** Bumped by every forget: a database read that raced a revocation must not cache what it read. */
+  #generation = 0;
   /** Tells other processes to drop a revoked credential from their caches (set by startBackground). */
   broadcastRevoke: (keyId: string) => Promise<void> = async () => {};
 
@@ -91,13 +95,14 @@ export class CredentialService {
     if (fast !== undefined) return fast;
     let entry = this.#entry(parsed.keyId, now);
     if (!entry) {
+      const generation = this.#generation;
       const [found] = await this.#db.orm
         .select()
         .from(credentials)
         .where(eq(credentials.keyId, parsed.keyId));
       if (!found) return null;
       entry = { row: found, at: now };
-      this.#cache.set(parsed.keyId, entry);
+      if (this.#trusted && generation === this.#generation) this.#cache.set(parsed.keyId, entry);
     }
     const row = entry.row;
     if (row.kind !== parsed.kind) return null;
@@ -119,6 +124,7 @@ export class CredentialService {
   }
 
   #fromCache(parsed: ParsedCredential, now: number): VerifiedCredential | null | undefined {
+    if (!this.#trusted) return undefined;
     const entry = this.#entry(parsed.keyId, now);
     if (!entry?.digest || !entry.verified || entry.row.kind !== parsed.kind) return undefined;
     const digest = sha256(parsed.secret);
@@ -150,14 +156,26 @@ export class CredentialService {
 
   /** Drops a cached entry (called locally and by the invalidation bus for other nodes' revocations). */
   forget(keyId: string): void {
+    this.#generation++;
     this.#cache.delete(keyId);
   }
 
   forgetAll(): void {
+    this.#generation++;
     this.#cache.clear();
   }
 
+  /**
+   * false: revocations from other nodes may be missed (the listener is down), so nothing is served from or
+   * kept in the cache; true: listening again, starting from an empty cache.
+   */
+  trustCache(trusted: boolean): void {
+    this.forgetAll();
+    this.#trusted = trusted;
+  }
+
   #entry(keyId: string, nowMs: number): CacheEntry | undefined {
+    if (!this.#trusted) return undefined;
     const hit = this.#cache.get(keyId);
     if (!hit) return undefined;
     if (nowMs - hit.at > CACHE_TTL_MS) {

@@ -19,6 +19,41 @@ async function ensureExtension(db: Db, name: string): Promise<boolean> {
   }
 }
 
+/** `a >= b` for dotted version numbers ('0.10.0' >= '0.8.1'); a part that is not a number counts as 0. */
+export function versionAtLeast(a: string, b: string): boolean {
+  const pa = a.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  const pb = b.split('.').map((n) => Number.parseInt(n, 10) || 0);
+  for (let i = 0; i < Math.max(pa.length, pb.length); i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d > 0;
+  }
+  return true;
+}
+
+/** Stops start-up when the installed extension is older than the set needs, saying what to do. */
+async function checkExtensionVersion(
+  db: Db,
+  set: MigrationSet,
+  name: string,
+  minimum: string,
+): Promise<void> {
+  const { rows } = await db.query<{ installed: string; available: string | null }>(
+    `SELECT e.extversion AS installed, a.default_version AS available
+       FROM pg_extension e LEFT JOIN pg_available_extensions a ON a.name = e.extname
+      WHERE e.extname = $1`,
+    [name],
+  );
+  const found = rows[0];
+  if (!found || versionAtLeast(found.installed, minimum)) return;
+  const fix =
+    found.available && versionAtLeast(found.available, minimum)
+      ? `the server has ${found.available}: run ALTER EXTENSION ${name} UPDATE; in this database`
+      : `install a newer ${name} on the database server (docs/operations.md, "pgvector") and run ALTER EXTENSION ${name} UPDATE;`;
+  throw new Error(
+    `The '${set.area}' area needs the PostgreSQL extension '${name}' ${minimum} or newer, but this database has ${found.installed}: ${fix}`,
+  );
+}
+
 /** Applies every area's migrations in order; safe to run from several processes at once on PostgreSQL. */
 export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<MigrateResult> {
   const result: MigrateResult = { applied: [], skipped: [] };
@@ -31,6 +66,7 @@ export async function migrate(db: Db, sets: readonly MigrationSet[]): Promise<Mi
           result.skipped.push({ area: set.area, reason: `extension '${set.requires}' is not available` });
           continue;
         }
+        if (set.requiresVersion) await checkExtensionVersion(db, set, set.requires, set.requiresVersion);
         db.features.add(set.requires);
       }
       const config = {

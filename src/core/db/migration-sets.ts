@@ -9,4 +9,9 @@ export type MigrationSet = {
   schema: string[];
   /** A Postgres extension the set cannot run without; missing → the set is skipped and recorded. */
   requires?: string;
+  /**
+   * The oldest version of `requires` the set works with. An older one installed stops start-up with an error
+   * naming both versions, rather than a SQL error at the first query that needs the newer feature.
+   */
+  requiresVersion?: string;
 };

@@ -216,19 +216,77 @@ describe('dev inbox in a browser', () => {
       }),
     });
     expect(batch.status).toBe(200);
+    // Wait on what a person sees, the rows; the range label must then already describe those same rows.
+    const range = page.getByTestId('pager-range');
+    // The batch reaches the outbox through the job workers: the page may show some of it first.
     await page.getByRole('button', { name: 'Refresh now' }).click();
-    await page.getByTestId('pager-range').filter({ hasText: '1–25 of 26 messages' }).waitFor();
-    expect(await rows().count()).toBe(25);
+    await expect
+      .poll(async () => [await rows().count(), await rows().filter({ hasText: 'Welcome to Acme' }).count()], {
+        timeout: 15_000,
+      })
+      .toEqual([25, 0]);
+    expect(await range.textContent()).toBe('1–25 of 26 messages');
     await page.getByRole('button', { name: 'Next' }).click();
-    await page.getByTestId('pager-range').filter({ hasText: '26–26 of 26' }).waitFor();
+    await rows().filter({ hasText: 'Welcome to Acme' }).waitFor();
     expect(await rows().count()).toBe(1);
-    expect(await rows().first().textContent()).toContain('Welcome to Acme');
+    expect(await range.textContent()).toBe('26–26 of 26 messages');
     await page.getByRole('button', { name: 'Previous' }).click();
-    await page.getByTestId('pager-range').filter({ hasText: '1–25 of 26' }).waitFor();
+    await rows().filter({ hasText: 'Newsletter 25' }).waitFor();
+    expect(await rows().count()).toBe(25);
+    expect(await range.textContent()).toBe('1–25 of 26 messages');
+
+    // While the next page is on its way, the rows on screen and the label describe the same page: hold
+    // page 2's answer back and look. Auto-refresh is paused so that no other request overtakes the held one.
+    await page.getByRole('button', { name: 'Pause auto-refresh' }).click();
+    const holds: { offset: number; release: () => void }[] = [];
+    const holding = new Set<number>();
+    await page.route('**/api/fn/listOutboxForCli', async (route) => {
+      const offset = (route.request().postDataJSON() as { offset?: number }).offset ?? 0;
+      if (holding.has(offset)) {
+        holding.delete(offset);
+        await new Promise<void>((release) => holds.push({ offset, release }));
+      }
+      await route.continue();
+    });
+    const answered = (offset: number) =>
+      page.waitForResponse(
+        (r) =>
+          r.url().endsWith('/api/fn/listOutboxForCli') &&
+          (r.request().postDataJSON() as { offset?: number }).offset === offset,
+      );
+    holding.add(25);
+    await page.getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => holds.length).toBe(1);
+    await page.waitForTimeout(200);
+    expect(await rows().count()).toBe(25);
+    expect(await range.textContent()).toBe('1–25 of 26 messages');
+    const page2 = answered(25);
+    holds.shift()!.release();
+    await page2;
+    await rows().filter({ hasText: 'Welcome to Acme' }).waitFor();
+    expect(await range.textContent()).toBe('26–26 of 26 messages');
+
+    // A slow answer to an older request never overwrites a newer page: page 2's refresh is held back until
+    // page 1 is on screen again, then let through.
+    holding.add(25);
+    await page.getByRole('button', { name: 'Refresh now' }).click();
+    await expect.poll(() => holds.length).toBe(1);
+    await page.getByRole('button', { name: 'Previous' }).click();
+    await rows().filter({ hasText: 'Newsletter 25' }).waitFor();
+    const late = answered(25);
+    holds.shift()!.release();
+    await late;
+    await page.waitForTimeout(300);
+    expect(await rows().count()).toBe(25);
+    expect(await range.textContent()).toBe('1–25 of 26 messages');
+    await page.unroute('**/api/fn/listOutboxForCli');
+    await page.getByRole('button', { name: 'Resume auto-refresh' }).click();
 
     await page.getByLabel('Search').fill('reader7@');
-    await page.getByTestId('pager-range').filter({ hasText: '1–1 of 1' }).waitFor();
+    // Newsletter 8 is on the unfiltered page too: wait for the filtered rows themselves.
+    await expect.poll(() => rows().count(), { timeout: 15_000 }).toBe(1);
     expect(await rows().first().textContent()).toContain('Newsletter 8');
+    expect(await range.textContent()).toBe('1–1 of 1 message');
     await page.getByLabel('Search').fill('WELCOME');
     await rows().filter({ hasText: 'Welcome to Acme' }).waitFor();
     expect(await rows().count()).toBe(1);
@@ -243,7 +301,8 @@ describe('dev inbox in a browser', () => {
     await page.getByLabel('Status').selectOption('delivered');
     await rows().filter({ hasText: 'Welcome to Acme' }).waitFor();
     await page.getByLabel('Search').fill('');
-    await page.getByTestId('pager-range').filter({ hasText: 'of 26' }).waitFor();
+    await rows().filter({ hasText: 'Newsletter 25' }).waitFor();
+    expect(await range.textContent()).toBe('1–25 of 26 messages');
   });
 
   it('stops refreshing while paused', async () => {

@@ -10,6 +10,8 @@ import { fmtSize, fmtTime, MessageView, type OutboxMessage } from './inbox-messa
 
 type Summary = Omit<OutboxMessage, 'html' | 'text' | 'headers' | 'raw'>;
 type Listing = { items: Summary[]; total: number; hasMore: boolean };
+/** One response and the offset it was asked for: the rows, the range label and the pager all read this. */
+type Shown = Listing & { offset: number };
 type Env = 'production' | 'sandbox';
 
 const LIMIT = 25;
@@ -42,7 +44,7 @@ export function InboxPage(props: { org: Org }) {
   const [offset, setOffset] = useState(0);
   const [paused, setPaused] = useState(false);
   const [tick, setTick] = useState(0);
-  const [list, setList] = useState<Listing | undefined>(undefined);
+  const [list, setList] = useState<Shown | undefined>(undefined);
   const [loading, setLoading] = useState(true);
   const [error, setError] = useState<unknown>(null);
   const [openId, setOpenId] = useState<string | null>(null);
@@ -50,6 +52,9 @@ export function InboxPage(props: { org: Org }) {
   const [messageError, setMessageError] = useState<unknown>(null);
   const query = `${orgSlug}|${environment}|${search}|${status}|${offset}`;
   const lastQuery = useRef(query);
+  // Every request takes the next number; a response is shown only while its number is still the latest,
+  // so a slow answer to an older page or filter can never overwrite the newer one.
+  const latest = useRef(0);
 
   // Another organization or environment: start over.
   useEffect(() => {
@@ -68,7 +73,9 @@ export function InboxPage(props: { org: Org }) {
   }, [searchInput]);
 
   useEffect(() => {
-    let live = true;
+    const seq = ++latest.current;
+    const live = () => seq === latest.current;
+    const asked = offset;
     // A refresh of the same query keeps the rows on screen; a new query shows it is loading.
     if (lastQuery.current !== query) setLoading(true);
     lastQuery.current = query;
@@ -81,21 +88,26 @@ export function InboxPage(props: { org: Org }) {
       ...(status ? { status } : {}),
     }).then(
       (d) => {
-        if (!live) return;
-        setList(d);
+        if (!live()) return;
+        setList({ ...d, offset: asked });
         setError(null);
         setLoading(false);
       },
       (e) => {
-        if (!live) return;
+        if (!live()) return;
         setError(e);
         setLoading(false);
       },
     );
-    return () => {
-      live = false;
-    };
   }, [query, tick]);
+
+  // Leaving the page: whatever is still in flight is dropped.
+  useEffect(
+    () => () => {
+      latest.current++;
+    },
+    [],
+  );
 
   useEffect(() => {
     if (paused) return;
@@ -195,7 +207,7 @@ export function InboxPage(props: { org: Org }) {
       {list ? (
         <Pager
           limit={LIMIT}
-          offset={offset}
+          offset={list.offset}
           total={list.total}
           onChange={setOffset}
           noun={{ one: 'message', many: 'messages' }}
