@@ -5,7 +5,7 @@ import { tenantSigningKey } from './domains.ts';
 import { storeInOutbox } from './outbox.ts';
 import type { MailEvent, Outcome } from './outcome-writer.ts';
 import { SYSTEM_ORG_ID } from './tables.ts';
-import type { DkimKey, OutgoingMail, SmtpPool } from './transport.ts';
+import type { DkimKey, OutgoingMail, SmtpOutcome, SmtpPool } from './transport.ts';
 
 /**
  * Who signs a message: a tenant's mail with its verified domain's own key; Pier's own mail with the
@@ -149,9 +149,21 @@ export async function attempt(deps: Deps, email: Claimed, pool: SmtpPool | null)
     };
   }
 
-  const tenant = { orgId: email.orgId, environment: email.environment };
   const dkim = await signingKey(deps, email.orgId, email.from);
   const out = await pool.send(dkim ? { ...mail, dkim } : mail);
+  return smtpOutcome(deps, email, mail, out, events);
+}
+
+/** What an SMTP answer means for the e-mail: sent (with per-recipient bounces), bounced, failed or retried. */
+function smtpOutcome(
+  deps: Deps,
+  email: Claimed,
+  mail: OutgoingMail,
+  out: SmtpOutcome,
+  events: MailEvent[],
+): Outcome {
+  const id = email.id;
+  const tenant = { orgId: email.orgId, environment: email.environment };
   switch (out.kind) {
     case 'sent': {
       const bounced = out.rejected.filter((r) => r.code !== null && r.code >= 500);

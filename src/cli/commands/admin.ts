@@ -11,9 +11,19 @@ export function register(program: Command, ctx: CliContext): void {
   const admin = program
     .command('admin')
     .description('Operator commands (operator key from PIER_OPERATOR_KEY or $DATA_DIR/operator.key)');
-  const print = (cmd: Command, data: unknown, human: string) =>
+  const print: Print = (cmd, data, human) => {
     ctx.io.stdout.write(wantsJson(cmd) ? toJson(data) : human);
+  };
 
+  registerUsers(admin, ctx, print);
+  registerOrgs(admin, ctx, print);
+  registerCredentials(admin, ctx, print);
+}
+
+type Print = (cmd: Command, data: unknown, human: string) => void;
+
+/** pier admin user …: create, verify, invite-link, and the operator's view of Pier's own mail. */
+function registerUsers(admin: Command, ctx: CliContext, print: Print): void {
   const user = admin.command('user').description('Users');
   user
     .command('create')
@@ -57,7 +67,10 @@ export function register(program: Command, ctx: CliContext): void {
         : 'No messages.\n';
       print(cmd, r, human);
     });
+}
 
+/** pier admin org create, member add, plan set. */
+function registerOrgs(admin: Command, ctx: CliContext, print: Print): void {
   admin
     .command('org')
     .description('Organizations')
@@ -108,7 +121,10 @@ export function register(program: Command, ctx: CliContext): void {
       const p = await ctx.operatorClient().call('adminSetPlan', { orgSlug: opts.org, plan: opts.plan });
       print(cmd, p, `${p.orgSlug} is on the ${p.plan} plan.\n`);
     });
+}
 
+/** pier admin login-code, platform-credential and api-key: what lets people and services in. */
+function registerCredentials(admin: Command, ctx: CliContext, print: Print): void {
   admin
     .command('login-code')
     .description('Login codes')
