@@ -64,6 +64,7 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
       socket.removeListener('timeout', onTimeout);
       socket.setTimeout(0);
       socket.pause();
+      stopReading(socket);
     };
     const onTimeout = () => {
       done();
@@ -93,6 +94,18 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
     socket.setTimeout(PEEK_TIMEOUT_MS, onTimeout);
     return true;
   } as typeof server.emit;
+}
+
+/**
+ * Stops reading from the kernel too. A paused stream still reads into its own buffer up to its high-water
+ * mark, and bytes read into Pier's buffer do not travel with a handed-over handle: a body arriving while the
+ * hand-off waits in the IPC queue would be cut short. resume() starts reading again (proxy path).
+ */
+function stopReading(socket: net.Socket): void {
+  const handle = (socket as unknown as { _handle?: { reading?: boolean; readStop?: () => number } })._handle;
+  if (!handle?.reading) return;
+  handle.reading = false;
+  handle.readStop?.();
 }
 
 type SendableSocket = net.Socket & { server: unknown; _handle: unknown };
