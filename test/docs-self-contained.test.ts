@@ -3,8 +3,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-// A clone of the project is all a user has: the README and docs/ point at the project's own pages and files,
-// never at `../shared/…` (a folder beside the repository that only the original workspace had).
+// A clone of the project is all a user has: every relative path the README and docs/ name (`../x/y`) must
+// lead to something inside the clone, not to a folder beside the repository that only a workspace had.
+
+// Code shown in the docs (`import … from '../orgs/index.ts'`) names paths relative to a source file, not to the doc.
+const IMPORT_SPECIFIER = /from '[^']*'/g;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -28,8 +31,14 @@ describe('documentation', () => {
         .readFileSync(f, 'utf8')
         .split('\n')
         .map((line, i) => ({ line, at: `${path.relative(root, f)}:${i + 1}` }))
-        .filter(({ line }) => /\.\.\/shared\b/.test(line))
-        .map(({ at }) => at),
+        .flatMap(({ line, at }) =>
+          [...line.replace(IMPORT_SPECIFIER, '').matchAll(/(?:\.\.\/)+[\w.-]+/g)].map((m) => ({
+            at,
+            target: path.resolve(path.dirname(f), m[0]),
+          })),
+        )
+        .filter(({ target }) => !target.startsWith(`${root}${path.sep}`) || !fs.existsSync(target))
+        .map(({ at, target }) => `${at} → ${path.relative(root, target)}`),
     );
     expect(outside).toEqual([]);
   });
