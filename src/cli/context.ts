@@ -23,6 +23,11 @@ export type CliContext = {
   userToken(): { token: string; source: 'env' | 'config' } | null;
   /** A client with the operator key (PIER_OPERATOR_KEY, else $DATA_DIR/operator.key). */
   operatorClient(): PierClient;
+  /**
+   * The status the command ends with when it did not throw: a command whose request succeeded but whose
+   * answer is a failure for scripts (a deployment that ended `failed`, a domain still pending) sets it.
+   */
+  exitCode: number;
 };
 
 const USER_AGENT = 'pier-cli/0.1.0';
@@ -47,6 +52,7 @@ export function createContext(env: CliEnv, io: CliIo): CliContext {
   };
 
   return {
+    exitCode: 0,
     env,
     io,
     store,

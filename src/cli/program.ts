@@ -1,14 +1,13 @@
 import { Command, CommanderError } from 'commander';
 import { commandGroups } from './commands/index.ts';
-import { type CliIo, createContext } from './context.ts';
+import { type CliContext, type CliIo, createContext } from './context.ts';
 import { type CliEnv, readCliEnv } from './env.ts';
 import { describeFailure } from './errors.ts';
 
 export const VERSION = '0.1.0';
 
 /** The whole `pier` program: global options, then every command group's commands. */
-export function buildProgram(env: CliEnv, io: CliIo): Command {
-  const ctx = createContext(env, io);
+export function buildProgram(env: CliEnv, io: CliIo, ctx: CliContext = createContext(env, io)): Command {
   const program = new Command('pier')
     .description('Pier: deploy and run small business apps')
     .version(VERSION, '-v, --version')
@@ -31,18 +30,17 @@ export async function runCli(
   io: CliIo = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
   env: CliEnv = readCliEnv(),
 ): Promise<number> {
-  const program = buildProgram(env, io);
+  const ctx = createContext(env, io);
+  const program = buildProgram(env, io, ctx);
   try {
     if (argv.length === 0) {
       program.outputHelp();
       return 0;
     }
     await program.parseAsync(argv, { from: 'user' });
-    // A command that failed without throwing (a deployment that ended `failed`) sets process.exitCode; main.ts
-    // would otherwise overwrite it with this 0.
-    const code = process.exitCode;
-    process.exitCode = undefined;
-    return typeof code === 'number' ? code : 0;
+    // A command that failed without throwing (a deployment that ended `failed`, a domain still pending) sets
+    // its context's exit code: per run, so runs in one process (tests) never see each other's status.
+    return ctx.exitCode;
   } catch (err) {
     // --help and --version end through exitOverride with status 0.
     if (err instanceof CommanderError && err.exitCode === 0) return 0;

@@ -72,6 +72,8 @@ export function register(program: Command, ctx: CliContext): void {
     .action(async (domain: string, opts: { org: string }, cmd: Command) => {
       const d = await ctx.userClient().call('verifyMailDomainForCli', { orgSlug: opts.org, domain });
       ctx.io.stdout.write(wantsJson(cmd) ? toJson(d) : describe(d));
+      // Scripts wait with `until pier domains verify …; do sleep 60; done`: not verified yet is a failure.
+      if (d.status !== 'verified') ctx.exitCode = 1;
     });
 
   domains

@@ -60,7 +60,7 @@ export function register(program: Command, ctx: CliContext): void {
           if (lastLogs.length)
             err.write(`Last log lines:\n${lastLogs.map((l) => `  ${l.line}`).join('\n')}\n`);
         } else ctx.io.stdout.write(`Live at ${deployment.url}\n`);
-        if (deployment.status === 'failed') process.exitCode = 1;
+        if (deployment.status === 'failed') ctx.exitCode = 1;
       } finally {
         fs.rmSync(path.dirname(packed.file), { recursive: true, force: true });
       }
