@@ -256,6 +256,12 @@ export const errors = {
       403,
       `The sender domain '${domain}' is not verified for this organization; add it with domains add and publish its DNS records, or send with a test key.`,
     ),
+  unsubscribeTokenInvalid: () =>
+    new ApiError(
+      'UNSUBSCRIBE_TOKEN_INVALID',
+      404,
+      'This unsubscribe link is not valid; copy the whole link from the e-mail.',
+    ),
   domainNotFound: () => new ApiError('DOMAIN_NOT_FOUND', 404, 'Sender domain not found.'),
   domainExists: (domain: string) =>
     new ApiError('DOMAIN_EXISTS', 409, `The domain '${domain}' is already added to this organization.`),

@@ -6,6 +6,7 @@ import { storeInOutbox } from './outbox.ts';
 import type { MailEvent, Outcome } from './outcome-writer.ts';
 import { SYSTEM_ORG_ID } from './tables.ts';
 import type { DkimKey, OutgoingMail, SmtpOutcome, SmtpPool } from './transport.ts';
+import { unsubscribeUrl } from './unsubscribe.ts';
 
 /**
  * Who signs a message: a tenant's mail with its verified domain's own key; Pier's own mail with the
@@ -38,6 +39,8 @@ export type Claimed = {
   messageId: string | null;
   attempts: number;
   suppressed: string[];
+  /** Set for broadcast mail, which carries one-click unsubscribe. */
+  broadcastId: string | null;
 };
 
 // A job only claims the e-mail it was queued for: once the sweeper re-queued an e-mail under a new job,
@@ -53,7 +56,7 @@ WITH j AS (
   WHERE m.id = ANY($3::uuid[]) AND m.id = j.email_id AND m.status IN ('scheduled', 'queued')
     AND (j.job_id IS NULL OR m.job_id IS NULL OR m.job_id = j.job_id)
   RETURNING m.id, m.org_id, m.environment, m."from", m."to", m.to_addresses, m.subject, m.html, m.text,
-    m.reply_to, m.message_id, m.attempts
+    m.reply_to, m.message_id, m.attempts, m.broadcast_id
 ), e AS (
   INSERT INTO mail_events (email_id, type, at, detail)
   SELECT id, 'sending', $2, jsonb_build_object('attempt', attempts) FROM c
@@ -102,7 +105,25 @@ export async function claimBatch(
     messageId: r.message_id as string | null,
     attempts: Number(r.attempts),
     suppressed: (r.suppressed as string[]) ?? [],
+    broadcastId: (r.broadcast_id as string | null) ?? null,
   }));
+}
+
+/**
+ * Broadcast mail (POST /mail/broadcast: one record per recipient) carries its recipient's one-click
+ * unsubscribe URL; a broadcast is the bulk mail Gmail and Yahoo ask it of, as Resend and Postmark do
+ * (docs/decisions/046). Other mail is the sender's own business and carries none.
+ */
+function unsubscribe(deps: Deps, email: Claimed, to: string[]): { unsubscribeUrl?: string } {
+  if (!email.broadcastId || to.length !== 1) return {};
+  return {
+    unsubscribeUrl: unsubscribeUrl(deps, {
+      orgId: email.orgId,
+      environment: email.environment,
+      address: addressOf(to[0]!),
+      emailId: email.id,
+    }),
+  };
 }
 
 /** Sends one claimed e-mail and says what should be recorded; never throws for an SMTP failure. */
@@ -131,6 +152,7 @@ export async function attempt(deps: Deps, email: Claimed, pool: SmtpPool | null)
     text: email.text,
     replyTo: email.replyTo,
     messageId: email.messageId ?? `<${id}@${domainOf(email.from)}>`,
+    ...unsubscribe(deps, email, to),
   };
   if (!pool) {
     const box = await storeInOutbox(deps, email, mail);

@@ -9,6 +9,7 @@ import {
 import { adminListSystemMail, getOutboxMessageForCli, listOutboxForCli } from './outbox-fn.ts';
 import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB, mailSweepJob } from './sweeper.ts';
 import { sendSystemMail } from './system-mail.ts';
+import { unsubscribeRoutes } from './unsubscribe.ts';
 import { mailV1 } from './v1.ts';
 import { closeMailTransport, mailDeliverJob } from './worker.ts';
 
@@ -29,6 +30,7 @@ export const mailArea = defineArea({
     removeMailDomainForCli,
   ],
   v1: [mailV1],
+  http: unsubscribeRoutes,
   jobs: [mailDeliverJob, mailSweepJob],
   schedules: [{ job: MAIL_SWEEP_JOB, cron: MAIL_SWEEP_CRON }],
   migrations: [{ area: 'mail', schema: ['src/areas/mail/tables.ts'] }],

@@ -1,3 +1,4 @@
+import { convert } from 'html-to-text';
 import nodemailer from 'nodemailer';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Config } from '../../config.ts';
@@ -20,6 +21,8 @@ export type OutgoingMail = {
   messageId: string;
   /** The key that signs this message (its From domain's); none: unsigned. */
   dkim?: DkimKey;
+  /** Broadcast mail: its recipient's one-click unsubscribe URL (RFC 8058). */
+  unsubscribeUrl?: string;
 };
 
 export type Rejection = { address: string; code: number | null; response: string };
@@ -30,17 +33,43 @@ export type SmtpOutcome =
   | { kind: 'bounced'; response: string; rejected: Rejection[] }
   | { kind: 'failed'; response: string };
 
+// nodemailer's default list of signed headers plus List-Unsubscribe-Post: RFC 8058 wants both list headers
+// under the DKIM signature, or a receiver cannot trust the one-click promise.
+const SIGNED_HEADERS =
+  'From:Sender:Reply-To:Subject:Date:Message-ID:To:Cc:MIME-Version:Content-Type:Content-Transfer-Encoding:' +
+  'Content-ID:Content-Description:Resent-Date:Resent-From:Resent-Sender:Resent-To:Resent-Cc:' +
+  'Resent-Message-ID:In-Reply-To:References:List-Id:List-Help:List-Unsubscribe:List-Unsubscribe-Post:' +
+  'List-Subscribe:List-Post:List-Owner:List-Archive';
+
+/**
+ * The plain-text part: the sender's, else generated from the HTML (HTML-only mail scores as spam and
+ * reads badly in text clients), else empty, so every message has a text/plain part.
+ */
+function textPart(m: OutgoingMail): string {
+  if (m.text !== null) return m.text;
+  if (m.html === null) return '';
+  return convert(m.html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
+}
+
 function mailOptions(m: OutgoingMail) {
   return {
     from: m.from,
     to: m.to,
     subject: m.subject,
     ...(m.html !== null ? { html: m.html } : {}),
-    ...(m.text !== null ? { text: m.text } : {}),
+    text: textPart(m),
     ...(m.replyTo ? { replyTo: m.replyTo } : {}),
     messageId: m.messageId,
-    headers: { 'X-Pier-Email-Id': m.id },
-    ...(m.dkim ? { dkim: m.dkim } : {}),
+    headers: {
+      'X-Pier-Email-Id': m.id,
+      ...(m.unsubscribeUrl
+        ? {
+            'List-Unsubscribe': `<${m.unsubscribeUrl}>`,
+            'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
+          }
+        : {}),
+    },
+    ...(m.dkim ? { dkim: { ...m.dkim, headerFieldNames: SIGNED_HEADERS } } : {}),
     // Content is only what the caller sent: never read files or URLs named in it.
     disableFileAccess: true,
     disableUrlAccess: true,
