@@ -1,6 +1,7 @@
 // bench/memory: ingest, recall latency beside raw SQL, HNSW recall@10 against the exact scan, filtered
 // recall, and retrieval quality of the local embedder on a labelled paraphrase set.
 //   npm run bench:memory            (100,000 memories; BENCH_N=20000 for a quick run)
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pier_ci npm run bench:memory   (PostgreSQL + pgvector)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
 import { seedOrg } from '../test/seed.ts';
+import { benchDatabase } from './bench-db.ts';
 import { LABELLED, memoryText, rng } from './memory-corpus.ts';
 
 const N = Number(process.env.BENCH_N ?? 100_000);
@@ -29,8 +31,13 @@ const ms = (x: number) => `${x.toFixed(2)} ms`;
 const now = () => performance.now();
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-mem-'));
-const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
-const deps = await createDeps(config, { inMemory: true, keyring: Keyring.random() });
+const bdb = await benchDatabase();
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  ...(bdb.url ? { DATABASE_URL: bdb.url } : {}),
+});
+const deps = await createDeps(config, { inMemory: !bdb.url, keyring: Keyring.random() });
 const db = deps.db;
 const ctx = memoryContext(deps);
 // A real organization: its embedder is recorded per organization (model_embedders references orgs).
@@ -43,7 +50,7 @@ const CAST = `vector(${DIM})`;
 const r = rng(42);
 
 console.log(
-  `bench/memory: ${N} memories, ${QUERIES} queries, PGlite (in memory), embedder ${EMBEDDER} (index ${INDEX})`,
+  `bench/memory: ${N} memories, ${QUERIES} queries, ${bdb.label}, embedder ${EMBEDDER} (index ${INDEX})`,
 );
 console.log(`HNSW m=16 ef_construction=64; ef_search=${RECALL_TUNING.efSearch}\n`);
 
@@ -102,9 +109,10 @@ async function topK(vec: string, opts: { exact: boolean; ef?: number; where?: st
   const order = opts.exact ? `${dist} + 0` : dist;
   const sql = `SELECT id FROM memories WHERE ${where} ORDER BY ${order} LIMIT ${opts.k ?? 10}`;
   if (opts.exact) return (await db.query<{ id: string }>(sql, [vec])).rows.map((x) => x.id);
-  const res = await db.pglite!.transaction(async (tx) => {
-    await tx.exec(
-      `SET LOCAL hnsw.ef_search = ${opts.ef ?? RECALL_TUNING.efSearch}; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL enable_sort = off`,
+  const res = await db.transaction(async (tx) => {
+    await tx.query(
+      `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('enable_sort', 'off', true)`,
+      [String(opts.ef ?? RECALL_TUNING.efSearch)],
     );
     return tx.query<{ id: string }>(sql, [vec]);
   });
@@ -112,8 +120,8 @@ async function topK(vec: string, opts: { exact: boolean; ef?: number; where?: st
 }
 
 if (process.env.BENCH_EXPLAIN) {
-  const plan = await db.pglite!.transaction(async (tx) => {
-    await tx.exec(`SET LOCAL hnsw.ef_search = 100`);
+  const plan = await db.transaction(async (tx) => {
+    await tx.query(`SELECT set_config('hnsw.ef_search', '100', true)`);
     return tx.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN ANALYZE SELECT id FROM memories WHERE ${scopeWhere} ORDER BY ${dist} LIMIT 10`,
       [qvecs[0]],
@@ -226,4 +234,5 @@ console.log(
 );
 await ctx.access.idle();
 await db.close();
+await bdb.drop();
 fs.rmSync(dataDir, { recursive: true, force: true });
