@@ -8,8 +8,10 @@ import path from 'node:path';
 import { createAgent } from '../src/areas/memory/agents.ts';
 import { memoryContext, type Scope } from '../src/areas/memory/context.ts';
 import { toVectorLiteral } from '../src/areas/memory/embedding.ts';
+import { weightedQueryVector } from '../src/areas/memory/query-weights.ts';
 import { RECALL_TUNING, recall } from '../src/areas/memory/recall.ts';
 import { storeMemories } from '../src/areas/memory/service.ts';
+import { termStats } from '../src/areas/memory/term-stats.ts';
 import { HNSW_WITH, indexName, literal } from '../src/areas/memory/vector-indexes.ts';
 import { configuredEmbedderId } from '../src/areas/models/embedders.ts';
 import { loadConfig } from '../src/config.ts';
@@ -181,7 +183,16 @@ for (const q of queries.slice(0, 100)) {
 }
 console.log(`recall hybrid (service) p50 ${ms(pct(hyTimes, 50))}, p99 ${ms(pct(hyTimes, 99))}`);
 
-// 4. Filtered recall: a metadata filter matching 10% (HNSW + iterative scan) and 1% (exact path).
+// 4. Filtered recall: a metadata filter matching 10% (HNSW + iterative scan) and 1% (exact path). The
+// service's vector leg embeds the query with IDF weights (decision 030), so the ground truth is the exact
+// scan of that same weighted vector (with the plain vector it would measure the weighting, not the index).
+const stats = await termStats(deps, scope);
+const wvecs = await Promise.all(
+  queries.map(async (q, i) => {
+    const w = await weightedQueryVector(deps, stats, EMBEDDER, q, DIM);
+    return w ? toVectorLiteral(w) : qvecs[i]!;
+  }),
+);
 for (const [label, where, filter] of [
   ['metadata 10%', `metadata @> '{"bucket":3}'`, { bucket: 3 }],
   ['metadata 1%', `metadata @> '{"shard":42}'`, { shard: 42 }],
@@ -191,7 +202,7 @@ for (const [label, where, filter] of [
   const times: number[] = [];
   const n = Math.min(100, queries.length);
   for (let i = 0; i < n; i++) {
-    const exact = await topK(qvecs[i]!, { exact: true, where });
+    const exact = await topK(wvecs[i]!, { exact: true, where });
     const s = now();
     const got = await recall(ctx, scope, { query: queries[i]!, limit: 10, mode: 'vector', metadata: filter });
     times.push(now() - s);
