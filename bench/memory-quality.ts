@@ -9,27 +9,56 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAgent } from '../src/areas/memory/agents.ts';
 import { memoryContext, type Scope } from '../src/areas/memory/context.ts';
-import { recall } from '../src/areas/memory/recall.ts';
+import { KEYWORD_TUNING } from '../src/areas/memory/keyword-rank.ts';
+import { RECALL_TUNING, recall } from '../src/areas/memory/recall.ts';
 import { storeMemories } from '../src/areas/memory/service.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
-import { seedOrg } from '../test/seed.ts';
+import { buildApp } from '../src/http/app.ts';
+import { seedApiKey, seedOrg } from '../test/seed.ts';
+import { benchDatabase } from './bench-db.ts';
 import { conversations, type Kind, notes } from './memory-quality-data.ts';
 
 const N_CONV = Number(process.env.BENCH_CONVERSATIONS ?? 10);
 const N_NOTES = Number(process.env.BENCH_NOTES ?? 600);
 const LAT_QUERIES = Number(process.env.BENCH_LATENCY_QUERIES ?? 200);
-const dbUrl = process.env.BENCH_DATABASE_URL;
-// BENCH_SWEEP=1: also score reciprocal rank fusion of the two legs at other constants and vector weights.
-const SWEEP = process.env.BENCH_SWEEP
-  ? [5, 10, 20, 60].flatMap((k) => [0.25, 0.5, 1].map((w) => [k, w] as const))
+const bdb = await benchDatabase();
+const dbUrl = bdb.url;
+// BENCH_SWEEP=1: also score the default mode under other fusions (set through RECALL_TUNING, restored
+// after each call): reciprocal rank fusion against a weighted sum of min-max normalised scores, and a
+// smaller keyword candidate budget (cheaper BM25 leg).
+type Tuning = { fusion: 'rrf' | 'relative'; rrfK: number; wv: number; budget: number };
+const SWEEP: [string, Tuning][] | null = process.env.BENCH_SWEEP
+  ? [
+      ['rrf k=10 wv=0.5 (default)', { fusion: 'rrf', rrfK: 10, wv: 0.5, budget: 2000 }],
+      ['rrf k=60 wv=1', { fusion: 'rrf', rrfK: 60, wv: 1, budget: 2000 }],
+      ['relative wv=0.25', { fusion: 'relative', rrfK: 10, wv: 0.25, budget: 2000 }],
+      ['relative wv=0.5', { fusion: 'relative', rrfK: 10, wv: 0.5, budget: 2000 }],
+      ['relative wv=1', { fusion: 'relative', rrfK: 10, wv: 1, budget: 2000 }],
+      ['rrf k=10 wv=0.5 budget=600', { fusion: 'rrf', rrfK: 10, wv: 0.5, budget: 600 }],
+    ]
   : null;
+async function withTuning<T>(t: Tuning, fn: () => Promise<T>): Promise<T> {
+  const saved = { ...RECALL_TUNING, localLegWeights: RECALL_TUNING.localLegWeights };
+  const budget = KEYWORD_TUNING.candidateBudget;
+  Object.assign(RECALL_TUNING, { fusion: t.fusion, rrfK: t.rrfK, localLegWeights: [t.wv, 1] });
+  KEYWORD_TUNING.candidateBudget = t.budget;
+  try {
+    return await fn();
+  } finally {
+    Object.assign(RECALL_TUNING, saved);
+    KEYWORD_TUNING.candidateBudget = budget;
+  }
+}
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-quality-'));
 const config = loadConfig({
   DATA_DIR: dataDir,
   LOG_LEVEL: 'silent',
+  // the bench's four clients measure recall, not the per-key rate limit
+  V1_RATE_LIMIT_PER_SEC: '100000',
+  V1_RATE_LIMIT_BURST: '1000000',
   ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
 });
 const deps = await createDeps(config, { inMemory: !dbUrl, keyring: Keyring.random() });
@@ -118,10 +147,10 @@ const noteSet = await store(
   nts.notes.map((n) => n.text),
   () => ({}),
 );
-if (!dbUrl) await deps.db.exec('ANALYZE memories');
+await deps.db.exec('ANALYZE memories'); // fresh statistics on both (PGlite has no autovacuum)
 const total = stored;
 console.log(
-  `bench/memory-quality on ${dbUrl ? 'PostgreSQL' : 'PGlite (in memory)'}: ${N_CONV} conversations, ${conv.turns.length} turns, ${conv.questions.length} questions; ${nts.notes.length} notes, ${nts.questions.length} questions; ${total} memories created in ${((now() - t0) / 1000).toFixed(1)} s\n`,
+  `bench/memory-quality on ${bdb.label}: ${N_CONV} conversations, ${conv.turns.length} turns, ${conv.questions.length} questions; ${nts.notes.length} notes, ${nts.questions.length} questions; ${total} memories created in ${((now() - t0) / 1000).toFixed(1)} s\n`,
 );
 
 // 2. Quality: evidence recall@k = share of a question's evidence turns in the top k, averaged.
@@ -165,22 +194,14 @@ async function evaluate(set: Set_, qs: { question: string; evidence: number[]; k
       score(cell(q.kind, name), got, q.evidence);
       if (q.kind !== 'notes') score(cell('all conversations', name), got, q.evidence);
     }
-    if (SWEEP) {
-      const leg = async (mode: string) =>
-        (
-          await recall(ctx, scope, { query: q.question, agentId: set.agentId, limit: 30, mode } as never, {
-            countAccess: false,
-          })
-        ).memories.map((m) => pos.get(m.id)!);
-      const [v, k] = [await leg('vector'), await leg('keyword')];
-      for (const [rk, wv] of SWEEP) {
-        const s = new Map<number, number>();
-        for (const [i, x] of v.entries()) s.set(x, (s.get(x) ?? 0) + wv / (rk + i + 1));
-        for (const [i, x] of k.entries()) s.set(x, (s.get(x) ?? 0) + 1 / (rk + i + 1));
-        const got = [...s].sort((a, b) => b[1] - a[1]).map((x) => x[0]);
-        const name = `rrf k=${rk} wv=${wv}`;
-        score(cell(q.kind === 'notes' ? 'notes' : 'all conversations', name), got, q.evidence);
-      }
+    for (const [name, t] of SWEEP ?? []) {
+      const r = await withTuning(t, () =>
+        recall(ctx, scope, { query: q.question, agentId: set.agentId, limit: 10 } as never, {
+          countAccess: false,
+        }),
+      );
+      const got = r.memories.map((m) => pos.get(m.id)!);
+      score(cell(q.kind === 'notes' ? 'notes' : 'all conversations', name), got, q.evidence);
     }
   }
 }
@@ -218,10 +239,10 @@ if (SWEEP)
   for (const kind of ['all conversations', 'notes']) {
     const row = table.get(kind)!;
     const b = row.get('BM25')!;
-    for (const [rk, wv] of SWEEP) {
-      const c = row.get(`rrf k=${rk} wv=${wv}`)!;
+    for (const [name] of SWEEP) {
+      const c = row.get(name)!;
       console.log(
-        `sweep ${kind}: rrf k=${rk} vector weight ${wv}: ${cellFmt(c)} (${(c.at10 / c.n / (b.at10 / b.n)).toFixed(2)}× BM25)`,
+        `sweep ${kind}: ${name}: ${cellFmt(c)} (${(c.at10 / c.n / (b.at10 / b.n)).toFixed(2)}× BM25)`,
       );
     }
   }
@@ -246,16 +267,65 @@ async function run(callers: number, agentId?: string): Promise<number[]> {
   await ctx.access.idle();
   return times;
 }
-await run(1); // warm-up (caches, plans)
-for (const [label, agentId] of [
-  [`whole organization (${total} memories)`, undefined],
-  [`one conversation (${sets[0]!.ids.length} memories)`, sets[0]!.agentId],
-] as const) {
+// BENCH_LATENCY=http: only the route, as a user calls it (the service-level rows are skipped).
+const HTTP_ONLY = process.env.BENCH_LATENCY === 'http';
+if (!HTTP_ONLY) await run(1); // warm-up (caches, plans)
+for (const [label, agentId] of HTTP_ONLY
+  ? []
+  : ([
+      [`whole organization (${total} memories)`, undefined],
+      [`one conversation (${sets[0]!.ids.length} memories)`, sets[0]!.agentId],
+    ] as const)) {
   const one = await run(1, agentId);
   const four = await run(4, agentId);
   console.log(
     `recall latency, ${label}: 1 caller p50 ${pct(one, 50).toFixed(1)} / p95 ${pct(one, 95).toFixed(1)} ms; 4 callers p50 ${pct(four, 50).toFixed(1)} / p95 ${pct(four, 95).toFixed(1)} ms`,
   );
 }
+
+// 4. The same through the HTTP route, as a user calls it: a live API key, POST /v1/memory/memories/recall
+// on 127.0.0.1, four clients each with its own keep-alive connection (auth, validation and serialisation
+// included). The first column is one client alone, the baseline of the same run.
+const app = await buildApp(deps, { logger: false });
+await app.listen({ port: 0, host: '127.0.0.1' });
+const base = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+const { key } = await seedApiKey(deps, org.id, 'live');
+async function runHttp(callers: number, agentId?: string): Promise<number[]> {
+  const times: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      for (;;) {
+        const i = next++;
+        if (i >= LAT_QUERIES) return;
+        const s = now();
+        const res = await fetch(`${base}/v1/memory/memories/recall`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ query: questions[i % questions.length]!, limit: 10, agentId }),
+        });
+        const body = (await res.json()) as { memories?: unknown[] };
+        if (res.status !== 200 || !body.memories)
+          throw new Error(`recall ${res.status}: ${JSON.stringify(body)}`);
+        times.push(now() - s);
+      }
+    }),
+  );
+  await ctx.access.idle();
+  return times;
+}
+await runHttp(4); // warm-up (caches, plans, connections)
+for (const [label, agentId] of [
+  [`whole organization (${total} memories)`, undefined],
+  [`one conversation (${sets[0]!.ids.length} memories)`, sets[0]!.agentId],
+] as const) {
+  const one = await runHttp(1, agentId);
+  const four = await runHttp(4, agentId);
+  console.log(
+    `HTTP recall latency, ${label}: 1 client p50 ${pct(one, 50).toFixed(1)} / p95 ${pct(one, 95).toFixed(1)} ms; 4 clients p50 ${pct(four, 50).toFixed(1)} / p95 ${pct(four, 95).toFixed(1)} ms (${(pct(four, 50) / pct(one, 50)).toFixed(2)}× one client at p50)`,
+  );
+}
+await app.close();
 await deps.db.close();
+await bdb.drop();
 fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,20 +1,24 @@
 // bench/memory: ingest, recall latency beside raw SQL, HNSW recall@10 against the exact scan, filtered
 // recall, and retrieval quality of the local embedder on a labelled paraphrase set.
 //   npm run bench:memory            (100,000 memories; BENCH_N=20000 for a quick run)
+//   BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pier_ci npm run bench:memory   (PostgreSQL + pgvector)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createAgent } from '../src/areas/memory/agents.ts';
 import { memoryContext, type Scope } from '../src/areas/memory/context.ts';
 import { toVectorLiteral } from '../src/areas/memory/embedding.ts';
+import { weightedQueryVector } from '../src/areas/memory/query-weights.ts';
 import { RECALL_TUNING, recall } from '../src/areas/memory/recall.ts';
 import { storeMemories } from '../src/areas/memory/service.ts';
+import { termStats } from '../src/areas/memory/term-stats.ts';
 import { HNSW_WITH, indexName, literal } from '../src/areas/memory/vector-indexes.ts';
 import { configuredEmbedderId } from '../src/areas/models/embedders.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { createDeps } from '../src/deps.ts';
 import { seedOrg } from '../test/seed.ts';
+import { benchDatabase } from './bench-db.ts';
 import { LABELLED, memoryText, rng } from './memory-corpus.ts';
 
 const N = Number(process.env.BENCH_N ?? 100_000);
@@ -29,8 +33,13 @@ const ms = (x: number) => `${x.toFixed(2)} ms`;
 const now = () => performance.now();
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-mem-'));
-const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
-const deps = await createDeps(config, { inMemory: true, keyring: Keyring.random() });
+const bdb = await benchDatabase();
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  ...(bdb.url ? { DATABASE_URL: bdb.url } : {}),
+});
+const deps = await createDeps(config, { inMemory: !bdb.url, keyring: Keyring.random() });
 const db = deps.db;
 const ctx = memoryContext(deps);
 // A real organization: its embedder is recorded per organization (model_embedders references orgs).
@@ -43,7 +52,7 @@ const CAST = `vector(${DIM})`;
 const r = rng(42);
 
 console.log(
-  `bench/memory: ${N} memories, ${QUERIES} queries, PGlite (in memory), embedder ${EMBEDDER} (index ${INDEX})`,
+  `bench/memory: ${N} memories, ${QUERIES} queries, ${bdb.label}, embedder ${EMBEDDER} (index ${INDEX})`,
 );
 console.log(`HNSW m=16 ef_construction=64; ef_search=${RECALL_TUNING.efSearch}\n`);
 
@@ -102,9 +111,10 @@ async function topK(vec: string, opts: { exact: boolean; ef?: number; where?: st
   const order = opts.exact ? `${dist} + 0` : dist;
   const sql = `SELECT id FROM memories WHERE ${where} ORDER BY ${order} LIMIT ${opts.k ?? 10}`;
   if (opts.exact) return (await db.query<{ id: string }>(sql, [vec])).rows.map((x) => x.id);
-  const res = await db.pglite!.transaction(async (tx) => {
-    await tx.exec(
-      `SET LOCAL hnsw.ef_search = ${opts.ef ?? RECALL_TUNING.efSearch}; SET LOCAL hnsw.iterative_scan = relaxed_order; SET LOCAL enable_sort = off`,
+  const res = await db.transaction(async (tx) => {
+    await tx.query(
+      `SELECT set_config('hnsw.ef_search', $1, true), set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('enable_sort', 'off', true)`,
+      [String(opts.ef ?? RECALL_TUNING.efSearch)],
     );
     return tx.query<{ id: string }>(sql, [vec]);
   });
@@ -112,8 +122,8 @@ async function topK(vec: string, opts: { exact: boolean; ef?: number; where?: st
 }
 
 if (process.env.BENCH_EXPLAIN) {
-  const plan = await db.pglite!.transaction(async (tx) => {
-    await tx.exec(`SET LOCAL hnsw.ef_search = 100`);
+  const plan = await db.transaction(async (tx) => {
+    await tx.query(`SELECT set_config('hnsw.ef_search', '100', true)`);
     return tx.query<{ 'QUERY PLAN': string }>(
       `EXPLAIN ANALYZE SELECT id FROM memories WHERE ${scopeWhere} ORDER BY ${dist} LIMIT 10`,
       [qvecs[0]],
@@ -173,7 +183,16 @@ for (const q of queries.slice(0, 100)) {
 }
 console.log(`recall hybrid (service) p50 ${ms(pct(hyTimes, 50))}, p99 ${ms(pct(hyTimes, 99))}`);
 
-// 4. Filtered recall: a metadata filter matching 10% (HNSW + iterative scan) and 1% (exact path).
+// 4. Filtered recall: a metadata filter matching 10% (HNSW + iterative scan) and 1% (exact path). The
+// service's vector leg embeds the query with IDF weights (decision 030), so the ground truth is the exact
+// scan of that same weighted vector (with the plain vector it would measure the weighting, not the index).
+const stats = await termStats(deps, scope);
+const wvecs = await Promise.all(
+  queries.map(async (q, i) => {
+    const w = await weightedQueryVector(deps, stats, EMBEDDER, q, DIM);
+    return w ? toVectorLiteral(w) : qvecs[i]!;
+  }),
+);
 for (const [label, where, filter] of [
   ['metadata 10%', `metadata @> '{"bucket":3}'`, { bucket: 3 }],
   ['metadata 1%', `metadata @> '{"shard":42}'`, { shard: 42 }],
@@ -183,7 +202,7 @@ for (const [label, where, filter] of [
   const times: number[] = [];
   const n = Math.min(100, queries.length);
   for (let i = 0; i < n; i++) {
-    const exact = await topK(qvecs[i]!, { exact: true, where });
+    const exact = await topK(wvecs[i]!, { exact: true, where });
     const s = now();
     const got = await recall(ctx, scope, { query: queries[i]!, limit: 10, mode: 'vector', metadata: filter });
     times.push(now() - s);
@@ -226,4 +245,5 @@ console.log(
 );
 await ctx.access.idle();
 await db.close();
+await bdb.drop();
 fs.rmSync(dataDir, { recursive: true, force: true });

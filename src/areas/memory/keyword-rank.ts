@@ -14,8 +14,10 @@ import { idf, lexemesOf, type TermStats } from './term-stats.ts';
 // `or` is accepted and changes nothing (any word already matches).
 
 export const BM25 = { k1: 1.2, b: 0.75 };
-/** Candidates are gathered from the rarest lexemes until their document frequencies sum to this. */
-const CANDIDATE_BUDGET = 2_000;
+export const KEYWORD_TUNING = {
+  /** Candidates are gathered from the rarest lexemes until their document frequencies sum to this. */
+  candidateBudget: 2_000,
+};
 
 export type KeywordQuery = { words: string[]; phrases: string[]; excluded: string[] };
 
@@ -91,7 +93,7 @@ export async function planBm25(
   let budget = 0;
   for (const l of byRarity) {
     const df = stats.df.get(l) ?? 0;
-    if (gather.length && budget + df > CANDIDATE_BUDGET) break;
+    if (gather.length && budget + df > KEYWORD_TUNING.candidateBudget) break;
     gather.push(l);
     budget += df;
   }

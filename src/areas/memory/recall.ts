@@ -35,6 +35,8 @@ export const RECALL_TUNING = {
    */
   legWeights: [1, 1] as [number, number],
   localLegWeights: [0.5, 1] as [number, number],
+  /** How the legs are fused: reciprocal rank fusion, or a weighted sum of min-max normalised scores. */
+  fusion: 'rrf' as 'rrf' | 'relative',
 };
 
 export const DEFAULT_TIERS: MemoryTier[] = ['hot', 'warm'];
@@ -72,6 +74,8 @@ function whereOf(s: Scope, f: Filters): SQL {
 }
 
 type Ranked = MemoryRow & { similarity: number };
+/** A leg's row with its own score (higher is better: BM25, or minus the distance). */
+type Scored = Ranked & { score: number; kscore?: number };
 
 /** The ranking query; `exact` hides the distance from the index ("+ 0"), forcing the exact scan. */
 export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, similarity?: SQL): SQL {
@@ -92,18 +96,22 @@ type Plan = { exec: Exec; small: boolean };
  * - enable_sort off: the probe showed a large set, where the HNSW walk is right; stale statistics (PGlite
  *   has no autovacuum) must not talk the planner into scanning and sorting every row.
  * The organization's size comes from its term statistics, so a store of at most `exactScanMax` memories
- * needs no probe; a larger one counts the filtered rows (up to that limit) first.
+ * needs no probe; a larger one counts the filtered rows (up to that limit) first when a filter narrows
+ * them (`narrowed`).
  */
 async function inRecallTx<T>(
   deps: MemoryContext['deps'],
   where: SQL,
   orgSize: number,
+  narrowed: boolean,
   k: number,
   run: (p: Plan, hnsw: () => Promise<void>) => Promise<T>,
 ): Promise<T> {
   const direct: Exec = (q) => deps.db.orm.execute(q) as unknown as Promise<{ rows: unknown[] }>;
   let small = orgSize <= RECALL_TUNING.exactScanMax;
-  if (!small) {
+  // Without a narrowing filter the rows are the organization's (term statistics count them): no probe,
+  // one round trip fewer per recall. Were most of them cold, the iterative scan still fills the page.
+  if (!small && narrowed) {
     const probe = await direct(
       sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories m WHERE ${where} LIMIT ${RECALL_TUNING.exactScanMax + 1}) x`,
     );
@@ -122,7 +130,13 @@ async function inRecallTx<T>(
 }
 
 /** Top-k by distance among the filtered rows (exact scan or the embedder's HNSW index), nearest first. */
-async function vectorTopK(p: Plan, where: SQL, dist: SQL, similarity: SQL, k: number): Promise<Ranked[]> {
+async function vectorTopK(
+  p: Plan,
+  where: SQL,
+  dist: SQL,
+  similarity: SQL,
+  k: number,
+): Promise<(Ranked & { d: number })[]> {
   const r = await p.exec(vectorTopKSql(where, dist, k, p.small, similarity));
   const rows = r.rows as (Ranked & { d: number })[];
   for (const row of rows) row.similarity = Number(row.similarity);
@@ -167,23 +181,34 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     ? embedderSql(q.model, q.dimension, toVectorLiteral(weighted), q.generation).distance
     : e.distance;
 
-  const ranked: Found[] = await inRecallTx(deps, where, stats.n, pool, async (p, hnsw) => {
+  const narrowed = Boolean(
+    input.agentId ||
+      input.collectionId ||
+      input.type ||
+      (input.metadata && Object.keys(input.metadata).length) ||
+      input.tags?.length ||
+      new Set(tiers).size !== DEFAULT_TIERS.length ||
+      tiers.some((t) => !DEFAULT_TIERS.includes(t)),
+  );
+  const ranked: Found[] = await inRecallTx(deps, where, stats.n, narrowed, pool, async (p, hnsw) => {
     const byKeyword = plan
       ? (
-          (await p.exec(bm25TopSql(where, plan, pool, sql`, ${similarity} AS similarity`))).rows as Ranked[]
-        ).map((row) => ({ ...row, similarity: Number(row.similarity) }))
+          (await p.exec(bm25TopSql(where, plan, pool, sql`, ${similarity} AS similarity`))).rows as Scored[]
+        ).map((row) => ({ ...row, similarity: Number(row.similarity), score: Number(row.kscore) }))
       : [];
     if (mode === 'keyword') return byKeyword.map((r) => ({ ...r, foundBy: 'keyword' as const }));
     await hnsw(); // after the keyword leg: these settings are for the HNSW walk only
     const byVector = await vectorTopK(p, where, vdist, similarity, pool);
     if (mode === 'vector') return byVector.map((r) => ({ ...r, foundBy: 'vector' as const }));
     const local = parseLocalEmbedderId(q.model) !== null;
-    return fuse(
-      byVector,
-      byKeyword,
-      RECALL_TUNING.rrfK,
-      local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights,
-    );
+    const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
+    if (RECALL_TUNING.fusion === 'relative')
+      return fuseRelative(
+        byVector.map((r) => ({ ...r, score: -Number(r.d) })),
+        byKeyword,
+        weights,
+      );
+    return fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
   });
 
   const threshold = input.threshold ?? 0;
@@ -227,6 +252,29 @@ export function fuse(
       e.legs |= 1 << leg;
       scored.set(row.id, e);
     });
+  });
+  return [...scored.values()]
+    .sort((x, y) => y.score - x.score || y.row.similarity - x.row.similarity)
+    .map((e) => ({ ...e.row, foundBy: e.legs === 3 ? 'both' : e.legs === 1 ? 'vector' : 'keyword' }));
+}
+
+/**
+ * Relative score fusion (the alternative measured against RRF, bench/memory-quality BENCH_SWEEP=1): each
+ * leg's scores min-max normalised over its own list (best 1, last 0), then a weighted sum; a memory one
+ * leg did not return gets 0 from it.
+ */
+export function fuseRelative(a: Scored[], b: Scored[], weights = RECALL_TUNING.legWeights): Found[] {
+  const scored = new Map<string, { row: Ranked; score: number; legs: number }>();
+  [a, b].forEach((list, leg) => {
+    if (!list.length) return;
+    const hi = Math.max(...list.map((r) => r.score));
+    const lo = Math.min(...list.map((r) => r.score));
+    for (const row of list) {
+      const e = scored.get(row.id) ?? { row, score: 0, legs: 0 };
+      e.score += weights[leg]! * (hi > lo ? (row.score - lo) / (hi - lo) : 1);
+      e.legs |= 1 << leg;
+      scored.set(row.id, e);
+    }
   });
   return [...scored.values()]
     .sort((x, y) => y.score - x.score || y.row.similarity - x.row.similarity)
