@@ -193,17 +193,35 @@ export async function assertSenderDomains(deps: Deps, orgId: string, froms: stri
 }
 
 // The signing keys of verified domains, per process: decrypting a key per message would cost more than
-// signing it. A minute at most stale; verify and remove drop the entry at once on this node.
+// signing it. A minute at most stale; verify and remove drop the entry at once on this node. The entry is
+// the lookup's promise, so the 200 mails of a batch that all miss at once make one query and one
+// decryption, not 200 (the bench profile showed 201 lookups per 1,000 mails).
 const KEY_TTL_MS = 60_000;
 type SigningKey = { domainName: string; keySelector: string; privateKey: string } | null;
-const keyCaches = new WeakMap<Deps, Map<string, { key: SigningKey; at: number }>>();
+const keyCaches = new WeakMap<Deps, Map<string, { key: Promise<SigningKey>; at: number }>>();
 
 function forgetSigningKey(deps: Deps, orgId: string, domain: string): void {
   keyCaches.get(deps)?.delete(`${orgId}/${domain}`);
 }
 
+async function loadSigningKey(deps: Deps, orgId: string, domain: string): Promise<SigningKey> {
+  const [row] = await deps.db.orm
+    .select()
+    .from(mailDomains)
+    .where(
+      and(eq(mailDomains.orgId, orgId), eq(mailDomains.domain, domain), eq(mailDomains.status, 'verified')),
+    );
+  return row
+    ? {
+        domainName: row.domain,
+        keySelector: row.dkimSelector,
+        privateKey: deps.keyring.decrypt(row.dkimPrivateKeyEnc),
+      }
+    : null;
+}
+
 /** The DKIM key for a tenant's mail from `domain`: its verified domain's own key, or none. */
-export async function tenantSigningKey(deps: Deps, orgId: string, domain: string): Promise<SigningKey> {
+export function tenantSigningKey(deps: Deps, orgId: string, domain: string): Promise<SigningKey> {
   let cache = keyCaches.get(deps);
   if (!cache) {
     cache = new Map();
@@ -213,19 +231,11 @@ export async function tenantSigningKey(deps: Deps, orgId: string, domain: string
   const now = Date.now();
   const hit = cache.get(id);
   if (hit && now - hit.at < KEY_TTL_MS) return hit.key;
-  const [row] = await deps.db.orm
-    .select()
-    .from(mailDomains)
-    .where(
-      and(eq(mailDomains.orgId, orgId), eq(mailDomains.domain, domain), eq(mailDomains.status, 'verified')),
-    );
-  const key = row
-    ? {
-        domainName: row.domain,
-        keySelector: row.dkimSelector,
-        privateKey: deps.keyring.decrypt(row.dkimPrivateKeyEnc),
-      }
-    : null;
-  cache.set(id, { key, at: now });
-  return key;
+  const entry = { key: loadSigningKey(deps, orgId, domain), at: now };
+  cache.set(id, entry);
+  // A failed lookup is not kept: the next message asks again.
+  entry.key.catch(() => {
+    if (cache.get(id) === entry) cache.delete(id);
+  });
+  return entry.key;
 }

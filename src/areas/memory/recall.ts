@@ -35,8 +35,11 @@ export const RECALL_TUNING = {
    */
   legWeights: [1, 1] as [number, number],
   localLegWeights: [0.5, 1] as [number, number],
-  /** How the legs are fused: reciprocal rank fusion, or a weighted sum of min-max normalised scores. */
-  fusion: 'rrf' as 'rrf' | 'relative',
+  /**
+   * How the legs are fused: a weighted sum of min-max normalised scores (measured better than RRF on both
+   * the chats and the notes of bench/memory-quality, docs/memory.md), or reciprocal rank fusion.
+   */
+  fusion: 'relative' as 'rrf' | 'relative',
 };
 
 export const DEFAULT_TIERS: MemoryTier[] = ['hot', 'warm'];
@@ -259,9 +262,9 @@ export function fuse(
 }
 
 /**
- * Relative score fusion (the alternative measured against RRF, bench/memory-quality BENCH_SWEEP=1): each
+ * Relative score fusion, the default (measured against RRF, bench/memory-quality BENCH_SWEEP=1): each
  * leg's scores min-max normalised over its own list (best 1, last 0), then a weighted sum; a memory one
- * leg did not return gets 0 from it.
+ * leg did not return gets 0 from it. Unlike ranks, the scores keep how far ahead a leg's best match is.
  */
 export function fuseRelative(a: Scored[], b: Scored[], weights = RECALL_TUNING.legWeights): Found[] {
   const scored = new Map<string, { row: Ranked; score: number; legs: number }>();
