@@ -1,64 +1,63 @@
-import { getQuickJS } from 'quickjs-emscripten';
+import { Worker } from 'node:worker_threads';
 import type { StepDef } from '../definition.ts';
 import { price } from '../prices.ts';
 import { type StepCtx, StepError, type StepResult } from './context.ts';
+import type { SandboxOptions, SandboxResult } from './quickjs-eval.ts';
 
-// code steps: JavaScript in QuickJS compiled to WASM, one fresh runtime per run of the step. The guest has
-// only the language: no process, require, fetch, timers or files (QuickJS's std/os modules are not loaded),
-// a memory limit, a stack limit and a deadline enforced by the interrupt handler (which also honours cancel).
-// The code is the body of `function (input) { … }`; input is the run's data as JSON, the return value must
-// be JSON. The evaluation is synchronous, so the time limit stays well under the step lease.
+// code steps: JavaScript in QuickJS/WASM (quickjs-eval.ts) inside a worker thread of its own. The thread keeps
+// the engine's event loop (lease heartbeats, other steps) free while guest code runs, and it is terminated
+// outright when the guest overruns its time limit by a grace period (QuickJS near its memory limit collects
+// garbage on every allocation and reaches its interrupt check only rarely) or when the run is cancelled.
+// The code is the body of `function (input) { … }`; input is the run's data as JSON, the return value must be
+// JSON.
 
 export const CODE_DEFAULTS = { timeLimitMs: 1000, memoryLimitMb: 64 };
+const GRACE_MS = 1000;
+const STARTUP_LIMIT_MS = 30_000;
 
-export type SandboxResult = { ok: true; value: unknown } | { ok: false; error: string };
-
-export async function runInSandbox(
-  code: string,
-  input: unknown,
-  opts: { timeLimitMs: number; memoryLimitMb: number; signal?: AbortSignal },
-): Promise<SandboxResult> {
-  const QuickJS = await getQuickJS();
-  const runtime = QuickJS.newRuntime();
-  runtime.setMemoryLimit(opts.memoryLimitMb * 1024 * 1024);
-  runtime.setMaxStackSize(512 * 1024);
-  const deadline = Date.now() + opts.timeLimitMs;
-  let timedOut = false;
-  runtime.setInterruptHandler(() => {
-    if (opts.signal?.aborted) return true;
-    if (Date.now() > deadline) timedOut = true;
-    return timedOut;
+export function runInSandbox(code: string, input: unknown, opts: SandboxOptions): Promise<SandboxResult> {
+  if (opts.signal?.aborted) return Promise.resolve({ ok: false, error: 'Cancelled.' });
+  const { signal, ...limits } = opts;
+  return new Promise((resolve) => {
+    const worker = new Worker(new URL('./sandbox-worker.ts', import.meta.url), {
+      workerData: { code, input: input ?? null, opts: limits },
+      // The thread's own JavaScript heap: the guest's memory is WASM memory, capped by QuickJS.
+      resourceLimits: { maxOldGenerationSizeMb: 64 + limits.memoryLimitMb },
+    });
+    let settled = false;
+    const finish = (r: SandboxResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      void worker.terminate();
+      resolve(r);
+    };
+    // The guest's clock starts when the thread has loaded QuickJS (a cold start on a busy machine is slow).
+    let timer = setTimeout(
+      () => finish({ ok: false, error: 'The sandbox did not start in time.' }),
+      STARTUP_LIMIT_MS,
+    );
+    const onAbort = () => finish({ ok: false, error: 'Cancelled.' });
+    signal?.addEventListener('abort', onAbort, { once: true });
+    worker.on('message', (m: SandboxResult | 'ready') => {
+      if (m !== 'ready') return finish(m);
+      clearTimeout(timer);
+      timer = setTimeout(
+        () => finish({ ok: false, error: `Time limit of ${limits.timeLimitMs} ms exceeded.` }),
+        limits.timeLimitMs + GRACE_MS,
+      );
+    });
+    worker.once('error', (err) =>
+      finish({
+        ok: false,
+        error: /memory/i.test(String(err))
+          ? `Memory limit of ${limits.memoryLimitMb} MB exceeded.`
+          : `Sandbox failed: ${String((err as Error)?.message ?? err)}`,
+      }),
+    );
+    worker.once('exit', () => finish({ ok: false, error: 'The sandbox stopped without a result.' }));
   });
-  const vm = runtime.newContext();
-  try {
-    const src = `JSON.stringify((function (input) {\n${code}\n})(${JSON.stringify(input ?? null)}) ?? null)`;
-    const res = vm.evalCode(src, 'step.js');
-    if (res.error) {
-      const dumped = vm.dump(res.error) as { name?: string; message?: string } | string;
-      res.error.dispose();
-      if (opts.signal?.aborted) return { ok: false, error: 'Cancelled.' };
-      if (timedOut) return { ok: false, error: `Time limit of ${opts.timeLimitMs} ms exceeded.` };
-      const msg =
-        typeof dumped === 'string' ? dumped : `${dumped?.name ?? 'Error'}: ${dumped?.message ?? ''}`;
-      if (/out of memory/i.test(msg))
-        return { ok: false, error: `Memory limit of ${opts.memoryLimitMb} MB exceeded.` };
-      return { ok: false, error: msg };
-    }
-    const text = vm.getString(res.value);
-    res.value.dispose();
-    return { ok: true, value: text === undefined ? null : JSON.parse(text) };
-  } catch (err) {
-    const msg = String((err as Error)?.message ?? err);
-    if (/memory/i.test(msg))
-      return { ok: false, error: `Memory limit of ${opts.memoryLimitMb} MB exceeded.` };
-    return { ok: false, error: msg };
-  } finally {
-    // After an out-of-memory the runtime may refuse a clean dispose; it is garbage either way.
-    try {
-      vm.dispose();
-      runtime.dispose();
-    } catch {}
-  }
 }
 
 export async function runCode(c: StepCtx, s: StepDef): Promise<StepResult> {
