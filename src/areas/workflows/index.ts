@@ -1,4 +1,5 @@
 import { defineArea } from '../manifest.ts';
+import { getWorkflowRunForCli, runWorkflowForCli } from './cli-fn.ts';
 import { startEngine } from './engine.ts';
 import { getWorkflowUsageForCli } from './usage-fn.ts';
 import { workflowsV1 } from './v1.ts';
@@ -8,7 +9,7 @@ import { workflowsV1 } from './v1.ts';
 
 export const workflowsArea = defineArea({
   name: 'workflows',
-  fns: [getWorkflowUsageForCli],
+  fns: [getWorkflowUsageForCli, runWorkflowForCli, getWorkflowRunForCli],
   v1: [workflowsV1],
   migrations: [{ area: 'workflows', schema: ['src/areas/workflows/tables.ts'] }],
   start: async (deps, { worker }) => (worker ? startEngine(deps) : undefined),
