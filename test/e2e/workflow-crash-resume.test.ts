@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Keyring } from '../../src/core/crypto.ts';
-import { openDb } from '../../src/core/db/client.ts';
+import { type Db, openDb } from '../../src/core/db/client.ts';
 import { startOpenAIServer } from '../fakes/openai-server.ts';
 import { onPostgres, restartableTestDb, testApp } from '../harness.ts';
 import { seedProject, seedV1Tenant } from '../seed.ts';
@@ -29,7 +29,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe('workflow crash-resume', { timeout: 240_000 }, () => {
+describe('workflow crash-resume', { timeout: 900_000 }, () => {
   const cleanups: (() => Promise<void> | void)[] = [];
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();
@@ -60,18 +60,29 @@ describe('workflow crash-resume', { timeout: 240_000 }, () => {
     const siteUrl = `http://127.0.0.1:${(site.address() as net.AddressInfo).port}`;
 
     // Seed a tenant and the workflow on storage the child processes then open.
+    const secret = crypto.randomBytes(32).toString('base64url');
+    // The database outlives the seeding app. On PGlite it lives in the child's DATA_DIR/db, started from the
+    // suite's migrated template when there is one (as the harness does).
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-wf-crash-'));
     cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const secret = crypto.randomBytes(32).toString('base64url');
     let databaseUrl: string | undefined;
-    let db: Awaited<ReturnType<typeof openDb>>;
+    let db: Db;
     if (onPostgres) {
       const store = await restartableTestDb();
       cleanups.push(() => store.drop());
       db = await store.open();
-      databaseUrl = (db as typeof db & { url?: string }).url;
-    } else db = await openDb({ dataDir: path.join(dataDir, 'db') });
-    const t = await testApp({ db, dataDir, keyring: new Keyring(Buffer.from(secret, 'base64url')) });
+      databaseUrl = (db as Db & { url?: string }).url;
+    } else {
+      const template = process.env.PIER_TEST_PGLITE_TEMPLATE;
+      if (template) fs.cpSync(template, path.join(dataDir, 'db'), { recursive: true });
+      db = await openDb({ dataDir: path.join(dataDir, 'db') });
+    }
+    const t = await testApp({
+      db,
+      dataDir,
+      keyring: new Keyring(Buffer.from(secret, 'base64url')),
+      env: { OPENAI_API_KEY: 'sk-test-platform', OPENAI_BASE_URL: `${openai.url}/v1` },
+    });
     const a = await seedV1Tenant(t.deps);
     const slug = (await seedProject(t.deps, a.org)).slug;
     const created = await t.v1('POST', '/workflows', a.live, {
@@ -102,7 +113,7 @@ describe('workflow crash-resume', { timeout: 240_000 }, () => {
           HOST: '127.0.0.1',
           DATA_DIR: dataDir,
           PIER_SECRET_KEY: secret,
-          LOG_LEVEL: 'silent',
+          LOG_LEVEL: 'warn',
           OPENAI_API_KEY: 'sk-test-platform',
           OPENAI_BASE_URL: `${openai.url}/v1`,
           OUTBOUND_ALLOW: '127.0.0.1/32',
@@ -118,14 +129,15 @@ describe('workflow crash-resume', { timeout: 240_000 }, () => {
       cleanups.push(() => {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       });
-      const end = Date.now() + 120_000;
+      const end = Date.now() + 240_000;
       for (;;) {
         const ok = await fetch(`${base}/healthz`).then(
           (r) => r.ok,
           () => false,
         );
         if (ok) return child;
-        if (Date.now() > end || child.exitCode !== null) throw new Error(`pier did not start: ${stderr}`);
+        if (Date.now() > end || child.exitCode !== null)
+          throw new Error(`pier did not start (exit ${child.exitCode}): ${stderr.slice(-2000)}`);
         await sleep(200);
       }
     };
@@ -138,16 +150,21 @@ describe('workflow crash-resume', { timeout: 240_000 }, () => {
       return { status: r.status, json: (await r.json()) as Record<string, any> };
     };
 
+    const t0 = Date.now();
+    const stage = (what: string) => console.error(`[crash-resume] ${what} after ${Date.now() - t0} ms`);
     const first = await startPier();
+    stage('first process up');
     const started = await call('POST', `/workflows/${workflowId}/run`, { projectSlug: slug });
     expect(started.status, JSON.stringify(started.json)).toBe(201);
     const runId = started.json.id;
     await Promise.race([hit, sleep(120_000)]);
     expect(stepThreeHits).toBe(1);
+    stage('step three in flight');
     first.kill('SIGKILL');
     await new Promise((ok) => first.once('exit', ok));
 
     await startPier();
+    stage('second process up');
     const end = Date.now() + 120_000;
     let run: Record<string, any>;
     for (;;) {

@@ -141,7 +141,9 @@ describe('workflow definitions', () => {
     expect(wrongProject.json().error.code).toBe('PROJECT_NOT_FOUND');
   });
 
-  it("answers 404 for another organization's workflow or run on every route", async () => {
+  it("answers 404 for another organization's workflow or run on every route", {
+    timeout: 180_000,
+  }, async () => {
     const api = v1Client(t, a.live);
     const wf = (
       await api.post('/workflows', {
