@@ -35,6 +35,8 @@ export async function runLlm(c: StepCtx, s: StepDef): Promise<StepResult> {
 }
 
 async function store(c: StepCtx, s: StepDef, bytes: Buffer, mimeType: string, ext: string) {
+  // Image and speech calls take no abort signal: a run cancelled meanwhile keeps no asset.
+  if (c.signal.aborted) throw new StepError('Cancelled.');
   const asset = await storeAsset(c.deps, {
     orgId: c.orgId,
     environment: c.environment,
