@@ -70,7 +70,7 @@ describe('workflow runs', { timeout: 120_000 }, () => {
     a = await seedV1Tenant(t.deps);
     slug = (await seedProject(t.deps, a.org)).slug;
     api = v1Client(t, a.live);
-  });
+  }, 180_000);
   afterAll(async () => {
     await t.close();
     await openai.close();
