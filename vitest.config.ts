@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 // (test/no-database.ts) instead of silently skipping PostgreSQL. See docs/testing.md.
 const dbFree = [
   'src/cli/browser-login.test.ts',
+  'src/areas/workflows/steps/code.test.ts',
   'src/cli/config-store.test.ts',
   'src/cli/output.test.ts',
   'src/cli/program.test.ts',

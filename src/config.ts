@@ -189,6 +189,23 @@ const envSchema = z.object({
     .int()
     .refine((n) => n === 0 || (n > 0 && n <= 60 && 60 % n === 0), 'must be 0 (off) or a divisor of 60')
     .default(1),
+  // workflows (docs/workflows.md): step leases, worker slots, the per-run parallel cap, price overrides
+  WORKFLOW_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
+  WORKFLOW_WORKER_SLOTS: z.coerce.number().int().min(1).max(64).default(8),
+  WORKFLOW_RUN_PARALLELISM: z.coerce.number().int().min(1).max(64).default(4),
+  WORKFLOW_PRICES: optionalString.pipe(
+    z
+      .string()
+      .transform((s, ctx) => {
+        try {
+          return z.record(z.string(), z.number().min(0)).parse(JSON.parse(s));
+        } catch {
+          ctx.addIssue({ code: 'custom', message: 'must be a JSON object of price names to numbers' });
+          return z.NEVER;
+        }
+      })
+      .optional(),
+  ),
 });
 
 export type Config = {
@@ -263,6 +280,8 @@ export type Config = {
   pgliteMaintenanceIntervalMin: number;
   /** Media tools of the CDN (probing uploads, merging videos). */
   media: { ffmpegPath: string; ffprobePath: string };
+  /** Workflow runs: step lease, steps one worker process runs at once, per-run cap, price overrides. */
+  workflows: { leaseMs: number; workerSlots: number; runParallelism: number; prices: Record<string, number> };
 };
 
 export type IntegrationClientConfig = {
@@ -402,5 +421,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutMs: e.MODEL_TIMEOUT_MS,
     },
     pgliteMaintenanceIntervalMin: e.PGLITE_MAINTENANCE_INTERVAL_MIN,
+    workflows: {
+      leaseMs: e.WORKFLOW_LEASE_MS,
+      workerSlots: e.WORKFLOW_WORKER_SLOTS,
+      runParallelism: e.WORKFLOW_RUN_PARALLELISM,
+      prices: e.WORKFLOW_PRICES ?? {},
+    },
   };
 }

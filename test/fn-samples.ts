@@ -60,6 +60,9 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   resolveModel: (c) => ({ orgId: c.orgId, model: 'gpt-4o-mini' }),
   getModelUsageForCli: (c) => ({ orgSlug: c.orgSlug }),
   getModelEmbedderForCli: (c) => ({ orgSlug: c.orgSlug }),
+  getWorkflowUsageForCli: (c) => ({ orgSlug: c.orgSlug }),
+  runWorkflowForCli: (c) => ({ orgSlug: c.orgSlug, projectSlug: c.projectSlug, workflowSlug: 'nope' }),
+  getWorkflowRunForCli: (c) => ({ orgSlug: c.orgSlug, runId: '00000000-0000-0000-0000-000000000000' }),
   listOutboxForCli: (c) => ({ orgSlug: c.orgSlug }),
   getOutboxMessageForCli: (c) => ({ orgSlug: c.orgSlug, id: MISSING_ID }),
   listMemoryAgentsForCli: (c) => ({ orgSlug: c.orgSlug, environment: 'production' }),
@@ -84,6 +87,8 @@ const MISSING_ID = '00000000-0000-4000-8000-000000000000';
 /** Samples that name something absent on purpose: their valid body answers this instead of 200. */
 export const expectedNon200: Partial<Record<FunctionName, number>> = {
   adminRevokePlatformCredential: 404,
+  runWorkflowForCli: 404,
+  getWorkflowRunForCli: 404,
   revokeApiKeyForCli: 404,
   updateTokenLabelForCli: 404,
   revokeTokenByIdForCli: 404,

@@ -397,6 +397,27 @@ export const errors = {
       `The merge job is ${status}; only pending or processing jobs can be cancelled.`,
     ),
   mergeInputInvalid: (message: string) => new ApiError('MERGE_INPUT_INVALID', 400, message),
+  // workflows
+  workflowNotFound: () => new ApiError('WORKFLOW_NOT_FOUND', 404, 'Workflow not found.'),
+  workflowRunNotFound: () => new ApiError('WORKFLOW_RUN_NOT_FOUND', 404, 'Workflow run not found.'),
+  workflowInvalid: (problems: string[]) =>
+    new ApiError(
+      'WORKFLOW_INVALID',
+      400,
+      `The workflow has ${problems.length} problem(s): ${problems.join(' ')}`,
+    ),
+  workflowSlugTaken: (slug: string) =>
+    new ApiError('WORKFLOW_SLUG_TAKEN', 409, `A workflow '${slug}' already exists in this project.`),
+  workflowVariablesInvalid: (problems: string[]) =>
+    new ApiError('WORKFLOW_VARIABLES_INVALID', 400, `Bad variables: ${problems.join(' ')}`),
+  workflowRunNotCancellable: (status: string) =>
+    new ApiError(
+      'WORKFLOW_RUN_NOT_CANCELLABLE',
+      409,
+      `The run is ${status}; only pending or running runs can be cancelled.`,
+    ),
+  workflowRunNotRetryable: (status: string) =>
+    new ApiError('WORKFLOW_RUN_NOT_RETRYABLE', 409, `The run is ${status}; only failed runs can be retried.`),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

@@ -5,6 +5,7 @@ import {
   listModelProvidersForCli,
   removeModelProviderKeyForCli,
   resolveModel,
+  resolveModelFor,
   setModelProviderKeyForCli,
 } from './models.ts';
 import { reembedJob } from './reembed.ts';
@@ -38,3 +39,4 @@ export {
   TRANSIENT_CODES,
 } from './embedders.ts';
 export { type DbLike, type ReembedTarget, reembedOrg, type VectorStore } from './reembed.ts';
+export { resolveModelFor };

@@ -1,0 +1,240 @@
+import crypto from 'node:crypto';
+import { listen, type Unlisten } from '../../core/db/notify.ts';
+import { ApiError } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { StepDef } from './definition.ts';
+import { advanceIn, applyEffects, failRunIn, WAKE_CANCEL, WAKE_CHANNEL } from './scheduler.ts';
+import type { StepCtx } from './steps/context.ts';
+import { StepError } from './steps/context.ts';
+import { executeStep } from './steps/execute.ts';
+
+// The run engine of a worker process. Ready steps are claimed straight from workflow_step_states with
+// FOR UPDATE SKIP LOCKED (docs/decisions/050-workflow-step-claims.md), so several worker processes share
+// the work and no step is claimed twice. A claimed step is leased: the worker renews the lease every third of
+// WORKFLOW_LEASE_MS, and a step whose lease ran out (its worker was SIGKILLed) is claimable again, so it is
+// retried on another worker within seconds. The heartbeat also finds steps that stopped being this worker's
+// (the run was cancelled or failed) and aborts them; a NOTIFY makes that immediate.
+
+/** An idle worker looks for due retries and expired leases this often (wake-ups cover new work). */
+const IDLE_POLL_MS = 1000;
+export const DEFAULT_RETRY = { maxAttempts: 3, backoffMs: 1000 };
+
+type Claimed = { run_id: string; step_id: string; attempts: number };
+type Running = { runId: string; ac: AbortController };
+
+const CLAIM_SQL = `
+  update workflow_step_states s
+     set status = 'running', attempts = s.attempts + 1, worker_id = $1,
+         lease_until = now() + make_interval(secs => $2::double precision / 1000),
+         started_at = coalesce(s.started_at, now())
+    from (select run_id, step_id from workflow_step_states
+           where (status = 'ready' and (next_attempt_at is null or next_attempt_at <= now()))
+              or (status = 'running' and lease_until < now())
+           order by next_attempt_at nulls first
+           limit $3
+           for update skip locked) c
+   where s.run_id = c.run_id and s.step_id = c.step_id
+  returning s.run_id, s.step_id, s.attempts`;
+
+function retryable(err: unknown): boolean {
+  if (err instanceof StepError) return err.retryable;
+  if (err instanceof ApiError) return err.status >= 500 || err.status === 429;
+  return true;
+}
+
+export class WorkflowEngine {
+  readonly workerId = `wf-${crypto.randomUUID()}`;
+  readonly #deps: Deps;
+  readonly #running = new Map<string, Running>();
+  #stopping = false;
+  #wake: (() => void) | null = null;
+  #loop: Promise<void> | null = null;
+  #heartbeat: NodeJS.Timeout | null = null;
+  #unlisten: Unlisten | null = null;
+
+  constructor(deps: Deps) {
+    this.#deps = deps;
+  }
+
+  async start(): Promise<void> {
+    const db = this.#deps.db;
+    this.#unlisten = await listen(db, db.pool?.options.connectionString, WAKE_CHANNEL, (p) => {
+      if (p.startsWith(WAKE_CANCEL)) this.#abortRun(p.slice(WAKE_CANCEL.length));
+      else this.#wake?.();
+    });
+    const every = Math.max(100, Math.floor(this.#deps.config.workflows.leaseMs / 3));
+    this.#heartbeat = setInterval(() => void this.#renew().catch(() => {}), every);
+    this.#loop = this.#run();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    if (this.#heartbeat) clearInterval(this.#heartbeat);
+    this.#wake?.();
+    for (const r of this.#running.values()) r.ac.abort(new Error('worker stopping'));
+    await this.#loop;
+    for (let i = 0; i < 100 && this.#running.size; i++) await new Promise((ok) => setTimeout(ok, 20));
+    // What this worker held goes back to the pool at once rather than after its lease.
+    await this.#deps.db
+      .query(
+        `update workflow_step_states set status = 'ready', lease_until = null, worker_id = null,
+           attempts = greatest(attempts - 1, 0)
+          where worker_id = $1 and status = 'running'`,
+        [this.workerId],
+      )
+      .catch(() => {});
+    await this.#unlisten?.();
+  }
+
+  #abortRun(runId: string): void {
+    for (const r of this.#running.values()) if (r.runId === runId) r.ac.abort(new Error('run ended'));
+  }
+
+  async #run(): Promise<void> {
+    const slots = this.#deps.config.workflows.workerSlots;
+    while (!this.#stopping) {
+      const free = slots - this.#running.size;
+      if (free > 0) {
+        const leaseMs = this.#deps.config.workflows.leaseMs;
+        const rows = await this.#deps.db
+          .query<Claimed>(CLAIM_SQL, [this.workerId, leaseMs, free])
+          .then((r) => r.rows)
+          .catch(() => [] as Claimed[]);
+        for (const row of rows) this.#start(row);
+        if (rows.length === free) continue;
+      }
+      await new Promise<void>((ok) => {
+        const timer = setTimeout(() => this.#wake?.(), IDLE_POLL_MS);
+        this.#wake = () => {
+          clearTimeout(timer);
+          this.#wake = null;
+          ok();
+        };
+      });
+    }
+  }
+
+  #start(row: Claimed): void {
+    const key = `${row.run_id}/${row.step_id}`;
+    const ac = new AbortController();
+    this.#running.set(key, { runId: row.run_id, ac });
+    void this.#execute(row, ac)
+      .catch((err) => this.#deps.log.error({ err, runId: row.run_id, stepId: row.step_id }, 'workflow step'))
+      .finally(() => {
+        this.#running.delete(key);
+        this.#wake?.();
+      });
+  }
+
+  /** Renews the leases of the steps this worker runs; aborts those that are no longer its own. */
+  async #renew(): Promise<void> {
+    if (!this.#running.size) return;
+    const keys = [...this.#running.keys()];
+    const { rows } = await this.#deps.db.query<{ key: string }>(
+      `update workflow_step_states
+          set lease_until = now() + make_interval(secs => $2::double precision / 1000)
+        where worker_id = $1 and status = 'running' and (run_id::text || '/' || step_id) = any($3::text[])
+        returning run_id::text || '/' || step_id as key`,
+      [this.workerId, this.#deps.config.workflows.leaseMs, keys],
+    );
+    const mine = new Set(rows.map((r) => r.key));
+    for (const k of keys) if (!mine.has(k)) this.#running.get(k)?.ac.abort(new Error('lease lost'));
+  }
+
+  async #execute(row: Claimed, ac: AbortController): Promise<void> {
+    const deps = this.#deps;
+    const { rows: runs } = await deps.db.query<{
+      org_id: string;
+      environment: 'production' | 'sandbox';
+      project_id: string;
+      steps: StepDef[];
+      variables: Record<string, unknown>;
+    }>(
+      `update workflow_runs set status = 'running', started_at = coalesce(started_at, now())
+        where id = $1 and status in ('pending', 'running')
+        returning org_id, environment, project_id, steps, variables`,
+      [row.run_id],
+    );
+    const run = runs[0];
+    const def = run?.steps.find((s) => s.id === row.step_id);
+    if (!run || !def) return;
+    const max = def.retry?.maxAttempts ?? DEFAULT_RETRY.maxAttempts;
+    if (row.attempts > max) {
+      await this.#fail(row, def, new StepError('Its worker stopped and no attempts are left.'));
+      return;
+    }
+    const { rows: done } = await deps.db.query<{ step_id: string; output: unknown }>(
+      `select step_id, output from workflow_step_states where run_id = $1 and status = 'completed'`,
+      [row.run_id],
+    );
+    const ctx: StepCtx = {
+      deps,
+      orgId: run.org_id,
+      environment: run.environment,
+      projectId: run.project_id,
+      runId: row.run_id,
+      signal: ac.signal,
+      data: {
+        variables: run.variables,
+        steps: Object.fromEntries(done.map((d) => [d.step_id, { output: d.output }])),
+      },
+    };
+    let result: Awaited<ReturnType<typeof executeStep>>;
+    try {
+      result = await executeStep(ctx, def);
+    } catch (err) {
+      // Aborted: cancelled, failed elsewhere, lease lost or stopping — the row already says what happened.
+      if (ac.signal.aborted) return;
+      await this.#fail(row, def, err);
+      return;
+    }
+    if (ac.signal.aborted) return;
+    const effects = await deps.db.transaction(async (tx) => {
+      const { rows: mine } = await tx.query(
+        `update workflow_step_states set status = 'completed', output = $3, credits_used = $4,
+           completed_at = now(), lease_until = null, last_error = null
+          where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5 returning step_id`,
+        [row.run_id, row.step_id, JSON.stringify(result.output ?? null), result.credits, this.workerId],
+      );
+      if (!mine.length) return null;
+      await tx.query('update workflow_runs set credits_used = credits_used + $2 where id = $1', [
+        row.run_id,
+        result.credits,
+      ]);
+      return advanceIn(tx, deps, row.run_id);
+    });
+    if (effects) await applyEffects(deps, effects);
+  }
+
+  async #fail(row: Claimed, def: StepDef, err: unknown): Promise<void> {
+    const deps = this.#deps;
+    const message = String((err as Error)?.message ?? err).slice(0, 1000);
+    const retry = { ...DEFAULT_RETRY, ...def.retry };
+    if (retryable(err) && row.attempts < retry.maxAttempts) {
+      const delay = retry.backoffMs * 2 ** (row.attempts - 1);
+      await deps.db.query(
+        `update workflow_step_states set status = 'ready', last_error = $3, lease_until = null, worker_id = null,
+           next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
+          where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5`,
+        [row.run_id, row.step_id, message, delay, this.workerId],
+      );
+      return;
+    }
+    const effects = await deps.db.transaction(async (tx) => {
+      const { rows: mine } = await tx.query(
+        `update workflow_step_states set status = 'failed', last_error = $3, completed_at = now(), lease_until = null
+          where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $4 returning step_id`,
+        [row.run_id, row.step_id, message, this.workerId],
+      );
+      if (!mine.length) return null;
+      return failRunIn(tx, row.run_id, row.step_id, message);
+    });
+    if (effects) await applyEffects(deps, effects);
+  }
+}
+
+export async function startEngine(deps: Deps): Promise<() => Promise<void>> {
+  const engine = new WorkflowEngine(deps);
+  await engine.start();
+  return () => engine.stop();
+}

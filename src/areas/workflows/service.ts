@@ -1,0 +1,149 @@
+import { and, count, desc, eq, inArray } from 'drizzle-orm';
+import { errors } from '../../core/errors.ts';
+import { offsetPage } from '../../core/pagination.ts';
+import type { Deps } from '../../deps.ts';
+import { UUID_RE } from '../../http/fn-schemas.ts';
+import { resolveModelFor } from '../models/index.ts';
+import { projectForApiKey, projects } from '../orgs/index.ts';
+import { definitionProblems, type StepDef, type VariableDefs } from './definition.ts';
+import type { CreateBody, PatchBody, WorkflowOut } from './schema.ts';
+import { workflows } from './tables.ts';
+
+// Workflow definitions: CRUD per project, every definition checked (definition.ts) before it is stored.
+
+export type WfScope = { orgId: string; environment: string };
+type Row = typeof workflows.$inferSelect;
+
+const tenant = (s: WfScope) => and(eq(workflows.orgId, s.orgId), eq(workflows.environment, s.environment));
+
+/** A step's model as resolveModel knows it: `provider/model` when the step names a provider. */
+export const modelRefOf = (s: Pick<StepDef, 'provider' | 'model'>) =>
+  s.provider && !s.model?.startsWith(`${s.provider}/`) ? `${s.provider}/${s.model}` : s.model!;
+
+async function validate(deps: Deps, s: WfScope, steps: StepDef[], variables: VariableDefs): Promise<void> {
+  const problems = await definitionProblems(steps, variables, async (step) => {
+    try {
+      await resolveModelFor(deps, s.orgId, modelRefOf(step));
+      return null;
+    } catch (err) {
+      return `model '${modelRefOf(step)}': ${(err as Error).message}`;
+    }
+  });
+  if (problems.length) throw errors.workflowInvalid(problems);
+}
+
+export async function toWorkflowOuts(deps: Deps, rows: Row[]): Promise<WorkflowOut[]> {
+  if (!rows.length) return [];
+  const ids = [...new Set(rows.map((r) => r.projectId))];
+  const prj = await deps.db.orm
+    .select({ id: projects.id, slug: projects.slug })
+    .from(projects)
+    .where(inArray(projects.id, ids));
+  const slugOf = new Map(prj.map((p) => [p.id, p.slug]));
+  return rows.map((r) => ({
+    id: r.id,
+    projectSlug: slugOf.get(r.projectId) ?? '',
+    slug: r.slug,
+    name: r.name,
+    description: r.description,
+    steps: r.steps,
+    variables: r.variables,
+    createdAt: r.createdAt.toISOString(),
+    updatedAt: r.updatedAt.toISOString(),
+  }));
+}
+
+export async function findWorkflow(deps: Deps, s: WfScope, id: string): Promise<Row> {
+  if (!UUID_RE.test(id)) throw errors.workflowNotFound();
+  const [row] = await deps.db.orm
+    .select()
+    .from(workflows)
+    .where(and(tenant(s), eq(workflows.id, id)));
+  if (!row) throw errors.workflowNotFound();
+  return row;
+}
+
+async function slugFree(deps: Deps, s: WfScope, projectId: string, slug: string, except?: string) {
+  const [hit] = await deps.db.orm
+    .select({ id: workflows.id })
+    .from(workflows)
+    .where(and(tenant(s), eq(workflows.projectId, projectId), eq(workflows.slug, slug)));
+  if (hit && hit.id !== except) throw errors.workflowSlugTaken(slug);
+}
+
+export async function createWorkflow(deps: Deps, s: WfScope, body: CreateBody): Promise<WorkflowOut> {
+  const project = await projectForApiKey(deps, s.orgId, body.projectSlug);
+  await validate(deps, s, body.steps, body.variables);
+  await slugFree(deps, s, project.id, body.slug);
+  const now = deps.clock.now();
+  const [row] = await deps.db.orm
+    .insert(workflows)
+    .values({
+      orgId: s.orgId,
+      environment: s.environment,
+      projectId: project.id,
+      slug: body.slug,
+      name: body.name,
+      description: body.description ?? null,
+      steps: body.steps,
+      variables: body.variables,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .onConflictDoNothing()
+    .returning();
+  if (!row) throw errors.workflowSlugTaken(body.slug);
+  return (await toWorkflowOuts(deps, [row]))[0]!;
+}
+
+export async function getWorkflow(deps: Deps, s: WfScope, id: string): Promise<WorkflowOut> {
+  return (await toWorkflowOuts(deps, [await findWorkflow(deps, s, id)]))[0]!;
+}
+
+export async function listWorkflows(
+  deps: Deps,
+  s: WfScope,
+  q: { projectSlug: string; limit: number; offset: number },
+) {
+  const project = await projectForApiKey(deps, s.orgId, q.projectSlug);
+  const where = and(tenant(s), eq(workflows.projectId, project.id));
+  const [rows, [total]] = await Promise.all([
+    deps.db.orm
+      .select()
+      .from(workflows)
+      .where(where)
+      .orderBy(desc(workflows.createdAt), desc(workflows.id))
+      .limit(q.limit)
+      .offset(q.offset),
+    deps.db.orm.select({ n: count() }).from(workflows).where(where),
+  ]);
+  return offsetPage(await toWorkflowOuts(deps, rows), total?.n ?? 0, q);
+}
+
+export async function patchWorkflow(deps: Deps, s: WfScope, id: string, body: PatchBody) {
+  const row = await findWorkflow(deps, s, id);
+  const steps = body.steps ?? row.steps;
+  const variables = body.variables ?? row.variables;
+  await validate(deps, s, steps, variables);
+  if (body.slug && body.slug !== row.slug) await slugFree(deps, s, row.projectId, body.slug, row.id);
+  const [updated] = await deps.db.orm
+    .update(workflows)
+    .set({
+      slug: body.slug ?? row.slug,
+      name: body.name ?? row.name,
+      description: body.description === undefined ? row.description : body.description,
+      steps,
+      variables,
+      updatedAt: deps.clock.now(),
+    })
+    .where(and(tenant(s), eq(workflows.id, row.id)))
+    .returning();
+  return (await toWorkflowOuts(deps, [updated!]))[0]!;
+}
+
+/** Runs keep their own copy of the definition, so they outlive the workflow (and stay readable). */
+export async function deleteWorkflow(deps: Deps, s: WfScope, id: string) {
+  const row = await findWorkflow(deps, s, id);
+  await deps.db.orm.delete(workflows).where(and(tenant(s), eq(workflows.id, row.id)));
+  return { success: true as const };
+}

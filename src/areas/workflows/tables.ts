@@ -1,0 +1,106 @@
+import { sql } from 'drizzle-orm';
+import {
+  doublePrecision,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import type { StepDef, VariableDefs } from './definition.ts';
+
+// Workflows: every row carries its organization and environment (production for live keys, sandbox for
+// test keys). A run is a row; each of its steps is a row of workflow_step_states, written when the step
+// finishes, so a restarted worker resumes at the first unfinished step and never repeats a finished one
+// (docs/workflows.md). Workers claim ready step rows with FOR UPDATE SKIP LOCKED and hold a lease on them.
+
+export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** pending: waits for dependencies; ready: claimable (at nextAttemptAt); running: leased by a worker. */
+export const STEP_STATUSES = ['pending', 'ready', 'running', 'completed', 'failed', 'skipped'] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+
+export const workflows = pgTable(
+  'workflows',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    projectId: uuid('project_id').notNull(),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    steps: jsonb('steps').$type<StepDef[]>().notNull(),
+    variables: jsonb('variables').$type<VariableDefs>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    uniqueIndex('workflows_project_slug_idx').on(t.orgId, t.environment, t.projectId, t.slug),
+    index('workflows_tenant_created_idx').on(t.orgId, t.environment, t.createdAt),
+  ],
+);
+
+export const workflowRuns = pgTable(
+  'workflow_runs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    projectId: uuid('project_id').notNull(),
+    workflowId: uuid('workflow_id').notNull(),
+    status: text('status').$type<RunStatus>().notNull(),
+    /** The definition as it was when the run started: editing the workflow never changes a run. */
+    steps: jsonb('steps').$type<StepDef[]>().notNull(),
+    variables: jsonb('variables').$type<Record<string, unknown>>().notNull(),
+    metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    output: jsonb('output').$type<Record<string, unknown>>().notNull().default({}),
+    error: text('error'),
+    webhookUrl: text('webhook_url'),
+    /** Encrypted with the keyring; never returned. */
+    webhookSecretEnc: text('webhook_secret_enc'),
+    creditsUsed: doublePrecision('credits_used').notNull().default(0),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [
+    index('workflow_runs_tenant_created_idx').on(t.orgId, t.environment, t.projectId, t.createdAt),
+    index('workflow_runs_workflow_idx').on(t.workflowId),
+  ],
+);
+
+export const workflowStepStates = pgTable(
+  'workflow_step_states',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => workflowRuns.id, { onDelete: 'cascade' }),
+    stepId: text('step_id').notNull(),
+    /** Position in the definition (display order). */
+    position: integer('position').notNull(),
+    status: text('status').$type<StepStatus>().notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** When a ready step may be claimed (retry back-off). */
+    nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
+    /** A running step whose lease has passed belongs to a dead worker and is claimed again. */
+    leaseUntil: timestamp('lease_until', { withTimezone: true }),
+    workerId: text('worker_id'),
+    output: jsonb('output').$type<unknown>(),
+    lastError: text('last_error'),
+    creditsUsed: doublePrecision('credits_used').notNull().default(0),
+    startedAt: timestamp('started_at', { withTimezone: true }),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [
+    primaryKey({ columns: [t.runId, t.stepId] }),
+    index('workflow_steps_claim_idx')
+      .on(t.status, t.nextAttemptAt)
+      .where(sql`status in ('ready', 'running')`),
+  ],
+);
