@@ -114,6 +114,8 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   verifyMailDomainForCli: 404,
   removeMailDomainForCli: 404,
   getMemoryForCli: 404,
+  getCdnAssetForCli: 404,
+  confirmCdnUploadForCli: 404,
   // No provider key in the fuzz tenant and none configured for the platform.
   resolveModel: 404,
   createDeployment: 404,
