@@ -4,14 +4,15 @@
 //  2. cache-hit latency vs cache-miss latency at p50 (same server, same images);
 //  3. a 10-clip merge's wall time through the merge job's handler (inputs copied from the blob store,
 //     ffmpeg, output probed and stored as an asset) vs the same ffmpeg command run directly on local files.
-// Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10]  (DATABASE_URL to run on PostgreSQL)
+// Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10 --merge-rounds 4]  (DATABASE_URL to run on PostgreSQL)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
+import { getAsset } from '../src/areas/cdn/assets.ts';
 import { createMerge } from '../src/areas/cdn/merge.ts';
-import { frameSize, mergeArgs, runFfmpeg, totalDuration } from '../src/areas/cdn/merge-ffmpeg.ts';
+import { frameSize, mergeArgs, runFfmpeg } from '../src/areas/cdn/merge-ffmpeg.ts';
 import { runMerge } from '../src/areas/cdn/merge-run.ts';
 import { storeAsset } from '../src/areas/cdn/uploads.ts';
 import { loadConfig } from '../src/config.ts';
@@ -27,6 +28,7 @@ const arg = (name: string, def: number) => {
 const IMAGES = arg('images', 8);
 const ROUNDS = arg('rounds', 3);
 const CLIPS = arg('clips', 10);
+const MERGE_ROUNDS = arg('merge-rounds', 4);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-cdn-'));
 const config = loadConfig({
@@ -173,28 +175,66 @@ for (let i = 0; i < CLIPS; i++) {
   clipIds.push(a.assetId);
 }
 const project = await seedProject(deps, tenant.org);
-const mergeRatios: number[] = [];
-for (let r = 0; r < ROUNDS; r++) {
-  // Direct: the same command Pier builds, on the same local files.
-  const out = path.join(clipDir, `direct-${r}.mp4`);
-  const plan = {
-    segments: clipFiles.map((file) => ({ file, kind: 'video' as const, duration: 2, hasAudio: true })),
-    format: 'mp4' as const,
+// Pier's ffmpeg goes through a wrapper that writes down its arguments, so the bench can show the direct run
+// is the very same command (only the file paths differ).
+const argsFile = path.join(clipDir, 'pier-args.txt');
+const wrapper = path.join(clipDir, 'ffmpeg-wrapper.sh');
+fs.writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argsFile}'\nexec ffmpeg "$@"\n`, {
+  mode: 0o755,
+});
+(deps.config.media as { ffmpegPath: string }).ffmpegPath = wrapper;
+// The direct plan uses the durations Pier probed at upload, as Pier's own plan does.
+const clipAssets = await Promise.all(clipIds.map((id) => getAsset(deps, scope, id)));
+const directArgs = (out: string) =>
+  mergeArgs({
+    segments: clipFiles.map((file, i) => ({
+      file,
+      kind: 'video' as const,
+      start: 0,
+      duration: clipAssets[i]!.duration!,
+      hasAudio: true,
+    })),
+    format: 'mp4',
     ...frameSize(720, 'auto', { width: 640, height: 360 }),
     out,
-  };
+  });
+const totalSec = clipAssets.reduce((t, a) => t + (a.duration ?? 0), 0);
+const runDirect = async (r: number) => {
   const d0 = performance.now();
-  await runFfmpeg('ffmpeg', mergeArgs(plan), { totalSec: totalDuration(plan) });
-  const direct = performance.now() - d0;
+  await runFfmpeg('ffmpeg', directArgs(path.join(clipDir, `direct-${r}.mp4`)), { totalSec });
+  return performance.now() - d0;
+};
+const runPier = async (r: number) => {
   const p0 = performance.now();
-  const job = await createMergeNoQueue(r);
-  await runMerge(deps, job);
-  const pier = performance.now() - p0;
+  await runMerge(deps, await createMergeNoQueue(r));
+  return performance.now() - p0;
+};
+const directTimes: number[] = [];
+const pierTimes: number[] = [];
+const mergeRatios: number[] = [];
+// Interleaved, and the order flips each round, so a burst of load hits both sides alike.
+for (let r = 0; r < MERGE_ROUNDS; r++) {
+  let direct: number;
+  let pier: number;
+  if (r % 2 === 0) {
+    direct = await runDirect(r);
+    pier = await runPier(r);
+  } else {
+    pier = await runPier(r);
+    direct = await runDirect(r);
+  }
+  directTimes.push(direct);
+  pierTimes.push(pier);
   mergeRatios.push(pier / direct);
   console.log(`merge round ${r + 1}: direct ffmpeg ${ms(direct)}, Pier job ${ms(pier)}`);
 }
+const strip = (args: string[]) => args.map((a) => (a.startsWith('/') ? '<file>' : a));
+const pierArgs = fs.readFileSync(argsFile, 'utf8').trimEnd().split('\n');
+const same = JSON.stringify(strip(pierArgs)) === JSON.stringify(strip(directArgs('/out')));
+console.log(`same ffmpeg command as Pier's (paths aside): ${same ? 'yes' : 'NO'}`);
+if (!same) console.log(`Pier: ${pierArgs.join(' ')}\ndirect: ${directArgs('/out').join(' ')}`);
 console.log(
-  `10-clip merge wall time Pier/direct: median ${p50(mergeRatios).toFixed(3)}x (${CLIPS} x 2 s 360p clips -> 720p mp4)`,
+  `10-clip merge wall time Pier/direct: median of medians ${(p50(pierTimes) / p50(directTimes)).toFixed(3)}x, median of round ratios ${p50(mergeRatios).toFixed(3)}x (${CLIPS} x 2 s 360p clips -> 720p mp4)`,
 );
 
 /** The merge row as POST /video/merge makes it; the handler is then run here instead of by a worker. */

@@ -3,6 +3,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { dashboardPost, fn, loadSession, type Org, type SessionInfo, whenSignedOut } from './api.ts';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
+import { CdnPage } from './pages/cdn.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
 import { DomainsPage } from './pages/domains.tsx';
 import { InboxPage } from './pages/inbox.tsx';
@@ -95,6 +96,7 @@ function App() {
   else if (path === '/inbox') page = <InboxPage org={org} />;
   else if (path === '/domains') page = <DomainsPage org={org} />;
   else if (path === '/memory') page = <MemoryPage org={org} />;
+  else if (path === '/assets') page = <CdnPage org={org} />;
   else page = <NotFound />;
 
   const current = (href: string) => path === href || (href === '/projects' && !!projectMatch);
@@ -158,6 +160,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
       ['/inbox', 'Dev inbox'],
       ['/domains', 'Sender domains'],
       ['/memory', 'Memory'],
+      ['/assets', 'Assets'],
     ],
   },
   {

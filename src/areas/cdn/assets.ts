@@ -103,6 +103,17 @@ export async function listAssets(deps: Deps, s: CdnScope, q: ListQuery) {
   return offsetPage(await toAssetOuts(deps, rows), total?.n ?? 0, q);
 }
 
+/** The folders holding the caller's assets, for the dashboard's filter (at most 500, sorted). */
+export async function listFolders(deps: Deps, s: CdnScope): Promise<string[]> {
+  const rows = await deps.db.orm
+    .selectDistinct({ folder: cdnAssets.folder })
+    .from(cdnAssets)
+    .where(tenantOf(s))
+    .orderBy(asc(cdnAssets.folder))
+    .limit(500);
+  return rows.map((r) => r.folder);
+}
+
 export async function patchAsset(
   deps: Deps,
   s: CdnScope,

@@ -1,4 +1,5 @@
 import { defineArea } from '../manifest.ts';
+import { cdnDashboardFns } from './dashboard-fn.ts';
 import { cdnDeliveryRoutes } from './delivery.ts';
 import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob } from './jobs.ts';
 import { cdnV1 } from './v1.ts';
@@ -10,7 +11,7 @@ import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-sec
 
 export const cdnArea = defineArea({
   name: 'cdn',
-  fns: [getWebhookSecretForCli, rotateWebhookSecretForCli],
+  fns: [getWebhookSecretForCli, rotateWebhookSecretForCli, ...cdnDashboardFns],
   v1: [cdnV1],
   http: cdnDeliveryRoutes,
   jobs: [cdnCleanupJob, cdnMergeJob],

@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
@@ -12,6 +11,7 @@ import {
   MergeAborted,
   type MergePlan,
   mergeArgs,
+  outputFacts,
   QUALITY_SHORT_EDGE,
   runFfmpeg,
   totalDuration,
@@ -56,7 +56,7 @@ export async function runMerge(deps: Deps, mergeId: string, jobSignal?: AbortSig
   try {
     const plan = await planMerge(deps, s, body, dir);
     const total = totalDuration(plan);
-    await runFfmpeg(deps.config.media.ffmpegPath, mergeArgs(plan), {
+    const { outSec } = await runFfmpeg(deps.config.media.ffmpegPath, mergeArgs(plan), {
       totalSec: total,
       signal,
       tag: mergeId,
@@ -74,7 +74,8 @@ export async function runMerge(deps: Deps, mergeId: string, jobSignal?: AbortSig
     const filename = body.output.filename ?? `merge-${mergeId}.${ext}`;
     const asset = await storeAsset(deps, {
       ...s,
-      stream: fs.createReadStream(plan.out),
+      file: plan.out,
+      known: outputFacts(plan, outSec),
       filename,
       mimeType: ext === 'mp4' ? 'video/mp4' : 'video/webm',
       projectId: row.projectId,

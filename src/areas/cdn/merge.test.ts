@@ -1,5 +1,8 @@
+import fsp from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +13,7 @@ import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
 import { parseOutboundAllow } from '../../core/net/outbound-allow.ts';
 import { webhookDeliveries } from '../../core/webhook-tables.ts';
 import { attemptWebhook } from '../../core/webhooks.ts';
+import { probeMedia } from './inspect.ts';
 import { runningFfmpeg } from './merge-ffmpeg.ts';
 
 // Video merges through the API with the job worker running real ffmpeg: the output becomes an asset
@@ -40,7 +44,7 @@ describe('CDN video merges', { timeout: 120_000 }, () => {
       audio: await up('tone.mp3', 'audio/mpeg', fx.mp3),
       fakeVideo: await up('fake.mp4', 'video/mp4', fx.png),
     };
-  });
+  }, 180_000); // fixtures and a worker on a loaded machine
   afterAll(() => t.close());
 
   const until = async (
@@ -91,7 +95,19 @@ describe('CDN video merges', { timeout: 120_000 }, () => {
       audioCodec: 'aac',
       size: job.outputAsset.size,
     });
-    expect((await getCdn(t, job.outputAsset.cdnUrl)).statusCode).toBe(200);
+    const delivered = await getCdn(t, job.outputAsset.cdnUrl);
+    expect(delivered.statusCode).toBe(200);
+    // The asset's facts come from the command, not a probe (outputFacts): the real bytes must agree.
+    const file = path.join(await fsp.mkdtemp(path.join(os.tmpdir(), 'pier-merge-out-')), 'out.mp4');
+    await fsp.writeFile(file, delivered.rawPayload);
+    const probed = await probeMedia(file, 'ffprobe');
+    await fsp.rm(path.dirname(file), { recursive: true, force: true });
+    expect(probed).toMatchObject({
+      width: 640,
+      height: 360,
+      info: { videoCodec: 'h264', audioCodec: 'aac', hasVideo: true, hasAudio: true },
+    });
+    expect(Math.abs(('info' in probed ? probed.info.duration! : 0) - asset.duration)).toBeLessThan(0.1);
     const usage = (await t.v1('GET', `/cdn/usage/storage?projectSlug=${slug}`, a.live)).json();
     expect(usage.breakdown.derived).toMatchObject({ objectCount: 1, bytes: job.outputAsset.size });
     const list = (await t.v1('GET', `/cdn/video/merge?projectSlug=${slug}&status=completed`, a.live)).json();

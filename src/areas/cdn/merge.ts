@@ -150,10 +150,12 @@ export async function getMerge(deps: Deps, s: CdnScope, id: string): Promise<Mer
 export async function listMerges(
   deps: Deps,
   s: CdnScope,
-  q: { projectSlug: string; status?: (typeof MERGE_STATUSES)[number]; limit: number; offset: number },
+  // v1 always names a project; the dashboard may list the whole environment.
+  q: { projectSlug?: string; status?: (typeof MERGE_STATUSES)[number]; limit: number; offset: number },
 ) {
-  const project = await projectForApiKey(deps, s.orgId, q.projectSlug);
-  const where: SQL[] = [mergeTenant(s)!, eq(cdnMergeJobs.projectId, project.id)];
+  const where: SQL[] = [mergeTenant(s)!];
+  if (q.projectSlug)
+    where.push(eq(cdnMergeJobs.projectId, (await projectForApiKey(deps, s.orgId, q.projectSlug)).id));
   if (q.status) where.push(eq(cdnMergeJobs.status, q.status));
   const [rows, [total]] = await Promise.all([
     deps.db.orm

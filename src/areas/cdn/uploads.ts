@@ -128,9 +128,12 @@ function fieldsOf(i: Inspection) {
 export type StoreAssetInput = {
   orgId: string;
   environment: CdnScope['environment'];
-  /** The content: a buffer or a stream (read once). */
+  /** The content: a buffer, a stream (read once), or a local file Pier made (read in place, not copied). */
   bytes?: Buffer;
   stream?: Readable;
+  file?: string;
+  /** What Pier made the content as (a merge output): trusted, so the bytes are neither sniffed nor probed. */
+  known?: Inspection;
   filename: string;
   /** What the producer believes the content is; the bytes are sniffed and win. */
   mimeType: string;
@@ -149,15 +152,18 @@ export type StoreAssetInput = {
  */
 export async function storeAsset(deps: Deps, input: StoreAssetInput) {
   const source = input.bytes ? Readable.from([input.bytes]) : input.stream;
-  if (!source) throw errors.validation('storeAsset needs bytes or a stream.');
+  if (!source && !input.file) throw errors.validation('storeAsset needs bytes, a stream or a file.');
   const dir = await scratchDir('store');
   try {
-    const file = path.join(dir, 'content');
-    await pipeline(source, fs.createWriteStream(file));
+    // A file is inspected where it lies: a merge output is already local, and copying it would add a
+    // full write of the output to every merge.
+    const file = input.file ?? path.join(dir, 'content');
+    if (!input.file) await pipeline(source!, fs.createWriteStream(file));
     const { size } = await fsp.stat(file);
     const max = input.maxBytes ?? MAX_UPLOAD_BYTES;
     if (size > max) throw errors.tooLarge(`The content is larger than the ${max} bytes allowed.`);
-    const found = await inspectFile(file, input.mimeType.toLowerCase(), deps.config.media.ffprobePath);
+    const found =
+      input.known ?? (await inspectFile(file, input.mimeType.toLowerCase(), deps.config.media.ffprobePath));
     const id = crypto.randomUUID();
     const blobKey = blobKeyFor(input.orgId, id, input.filename);
     await deps.blobs.put(blobKey, fs.createReadStream(file), { contentType: found.mimeType });

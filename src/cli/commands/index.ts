@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import * as admin from './admin.ts';
 import * as auth from './auth.ts';
+import * as cdn from './cdn.ts';
 import * as domains from './domains.ts';
 import * as hosting from './hosting.ts';
 import * as keys from './keys.ts';
@@ -24,6 +25,7 @@ export const commandGroups: CommandGroup[] = [
   keys,
   domains,
   memory,
+  cdn,
   workflows,
   admin,
 ];
