@@ -4,6 +4,7 @@ import * as admin from './admin.ts';
 import * as auth from './auth.ts';
 import * as domains from './domains.ts';
 import * as hosting from './hosting.ts';
+import * as integrations from './integrations.ts';
 import * as keys from './keys.ts';
 import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
@@ -23,5 +24,6 @@ export const commandGroups: CommandGroup[] = [
   keys,
   domains,
   memory,
+  integrations,
   admin,
 ];
