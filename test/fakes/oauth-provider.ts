@@ -145,6 +145,15 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
         if (role !== 'api') {
           if (req.method === 'POST' && url.pathname === spec.tokenPath)
             return send(res, tokenEndpoint(req, raw));
+          // The consent screen in a browser: the end user approves at once and goes back to redirect_uri.
+          if (req.method === 'GET' && url.searchParams.get('response_type') === 'code') {
+            const { code, state } = consent(url.toString());
+            const back = new URL(url.searchParams.get('redirect_uri') ?? '');
+            back.searchParams.set('code', code);
+            back.searchParams.set('state', state);
+            res.writeHead(302, { location: back.toString() }).end();
+            return;
+          }
           if (url.pathname === '/revoke') {
             revoked.push(new URLSearchParams(raw.toString()).get('token') ?? '');
             return send(res, { status: 200, json: {} });
@@ -182,6 +191,17 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
         send(res, { status: 500, json: { message: String(err) } });
       }
     };
+  function consent(authorizationUrl: string): { code: string; state: string } {
+    const u = new URL(authorizationUrl);
+    if (u.searchParams.get('client_id') !== spec.clientId) throw new Error('wrong client_id');
+    const code = `code_${crypto.randomBytes(8).toString('hex')}`;
+    codes.set(code, {
+      redirectUri: u.searchParams.get('redirect_uri') ?? '',
+      challenge: u.searchParams.get('code_challenge') ?? undefined,
+    });
+    return { code, state: u.searchParams.get('state') ?? '' };
+  }
+
   const listen = async (s: http.Server) => {
     await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
     return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
@@ -202,16 +222,7 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
     calls,
     tokenGrants,
     revoked,
-    consent(authorizationUrl) {
-      const u = new URL(authorizationUrl);
-      if (u.searchParams.get('client_id') !== spec.clientId) throw new Error('wrong client_id');
-      const code = `code_${crypto.randomBytes(8).toString('hex')}`;
-      codes.set(code, {
-        redirectUri: u.searchParams.get('redirect_uri') ?? '',
-        challenge: u.searchParams.get('code_challenge') ?? undefined,
-      });
-      return { code, state: u.searchParams.get('state') ?? '' };
-    },
+    consent,
     expireAccessTokens: () => access.clear(),
     refuseRefresh: (on) => {
       refuse = on;

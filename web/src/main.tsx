@@ -6,6 +6,7 @@ import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
 import { DomainsPage } from './pages/domains.tsx';
 import { InboxPage } from './pages/inbox.tsx';
+import { IntegrationsPage } from './pages/integrations.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { NewOrgPage } from './pages/new-org.tsx';
@@ -95,6 +96,7 @@ function App() {
   else if (path === '/inbox') page = <InboxPage org={org} />;
   else if (path === '/domains') page = <DomainsPage org={org} />;
   else if (path === '/memory') page = <MemoryPage org={org} />;
+  else if (path === '/integrations') page = <IntegrationsPage org={org} />;
   else page = <NotFound />;
 
   const current = (href: string) => path === href || (href === '/projects' && !!projectMatch);
@@ -158,6 +160,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
       ['/inbox', 'Dev inbox'],
       ['/domains', 'Sender domains'],
       ['/memory', 'Memory'],
+      ['/integrations', 'Integrations'],
     ],
   },
   {
