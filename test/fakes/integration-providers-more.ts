@@ -11,9 +11,9 @@ const now = () => new Date().toISOString();
 
 // ---------------------------------------------------------------- Salesforce
 type SfRec = Record<string, unknown> & { Id: string };
-export async function startSalesforce(): Promise<
-  Fake<Record<'Contact' | 'Account' | 'Opportunity', SfRec[]>>
-> {
+export async function startSalesforce(
+  opts: { instanceHost?: boolean } = {},
+): Promise<Fake<Record<'Contact' | 'Account' | 'Opportunity', SfRec[]>>> {
   const store = { Contact: [] as SfRec[], Account: [] as SfRec[], Opportunity: [] as SfRec[] };
   const sfError = (status: number, errorCode: string, message: string): ApiAnswer => ({
     status,
@@ -26,12 +26,15 @@ export async function startSalesforce(): Promise<
     clientAuth: 'body',
     tokenBody: 'form',
     tokenPath: '/services/oauth2/token',
-    tokenExtra: {
-      instance_url: 'https://acme.my.salesforce.com',
+    separateApiHost: opts.instanceHost,
+    // With `instanceHost` the org's API is on the fake's second server, named by instance_url as Salesforce
+    // does (its refresh answers name it again).
+    tokenExtra: (_grant, urls) => ({
+      instance_url: opts.instanceHost ? urls.apiUrl : 'https://acme.my.salesforce.com',
       id: 'https://login.salesforce.com/id/00D/005',
       issued_at: String(Date.now()),
       signature: 'sig',
-    },
+    }),
     tokenError: (error) => ({
       status: 400,
       json: {
@@ -93,9 +96,9 @@ export async function startSalesforce(): Promise<
 
 // ---------------------------------------------------------------- Pipedrive
 type PdRec = Record<string, unknown> & { id: number };
-export async function startPipedrive(): Promise<
-  Fake<{ persons: PdRec[]; organizations: PdRec[]; deals: PdRec[] }>
-> {
+export async function startPipedrive(
+  opts: { companyHost?: boolean } = {},
+): Promise<Fake<{ persons: PdRec[]; organizations: PdRec[]; deals: PdRec[] }>> {
   const store = { persons: [] as PdRec[], organizations: [] as PdRec[], deals: [] as PdRec[] };
   const pdError = (status: number, error: string): ApiAnswer => ({
     status,
@@ -110,7 +113,17 @@ export async function startPipedrive(): Promise<
     tokenBody: 'form',
     tokenPath: '/oauth/token',
     expiresInSec: 3599,
-    tokenExtra: { scope: 'base,deals:full,contacts:full', api_domain: 'https://acme.pipedrive.com' },
+    separateApiHost: opts.companyHost,
+    // With `companyHost` the company domain is the fake's second server; only the authorization answer names
+    // it, so a refresh must keep it.
+    tokenExtra: (grant, urls) => ({
+      scope: 'base,deals:full,contacts:full',
+      ...(opts.companyHost
+        ? grant === 'authorization_code'
+          ? { api_domain: urls.apiUrl }
+          : {}
+        : { api_domain: 'https://acme.pipedrive.com' }),
+    }),
     tokenError: (error) => ({ status: 400, json: { error, message: 'Invalid grant' } }),
     unauthorized: () => pdError(401, 'unauthorized access'),
     api(req) {

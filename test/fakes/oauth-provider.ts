@@ -29,8 +29,18 @@ export type ProviderSpec = {
   tokenBody: 'form' | 'json';
   tokenPath: string;
   expiresInSec?: number;
-  /** Extra fields of every token answer (Slack's team, Notion's workspace). */
-  tokenExtra?: Record<string, unknown>;
+  /**
+   * Extra fields of every token answer (Slack's team, Notion's workspace), or a function of the grant and
+   * the fake's URLs (Salesforce's `instance_url` naming the fake's API host).
+   */
+  tokenExtra?:
+    | Record<string, unknown>
+    | ((grant: string, urls: { url: string; apiUrl: string }) => Record<string, unknown>);
+  /**
+   * The API answers on a second server (another port), as Salesforce's instance host or Pipedrive's company
+   * domain; the login server then answers API paths with 404, so a call sent to the wrong host fails.
+   */
+  separateApiHost?: boolean;
   /** The token endpoint's error answer in the provider's own shape. */
   tokenError(error: string): ApiAnswer;
   /** The API's answer to a missing or dead token, in the provider's own shape. */
@@ -40,8 +50,10 @@ export type ProviderSpec = {
 
 export type FakeProvider = {
   url: string;
-  /** Every API request (not the token endpoint). */
-  calls: { method: string; path: string; token: string }[];
+  /** Where the API answers: `url`, or the second server with `separateApiHost`. */
+  apiUrl: string;
+  /** Every API request (not the token endpoint), with the host it was sent to. */
+  calls: { method: string; path: string; token: string; host: string }[];
   tokenGrants: { grant: string; body: Record<string, string> }[];
   /** What the end user's consent produces: a code bound to the authorization request. */
   consent(authorizationUrl: string): { code: string; state: string };
@@ -65,7 +77,8 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
   let latencyMs = 0;
   let limited: { times: number; after: number } = { times: 0, after: 0 };
 
-  const issue = (): Record<string, unknown> => {
+  const urls = { url: '', apiUrl: '' };
+  const issue = (grant: string): Record<string, unknown> => {
     const a = `at_${crypto.randomBytes(12).toString('hex')}`;
     const r = `rt_${crypto.randomBytes(12).toString('hex')}`;
     access.add(a);
@@ -75,7 +88,7 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
       refresh_token: r,
       token_type: 'bearer',
       ...(spec.expiresInSec ? { expires_in: spec.expiresInSec } : {}),
-      ...spec.tokenExtra,
+      ...(typeof spec.tokenExtra === 'function' ? spec.tokenExtra(grant, urls) : spec.tokenExtra),
     };
   };
 
@@ -113,68 +126,103 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
         if (crypto.createHash('sha256').update(v).digest('base64url') !== c.challenge)
           return spec.tokenError('invalid_grant');
       }
-      return { json: issue() };
+      return { json: issue('authorization_code') };
     }
     if (body.grant_type === 'refresh_token') {
       if (refuse || !refresh.has(body.refresh_token ?? '')) return spec.tokenError('invalid_grant');
-      return { json: issue() };
+      return { json: issue('refresh_token') };
     }
     return spec.tokenError('unsupported_grant_type');
   };
 
-  const server = http.createServer(async (req, res) => {
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const raw = Buffer.concat(chunks);
-    const url = new URL(req.url ?? '/', 'http://fake');
-    try {
-      if (req.method === 'POST' && url.pathname === spec.tokenPath) return send(res, tokenEndpoint(req, raw));
-      if (url.pathname === '/revoke') {
-        revoked.push(new URLSearchParams(raw.toString()).get('token') ?? '');
-        return send(res, { status: 200, json: {} });
-      }
-      const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
-      calls.push({ method: req.method ?? 'GET', path: url.pathname, token });
-      if (limited.times > 0) {
-        limited.times--;
-        return send(res, {
-          status: 429,
-          headers: { 'retry-after': String(limited.after) },
-          json: { message: 'slow down' },
+  const handler =
+    (role: 'login' | 'api' | 'both') => async (req: http.IncomingMessage, res: http.ServerResponse) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const raw = Buffer.concat(chunks);
+      const url = new URL(req.url ?? '/', 'http://fake');
+      try {
+        if (role !== 'api') {
+          if (req.method === 'POST' && url.pathname === spec.tokenPath)
+            return send(res, tokenEndpoint(req, raw));
+          // The consent screen in a browser: the end user approves at once and goes back to redirect_uri.
+          if (req.method === 'GET' && url.searchParams.get('response_type') === 'code') {
+            const { code, state } = consent(url.toString());
+            const back = new URL(url.searchParams.get('redirect_uri') ?? '');
+            back.searchParams.set('code', code);
+            back.searchParams.set('state', state);
+            res.writeHead(302, { location: back.toString() }).end();
+            return;
+          }
+          if (url.pathname === '/revoke') {
+            revoked.push(new URLSearchParams(raw.toString()).get('token') ?? '');
+            return send(res, { status: 200, json: {} });
+          }
+          if (role === 'login')
+            return send(res, { status: 404, json: { message: 'no API on the login host' } });
+        }
+        const token = String(req.headers.authorization ?? '').replace(/^Bearer /, '');
+        calls.push({
+          method: req.method ?? 'GET',
+          path: url.pathname,
+          token,
+          host: String(req.headers.host),
         });
+        if (limited.times > 0) {
+          limited.times--;
+          return send(res, {
+            status: 429,
+            headers: { 'retry-after': String(limited.after) },
+            json: { message: 'slow down' },
+          });
+        }
+        if (latencyMs) await new Promise((ok) => setTimeout(ok, latencyMs));
+        if (!access.has(token)) return send(res, spec.unauthorized());
+        const answer = await spec.api({
+          method: req.method ?? 'GET',
+          url,
+          headers: req.headers,
+          raw,
+          json: () => JSON.parse(raw.toString('utf8') || '{}'),
+          token,
+        });
+        send(res, answer);
+      } catch (err) {
+        send(res, { status: 500, json: { message: String(err) } });
       }
-      if (latencyMs) await new Promise((ok) => setTimeout(ok, latencyMs));
-      if (!access.has(token)) return send(res, spec.unauthorized());
-      const answer = await spec.api({
-        method: req.method ?? 'GET',
-        url,
-        headers: req.headers,
-        raw,
-        json: () => JSON.parse(raw.toString('utf8') || '{}'),
-        token,
-      });
-      send(res, answer);
-    } catch (err) {
-      send(res, { status: 500, json: { message: String(err) } });
-    }
-  });
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    };
+  function consent(authorizationUrl: string): { code: string; state: string } {
+    const u = new URL(authorizationUrl);
+    if (u.searchParams.get('client_id') !== spec.clientId) throw new Error('wrong client_id');
+    const code = `code_${crypto.randomBytes(8).toString('hex')}`;
+    codes.set(code, {
+      redirectUri: u.searchParams.get('redirect_uri') ?? '',
+      challenge: u.searchParams.get('code_challenge') ?? undefined,
+    });
+    return { code, state: u.searchParams.get('state') ?? '' };
+  }
+
+  const listen = async (s: http.Server) => {
+    await new Promise<void>((ok) => s.listen(0, '127.0.0.1', ok));
+    return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+  };
+  const server = http.createServer(handler(spec.separateApiHost ? 'login' : 'both'));
+  const apiServer = spec.separateApiHost ? http.createServer(handler('api')) : null;
+  const base = await listen(server);
+  urls.url = base;
+  urls.apiUrl = apiServer ? await listen(apiServer) : base;
+  const closeServer = (s: http.Server) =>
+    new Promise<void>((ok) => {
+      s.closeAllConnections();
+      s.close(() => ok());
+    });
   return {
     url: base,
+    apiUrl: urls.apiUrl,
     calls,
     tokenGrants,
     revoked,
-    consent(authorizationUrl) {
-      const u = new URL(authorizationUrl);
-      if (u.searchParams.get('client_id') !== spec.clientId) throw new Error('wrong client_id');
-      const code = `code_${crypto.randomBytes(8).toString('hex')}`;
-      codes.set(code, {
-        redirectUri: u.searchParams.get('redirect_uri') ?? '',
-        challenge: u.searchParams.get('code_challenge') ?? undefined,
-      });
-      return { code, state: u.searchParams.get('state') ?? '' };
-    },
+    consent,
     expireAccessTokens: () => access.clear(),
     refuseRefresh: (on) => {
       refuse = on;
@@ -185,11 +233,9 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
     rateLimitNext: (times, after) => {
       limited = { times, after };
     },
-    close: () =>
-      new Promise<void>((ok) => {
-        server.closeAllConnections();
-        server.close(() => ok());
-      }),
+    close: async () => {
+      await Promise.all([closeServer(server), apiServer ? closeServer(apiServer) : undefined]);
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import { CdnPage } from './pages/cdn.tsx';
 import { CliApprovePage, HandOffPage } from './pages/cli.tsx';
 import { DomainsPage } from './pages/domains.tsx';
 import { InboxPage } from './pages/inbox.tsx';
+import { IntegrationsPage } from './pages/integrations.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { NewOrgPage } from './pages/new-org.tsx';
@@ -97,6 +98,7 @@ function App() {
   else if (path === '/domains') page = <DomainsPage org={org} />;
   else if (path === '/memory') page = <MemoryPage org={org} />;
   else if (path === '/assets') page = <CdnPage org={org} />;
+  else if (path === '/integrations') page = <IntegrationsPage org={org} />;
   else page = <NotFound />;
 
   const current = (href: string) => path === href || (href === '/projects' && !!projectMatch);
@@ -161,6 +163,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
       ['/domains', 'Sender domains'],
       ['/memory', 'Memory'],
       ['/assets', 'Assets'],
+      ['/integrations', 'Integrations'],
     ],
   },
   {

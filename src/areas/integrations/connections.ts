@@ -1,8 +1,10 @@
 import crypto from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { and, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
+import ipaddr from 'ipaddr.js';
 import type { IntegrationConnectorSlug } from '../../config.ts';
 import { ApiError, errors } from '../../core/errors.ts';
+import { hostListed, inAllowedRange, type OutboundAllow } from '../../core/net/outbound-allow.ts';
 import type { Deps } from '../../deps.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import type { Connector, TokenSet } from './connectors/types.ts';
@@ -202,7 +204,9 @@ async function storeTokens(
   const expiresAt = t.expiresAt ?? (t.expiresInSec ? new Date(now.getTime() + t.expiresInSec * 1000) : null);
   // A refresh answer without a refresh_token keeps the old one (Google, HubSpot rotate only sometimes).
   const refreshToken = t.refreshToken ?? previous?.refreshToken;
-  const providerMeta = pickMeta(t.extra);
+  // Merged over what the connection already knew: a refresh answer that leaves out instance_url or
+  // api_domain (or the account facts) keeps the connection's API base.
+  const providerMeta = { ...previous?.extra, ...pickMeta(t.extra) };
   await d.db.orm
     .update(conns)
     .set({
@@ -332,13 +336,39 @@ export async function openSession(d: IntegrationDeps, row: Row, opts: { raw?: bo
   return { call: providerCall(s, opts), tokens: s.tokens, connector, row: current, urls: s.urls };
 }
 
+/**
+ * A per-connection API base from the provider's token answer (Salesforce's instance_url, Pipedrive's
+ * api_domain): https, or plain http only to a destination the operator opened with OUTBOUND_ALLOW (a gateway,
+ * the tests' fakes). Anything else is ignored and the connector's own base is used. The guard still checks
+ * the address of every call.
+ */
+export function connectionApiBase(raw: string, allow: OutboundAllow): string | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return null;
+  }
+  if (url.username || url.password || url.search || url.hash) return null;
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && openedByOperator(url.hostname, allow)))
+    return null;
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, '');
+}
+
+function openedByOperator(hostname: string, allow: OutboundAllow): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(host)) return hostListed(host, allow);
+  const addr = ipaddr.process(host);
+  return inAllowedRange(addr, allow, null);
+}
+
 function session(d: IntegrationDeps, row: Row, connector: Connector): CallSession {
   let tokens = readTokens(d, row) ?? { accessToken: '' };
   const urls = urlsFor(d, connector);
   const overridden = d.config.integrations[connector.slug as IntegrationConnectorSlug]?.apiUrl;
   const own = overridden ? null : connector.apiUrlFrom?.(row.providerMeta);
-  // A per-connection base must still be an https URL (it came from the provider's token answer).
-  if (own && /^https:\/\/[^/]+/.test(own)) urls.apiUrl = own.replace(/\/+$/, '');
+  const base = own ? connectionApiBase(own, d.config.outboundAllow) : null;
+  if (base) urls.apiUrl = base;
   return {
     connector,
     urls,

@@ -1,4 +1,5 @@
 import { defineArea } from '../manifest.ts';
+import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
 import { integrationsHandRoutes, integrationsV1 } from './v1.ts';
 
@@ -8,6 +9,7 @@ export const integrationsArea = defineArea({
   name: 'integrations',
   v1: [integrationsV1],
   v1Plugins: [{ prefix: '/integrations', plugin: integrationsHandRoutes }],
+  fns: integrationsDashboardFns,
   jobs: [integrationsRefreshJob],
   schedules: [{ job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON }],
   migrations: [{ area: 'integrations', schema: ['src/areas/integrations/tables.ts'] }],

@@ -58,6 +58,8 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
     timeoutMs: 30_000,
     maxBytes: 50 * 1024 * 1024,
     outboundAllow: s.outboundAllow,
+    // A connection talks to the same provider host call after call: reuse the TCP/TLS connection.
+    keepAlive: true,
   });
   return { status: res.status, headers: res.headers, body: res.body, json: res.json };
 }

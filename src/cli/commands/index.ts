@@ -5,6 +5,7 @@ import * as auth from './auth.ts';
 import * as cdn from './cdn.ts';
 import * as domains from './domains.ts';
 import * as hosting from './hosting.ts';
+import * as integrations from './integrations.ts';
 import * as keys from './keys.ts';
 import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
@@ -27,5 +28,6 @@ export const commandGroups: CommandGroup[] = [
   memory,
   cdn,
   workflows,
+  integrations,
   admin,
 ];

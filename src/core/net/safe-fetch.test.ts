@@ -296,4 +296,30 @@ describe('safeFetch', () => {
     expect(missing.status).toBe(404);
     expect(missing.ok).toBe(false);
   });
+
+  it('reuses one connection with keepAlive, still checks every request, and opens one per call without', async () => {
+    const counted = startServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('hi');
+    });
+    let sockets = 0;
+    counted.server.on('connection', () => sockets++);
+    const url = await counted.listen();
+    try {
+      for (let i = 0; i < 3; i++)
+        expect((await safeFetch(`${url}/`, { ...loop, keepAlive: true })).text()).toBe('hi');
+      expect(sockets).toBe(1);
+      // The pooled connection does not bypass the guard: without OUTBOUND_ALLOW the same URL is refused.
+      expect((await refused(`${url}/`, { keepAlive: true })).code).toBe('URL_NOT_ALLOWED');
+      // The server dropping an idle pooled connection: the next call opens a fresh one and succeeds.
+      counted.server.closeIdleConnections();
+      await new Promise((ok) => setTimeout(ok, 50));
+      expect((await safeFetch(`${url}/`, { ...loop, keepAlive: true })).status).toBe(200);
+      const before = sockets;
+      await safeFetch(`${url}/`, loop);
+      await safeFetch(`${url}/`, loop);
+      expect(sockets - before).toBe(2);
+    } finally {
+      await counted.close();
+    }
+  });
 });

@@ -32,6 +32,11 @@ export type SafeFetchOptions = {
   signal?: AbortSignal;
   /** Replaces DNS (tests); every address it returns is still checked. */
   resolve?: (host: string) => Promise<ResolvedAddress[]>;
+  /**
+   * Reuse connections (keep-alive) for callers that talk to the same few hosts often (integration
+   * providers). A pooled connection is only ever reused for the same host and the same checked address.
+   */
+  keepAlive?: boolean;
 };
 
 export type SafeResponse = {
@@ -74,7 +79,14 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
   try {
     for (;;) {
       const target = await untilAborted(checkTarget(url, opts), signal);
-      const res = await request(url, target, { method, headers, body, signal, maxBytes });
+      const res = await request(url, target, {
+        method,
+        headers,
+        body,
+        signal,
+        maxBytes,
+        keepAlive: opts.keepAlive === true,
+      });
       const location = res.headers.get('location');
       if (!REDIRECT.has(res.status) || !location || maxRedirects === 0) {
         return toResponse(url, res, redirects);
@@ -156,7 +168,48 @@ async function checkTarget(url: URL, opts: SafeFetchOptions): Promise<ResolvedAd
 
 type RawResponse = { status: number; headers: Headers; body: Buffer };
 
-function request(
+// Keep-alive pools, one per (scheme, host, port, checked address): a socket opened to an address that
+// passed the check is reused only by a later request whose own check chose that same address. Idle sockets
+// close after 4 s (below common servers' keep-alive timeouts); the map is bounded.
+const POOL_IDLE_MS = 4_000;
+const MAX_POOLS = 200;
+const pools = new Map<string, http.Agent>();
+
+function poolFor(url: URL, target: ResolvedAddress): http.Agent {
+  const key = `${url.protocol}//${url.host}|${target.address}`;
+  let agent = pools.get(key);
+  if (agent) return agent;
+  if (pools.size >= MAX_POOLS) {
+    const [oldKey, oldAgent] = pools.entries().next().value as [string, http.Agent];
+    pools.delete(oldKey);
+    oldAgent.destroy();
+  }
+  const o = { keepAlive: true, timeout: POOL_IDLE_MS, maxSockets: 64, maxFreeSockets: 16 };
+  agent = url.protocol === 'https:' ? new https.Agent(o) : new http.Agent(o);
+  pools.set(key, agent);
+  return agent;
+}
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+
+async function request(
+  url: URL,
+  target: ResolvedAddress,
+  o: Parameters<typeof requestOnce>[2],
+): Promise<RawResponse> {
+  try {
+    return await requestOnce(url, target, o);
+  } catch (err) {
+    // A pooled socket the server closed while idle fails at once with ECONNRESET; an idempotent request
+    // is sent again once on a fresh connection (what Node's documentation recommends for keep-alive).
+    const code = (err as NodeJS.ErrnoException).code;
+    if ((err as { reusedSocket?: boolean }).reusedSocket && code === 'ECONNRESET' && IDEMPOTENT.has(o.method))
+      return requestOnce(url, target, o);
+    throw err;
+  }
+}
+
+function requestOnce(
   url: URL,
   target: ResolvedAddress,
   o: {
@@ -165,6 +218,7 @@ function request(
     body?: string | Uint8Array;
     signal: AbortSignal;
     maxBytes: number;
+    keepAlive: boolean;
   },
 ): Promise<RawResponse> {
   const lib = url.protocol === 'https:' ? https : http;
@@ -177,7 +231,7 @@ function request(
         method: o.method,
         headers,
         signal: o.signal,
-        agent: false,
+        agent: o.keepAlive ? poolFor(url, target) : false,
         // The connection goes to the address that was checked, whatever DNS says now; TLS still verifies
         // the certificate against the host name.
         lookup: (_host, options, cb) => {
@@ -211,7 +265,10 @@ function request(
         res.on('aborted', () => reject(new Error('the response was cut off')));
       },
     );
-    req.on('error', reject);
+    req.on('error', (err) => {
+      if (req.reusedSocket) Object.assign(err, { reusedSocket: true });
+      reject(err);
+    });
     req.end(o.body);
   });
 }

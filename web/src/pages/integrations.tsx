@@ -1,0 +1,189 @@
+import { useState } from 'preact/hooks';
+import { fn, isManager, type Org } from '../api.ts';
+import { useLocation } from '../router.ts';
+import { Table } from '../table.tsx';
+import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+
+// Integrations: the operator's connectors (configured or not, and the variables an unconfigured one needs),
+// the organization's connections in one environment with a Test button, and "Connect", which runs the OAuth
+// flow for a test end user: the browser goes to the provider and Pier's callback sends it back here with
+// `?env=…&connectionId=…&status=success|error[&error=…]`. Functions: src/areas/integrations/dashboard-fn.ts.
+
+type Env = 'production' | 'sandbox';
+type Connector = {
+  slug: string;
+  name: string;
+  category: string;
+  description: string;
+  configured: boolean;
+  env: { required: string[]; optional: string[] };
+};
+type Connection = {
+  id: string;
+  connectorSlug: string;
+  status: 'connected' | 'error' | 'expired';
+  statusReason: string | null;
+  endUserId: string;
+  externalAccountName: string | null;
+  lastUsedAt: string | null;
+};
+type TestResult = { success: boolean; error?: string };
+
+export function IntegrationsPage(props: { org: Org }) {
+  const { query } = useLocation();
+  const [environment, setEnvironment] = useState<Env>(
+    query.get('env') === 'sandbox' ? 'sandbox' : 'production',
+  );
+  const outcome = query.get('status') ? { status: query.get('status'), error: query.get('error') } : null;
+  const scope = { orgSlug: props.org.slug, environment };
+  const connectors = useLoad(
+    async () => (await fn<{ data: Connector[] }>('listIntegrationConnectorsForCli', {})).data,
+    [],
+  );
+  const connections = useLoad(
+    async () => (await fn<{ data: Connection[] }>('listIntegrationConnectionsForCli', scope)).data,
+    [props.org.slug, environment],
+  );
+  const [tests, setTests] = useState<Record<string, TestResult | 'running'>>({});
+  const [actionError, setActionError] = useState<unknown>(null);
+  const manager = isManager(props.org);
+
+  const connectTo = async (slug: string) => {
+    setActionError(null);
+    try {
+      const r = await fn<{ authorizationUrl: string }>('connectIntegrationForDashboard', {
+        ...scope,
+        connectorSlug: slug,
+      });
+      location.assign(r.authorizationUrl);
+    } catch (err) {
+      setActionError(err);
+    }
+  };
+  const test = async (id: string) => {
+    setTests((t) => ({ ...t, [id]: 'running' }));
+    try {
+      const r = await fn<TestResult>('testIntegrationConnectionForCli', { ...scope, connectionId: id });
+      setTests((t) => ({ ...t, [id]: r }));
+      connections.reload();
+    } catch (err) {
+      setTests((t) => ({
+        ...t,
+        [id]: { success: false, error: err instanceof Error ? err.message : String(err) },
+      }));
+    }
+  };
+
+  return (
+    <Page
+      title="Integrations"
+      intro={`Connections of ${props.org.name}'s end users to their CRM, storage, chat and workspace accounts. Live API keys use production connections, test keys the sandbox's.`}
+    >
+      {outcome ? (
+        <p
+          class={outcome.status === 'success' ? 'notice' : 'warning'}
+          role="status"
+          data-testid="connect-outcome"
+        >
+          {outcome.status === 'success'
+            ? 'Connected: the provider granted access.'
+            : `The connection failed: ${outcome.error ?? 'the provider did not grant access'}.`}
+        </p>
+      ) : null}
+      <fieldset class="env-switch">
+        <legend>Environment</legend>
+        {(['production', 'sandbox'] as const).map((e) => (
+          <label key={e} class="radio">
+            <input
+              type="radio"
+              name="environment"
+              value={e}
+              checked={environment === e}
+              onChange={() => setEnvironment(e)}
+            />
+            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
+          </label>
+        ))}
+      </fieldset>
+      <ErrorNote error={actionError} />
+      <h2>Connectors</h2>
+      <ErrorNote error={connectors.error} />
+      <Table
+        label="Connectors"
+        rows={connectors.data}
+        loading={!connectors.error}
+        rowKey={(c) => c.slug}
+        columns={[
+          { key: 'name', header: 'Connector', cell: (c) => c.name },
+          { key: 'category', header: 'Category', cell: (c) => c.category },
+          {
+            key: 'configured',
+            header: 'Configured',
+            cell: (c) =>
+              c.configured ? (
+                <span class="badge">configured</span>
+              ) : (
+                <span title={`optional: ${c.env.optional.join(', ')}`}>
+                  needs {c.env.required.join(' and ')}
+                </span>
+              ),
+          },
+          {
+            key: 'connect',
+            header: 'Connect',
+            cell: (c) =>
+              c.configured && manager ? (
+                <button type="button" onClick={() => connectTo(c.slug)} aria-label={`Connect ${c.name}`}>
+                  Connect
+                </button>
+              ) : (
+                '-'
+              ),
+          },
+        ]}
+      />
+      <h2>Connections</h2>
+      <ErrorNote error={connections.error} />
+      <Table
+        label="Connections"
+        rows={connections.data}
+        loading={!connections.error}
+        rowKey={(c) => c.id}
+        empty={`No connections in ${environment} yet.`}
+        columns={[
+          { key: 'connector', header: 'Connector', cell: (c) => c.connectorSlug },
+          {
+            key: 'status',
+            header: 'Status',
+            cell: (c) => (
+              <span title={c.statusReason ?? undefined}>
+                <span class={`badge status-${c.status}`}>{c.status}</span>
+                {c.statusReason ? ` ${c.statusReason}` : ''}
+              </span>
+            ),
+          },
+          { key: 'user', header: 'End user', cell: (c) => c.endUserId },
+          { key: 'account', header: 'Account', cell: (c) => c.externalAccountName ?? '-' },
+          { key: 'used', header: 'Last used', cell: (c) => (c.lastUsedAt ? fmtDate(c.lastUsedAt) : 'never') },
+          {
+            key: 'test',
+            header: 'Test',
+            cell: (c) => {
+              const r = tests[c.id];
+              return (
+                <span>
+                  <button type="button" disabled={r === 'running'} onClick={() => test(c.id)}>
+                    Test
+                  </button>{' '}
+                  {r && r !== 'running' ? (
+                    <span data-testid="test-result">{r.success ? 'works' : `failed: ${r.error}`}</span>
+                  ) : null}
+                </span>
+              );
+            },
+          },
+        ]}
+      />
+    </Page>
+  );
+}
