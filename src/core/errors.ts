@@ -391,6 +391,20 @@ export const errors = {
       `The merge job is ${status}; only pending or processing jobs can be cancelled.`,
     ),
   mergeInputInvalid: (message: string) => new ApiError('MERGE_INPUT_INVALID', 400, message),
+  // web data
+  pageUnusable: (why: string) => new ApiError('PAGE_UNUSABLE', 422, why),
+  documentUnsupported: (type: string) =>
+    new ApiError(
+      'DOCUMENT_UNSUPPORTED',
+      422,
+      `The file is ${type}, not a PDF or DOCX document; only those two are parsed.`,
+    ),
+  documentUnreadable: (kind: string) =>
+    new ApiError(
+      'DOCUMENT_UNREADABLE',
+      422,
+      `The ${kind} file could not be read; it may be damaged or encrypted.`,
+    ),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {
