@@ -247,6 +247,12 @@ export async function startSite(opts: SiteOptions = {}): Promise<Site> {
     maxInFlight = Math.max(maxInFlight, inFlight);
     res.on('close', () => inFlight--);
     if (opts.latencyMs) await new Promise((r) => setTimeout(r, opts.latencyMs));
+    const to = path === '/redirect' ? new URL(req.url ?? '/', 'http://x').searchParams.get('to') : null;
+    if (to) {
+      res.writeHead(302, { location: to });
+      res.end();
+      return;
+    }
     const handler = routes(path);
     if (handler) await handler(res);
     else html(page('Not found', '<h1>Not found</h1>'), 404)(res);
