@@ -29,7 +29,7 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
       },
     });
     a = await seedV1Tenant(t.deps);
-  });
+  }, 180_000);
   afterAll(async () => {
     await t?.close();
     await site?.close();

@@ -34,7 +34,7 @@ describe('web data crawl', { timeout: 90_000 }, () => {
       },
     });
     a = await seedV1Tenant(t.deps);
-  });
+  }, 180_000);
   afterAll(async () => {
     await t?.close();
     await site?.close();

@@ -28,7 +28,7 @@ describe('web data extractions', { timeout: 60_000 }, () => {
       },
     });
     a = await seedV1Tenant(t.deps);
-  });
+  }, 180_000);
   afterAll(async () => {
     await t?.close();
     await site?.close();

@@ -1,5 +1,11 @@
 import { defineArea } from '../manifest.ts';
 import {
+  getWebCrawlForCli,
+  getWebExtractionForCli,
+  startWebCrawlForCli,
+  startWebExtractionForCli,
+} from './fn.ts';
+import {
   batchJob,
   crawlJob,
   extractJob,
@@ -14,12 +20,14 @@ import { webdataV1 } from './v1.ts';
 
 export const webdataArea = defineArea({
   name: 'webdata',
+  fns: [startWebExtractionForCli, getWebExtractionForCli, startWebCrawlForCli, getWebCrawlForCli],
   v1: [webdataV1],
   jobs: [extractJob, batchJob, crawlJob, scheduleTickJob],
   schedules: [{ job: SCHEDULE_TICK_JOB, cron: SCHEDULE_TICK_CRON }],
   migrations: [{ area: 'webdata', schema: ['src/areas/webdata/tables.ts'] }],
 });
 
+export { createBatch } from './batches.ts';
 export {
   type KindRunner,
   type PageRenderer,

@@ -25,7 +25,7 @@ describe('web data map and documents', { timeout: 60_000 }, () => {
       },
     });
     a = await seedV1Tenant(t.deps);
-  });
+  }, 180_000);
   afterAll(async () => {
     await t?.close();
     await site?.close();

@@ -28,7 +28,7 @@ describe('web data SSRF guard', { timeout: 90_000 }, () => {
     open = await testApp({ background: true, env: { ...env, OUTBOUND_ALLOW: '127.0.0.1/32' } });
     a = await seedV1Tenant(closed.deps);
     b = await seedV1Tenant(open.deps);
-  });
+  }, 180_000);
   afterAll(async () => {
     await closed?.close();
     await open?.close();

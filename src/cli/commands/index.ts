@@ -9,6 +9,7 @@ import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
 import * as projects from './projects.ts';
 import * as secrets from './secrets.ts';
+import * as web from './web.ts';
 
 /** A command group: one file in this folder exporting `register(program, ctx)`. */
 export type CommandGroup = { register(program: Command, ctx: CliContext): void };
@@ -23,5 +24,6 @@ export const commandGroups: CommandGroup[] = [
   keys,
   domains,
   memory,
+  web,
   admin,
 ];
