@@ -4,7 +4,8 @@ import { seedV1Tenant } from '../../../test/seed.ts';
 import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 import type { ManualClock } from '../../core/clock.ts';
-import { tickSchedules } from './schedules.ts';
+import { slotOf, tickSchedules } from './schedules.ts';
+import { webdataScheduleRuns } from './tables.ts';
 
 // Batch jobs (counts that add up, cancel leaves pending URLs unprocessed) and schedules (one run per slot
 // even with ticks racing, change detection against the previous run, toggle, the runs list), through the
@@ -201,6 +202,34 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
       notFoundCode: 'SCHEDULE_NOT_FOUND',
     });
     expect((await t.v1('DELETE', `/webdata/schedules/${id}`, a.live)).json()).toEqual({ success: true });
+  });
+
+  it('closes a run left processing by a stopped worker, and never reruns its slot', async () => {
+    const clock = t.clock as ManualClock;
+    const id = (
+      await t.v1('POST', '/webdata/schedules', a.live, {
+        name: 'Weekly',
+        url: `${site.url}/about`,
+        type: 'extraction',
+        frequency: 'weekly',
+      })
+    ).json().id;
+    // What a worker that died mid-run leaves behind: the slot's row, still processing.
+    await t.deps.db.orm.insert(webdataScheduleRuns).values({
+      scheduleId: id,
+      slot: slotOf('weekly', clock.now()),
+      status: 'processing',
+      startedAt: clock.now(),
+    });
+    clock.advance(2 * 3600_000);
+    await tickSchedules(t.deps);
+    const list = await runs(id);
+    expect(list.items).toHaveLength(1);
+    expect(list.items[0]).toMatchObject({
+      status: 'failed',
+      error: 'The run was interrupted (its worker stopped).',
+    });
+    await t.v1('DELETE', `/webdata/schedules/${id}`, a.live);
   });
 
   it('a screenshot schedule without a browser records a failed run saying so', async () => {

@@ -18,6 +18,7 @@ export const SCHEDULE_TICK_JOB = 'webdata.schedules.tick';
 export const SCHEDULE_TICK_CRON = '* * * * *';
 export const DEFAULT_CHANGE_THRESHOLD = 0.05;
 const MAX_DIFF_CHARS = 20_000;
+const STALE_RUN_MS = 3600_000;
 
 type Row = typeof webdataSchedules.$inferSelect;
 
@@ -138,6 +139,17 @@ export async function listRuns(deps: Deps, scope: Scope, id: string, q: { limit:
 /** Runs every active schedule whose current slot has no run yet; returns how many runs this call made. */
 export async function tickSchedules(deps: Deps, opts: { signal?: AbortSignal } = {}): Promise<number> {
   const now = deps.clock.now();
+  // A run still `processing` long after it started belongs to a worker that stopped mid-run (a restart or a
+  // crash): it is closed as failed so the runs list tells the truth; its slot is not run again.
+  await deps.db.orm
+    .update(webdataScheduleRuns)
+    .set({ status: 'failed', error: 'The run was interrupted (its worker stopped).', completedAt: now })
+    .where(
+      and(
+        eq(webdataScheduleRuns.status, 'processing'),
+        lt(webdataScheduleRuns.startedAt, new Date(now.getTime() - STALE_RUN_MS)),
+      ),
+    );
   const active = await deps.db.orm.select().from(webdataSchedules).where(eq(webdataSchedules.isActive, true));
   let ran = 0;
   for (const s of active) {
