@@ -109,18 +109,21 @@ export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal
     } catch (err) {
       res = { resultId: null, ok: false, error: (err as Error).message };
     }
-    await deps.db.orm
-      .update(webdataBatchItems)
-      .set({ status: res.ok ? 'completed' : 'failed', resultId: res.resultId, error: res.error ?? null })
-      .where(eq(webdataBatchItems.id, item.id));
-    await deps.db.orm
-      .update(webdataBatches)
-      .set({
-        processedUrls: sql`${webdataBatches.processedUrls} + 1`,
-        successfulUrls: sql`${webdataBatches.successfulUrls} + ${res.ok ? 1 : 0}`,
-        failedUrls: sql`${webdataBatches.failedUrls} + ${res.ok ? 0 : 1}`,
-      })
-      .where(eq(webdataBatches.id, batchId));
+    // The item's end state and the batch's counters change together, so a reader never sees them disagree.
+    await deps.db.orm.transaction(async (tx) => {
+      await tx
+        .update(webdataBatchItems)
+        .set({ status: res.ok ? 'completed' : 'failed', resultId: res.resultId, error: res.error ?? null })
+        .where(eq(webdataBatchItems.id, item.id));
+      await tx
+        .update(webdataBatches)
+        .set({
+          processedUrls: sql`${webdataBatches.processedUrls} + 1`,
+          successfulUrls: sql`${webdataBatches.successfulUrls} + ${res.ok ? 1 : 0}`,
+          failedUrls: sql`${webdataBatches.failedUrls} + ${res.ok ? 0 : 1}`,
+        })
+        .where(eq(webdataBatches.id, batchId));
+    });
     return true;
   };
   const lane = async () => {
