@@ -12,6 +12,8 @@ const dbFree = [
   'src/cli/output.test.ts',
   'src/cli/program.test.ts',
   'src/areas/cdn/merge-ffmpeg.test.ts',
+  'src/areas/webdata/structured.test.ts',
+  'src/areas/webdata/content.test.ts',
   'src/core/ai/fallbacks.test.ts',
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',

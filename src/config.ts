@@ -157,6 +157,9 @@ const envSchema = z.object({
       for (const message of problems) ctx.addIssue({ code: 'custom', message });
       return allow;
     }),
+  // Web data: one page fetch's time limit, and how many requests a crawl sends to one site at once.
+  WEBDATA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
+  WEBDATA_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
   // Which proxies in front may tell the client's address (X-Forwarded-For): `off`, a hop count, or the
   // proxies' addresses/CIDRs, comma-separated.
   TRUST_PROXY: z
@@ -226,6 +229,8 @@ export type Config = {
    * (webhooks, integrations, …) may reach; pass it to every safeFetch. Empty by default.
    */
   outboundAllow: OutboundAllow;
+  /** Web data: WEBDATA_FETCH_TIMEOUT_MS and WEBDATA_CRAWL_CONCURRENCY (requests at once per crawled site). */
+  webdata: { fetchTimeoutMs: number; crawlConcurrency: number };
   /**
    * Integrations: per connector, the operator's OAuth client (a connector without one cannot be connected)
    * and URL overrides (gateways, regional hosts, tests). Secrets: never logged.
@@ -353,6 +358,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
     outboundAllow: e.OUTBOUND_ALLOW,
+    webdata: { fetchTimeoutMs: e.WEBDATA_FETCH_TIMEOUT_MS, crawlConcurrency: e.WEBDATA_CRAWL_CONCURRENCY },
     integrations: Object.fromEntries(
       INTEGRATION_CONNECTORS.map((slug) => {
         const get = (setting: string) =>

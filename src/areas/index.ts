@@ -10,6 +10,7 @@ import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest
 import { memoryArea } from './memory/index.ts';
 import { modelsArea, type VectorStore } from './models/index.ts';
 import { orgsArea } from './orgs/index.ts';
+import { webdataArea } from './webdata/index.ts';
 import { workflowsArea } from './workflows/index.ts';
 
 // THE list of areas. The function registry, the v1 routes, the typed job registry, the schedules, the
@@ -26,6 +27,7 @@ export const areas = [
   cdnArea,
   integrationsArea,
   workflowsArea,
+  webdataArea,
 ] as const;
 
 export type Areas = typeof areas;

@@ -418,6 +418,20 @@ export const errors = {
     ),
   workflowRunNotRetryable: (status: string) =>
     new ApiError('WORKFLOW_RUN_NOT_RETRYABLE', 409, `The run is ${status}; only failed runs can be retried.`),
+  // web data
+  pageUnusable: (why: string) => new ApiError('PAGE_UNUSABLE', 422, why),
+  documentUnsupported: (type: string) =>
+    new ApiError(
+      'DOCUMENT_UNSUPPORTED',
+      422,
+      `The file is ${type}, not a PDF or DOCX document; only those two are parsed.`,
+    ),
+  documentUnreadable: (kind: string) =>
+    new ApiError(
+      'DOCUMENT_UNREADABLE',
+      422,
+      `The ${kind} file could not be read; it may be damaged or encrypted.`,
+    ),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

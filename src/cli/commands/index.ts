@@ -11,6 +11,7 @@ import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
 import * as projects from './projects.ts';
 import * as secrets from './secrets.ts';
+import * as web from './web.ts';
 import * as workflows from './workflows.ts';
 
 /** A command group: one file in this folder exporting `register(program, ctx)`. */
@@ -29,5 +30,6 @@ export const commandGroups: CommandGroup[] = [
   cdn,
   workflows,
   integrations,
+  web,
   admin,
 ];

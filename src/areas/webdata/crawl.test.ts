@@ -1,0 +1,187 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { seedV1Tenant } from '../../../test/seed.ts';
+import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import { type Site, startSite } from '../../../test/webdata-site.ts';
+
+// Crawls through the API with the job worker running, against the local test site: breadth-first order,
+// maxDepth and maxPages exact, robots.txt (disallowed path, Crawl-delay → one request at a time),
+// canonical de-duplication, formats, the pages' own cursor, cancel, a failing start page, bad input and
+// tenant isolation.
+
+type Page = {
+  url: string;
+  depth: number;
+  title: string | null;
+  markdown: string | null;
+  html?: string;
+  links?: string[];
+};
+
+describe('web data crawl', { timeout: 90_000 }, () => {
+  let t: TestApp;
+  let site: Site;
+  let a: V1Tenant;
+
+  beforeAll(async () => {
+    site = await startSite({ articles: 8 });
+    t = await testApp({
+      background: true,
+      env: {
+        OUTBOUND_ALLOW: '127.0.0.1/32',
+        V1_RATE_LIMIT_BURST: '1000000',
+        V1_RATE_LIMIT_PER_SEC: '100000',
+      },
+    });
+    a = await seedV1Tenant(t.deps);
+  }, 180_000);
+  afterAll(async () => {
+    await t?.close();
+    await site?.close();
+  });
+
+  const start = async (body: Record<string, unknown>, on = site) => {
+    const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${on.url}/`, ...body });
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().status).toBe('pending');
+    return res.json().id as string;
+  };
+  const finished = async (id: string) => {
+    for (let i = 0; i < 1200; i++) {
+      const c = (await t.v1('GET', `/webdata/crawl/${id}?includePages=true`, a.live)).json();
+      if (!['pending', 'processing'].includes(c.status))
+        return c as { status: string; pages: Page[]; [k: string]: unknown };
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`crawl ${id} did not finish`);
+  };
+
+  it('crawls breadth-first to maxDepth, skips robots-disallowed paths, 404s and canonical duplicates', async () => {
+    site.reset();
+    const c = await finished(await start({ maxDepth: 1, maxPages: 100 }));
+    expect(c.status, String(c.error)).toBe('completed');
+    expect(c.pages[0]).toMatchObject({ url: `${site.url}/`, depth: 0, title: 'Home' });
+    expect(c.pages.every((p) => p.depth <= 1)).toBe(true);
+    const titles = c.pages.map((p) => p.title).sort();
+    expect(titles).toEqual(['About', 'Article 1', 'Docs', 'Home', 'Oak Chair']);
+    expect(site.hits.get('/private/secret')).toBeUndefined();
+    expect(site.hits.get('/robots.txt')).toBe(1);
+    expect(site.hits.get('/articles/2')).toBeUndefined();
+    expect(c.pagesCrawled).toBe(5);
+    expect(c.pagesFailed).toBe(1); // /missing
+    expect(c.pages.find((p) => p.title === 'Docs')!.markdown).toContain('| Name | Type | Default |');
+    expect(site.maxInFlight()).toBeLessThanOrEqual(4);
+  });
+
+  it('stores exactly maxPages pages, and only the start page at maxDepth 0', async () => {
+    const three = await finished(await start({ maxDepth: 5, maxPages: 3 }));
+    expect(three.pages).toHaveLength(3);
+    expect(three.pages[0]!.depth).toBe(0);
+    const one = await finished(await start({ maxDepth: 0, maxPages: 50 }));
+    expect(one.pages.map((p) => p.url)).toEqual([`${site.url}/`]);
+    const deep = await finished(await start({ maxDepth: 10, maxPages: 1000 }));
+    const articles = deep.pages.filter((p) => p.title?.startsWith('Article'));
+    expect(articles).toHaveLength(8);
+    expect(Math.max(...deep.pages.map((p) => p.depth))).toBe(8);
+  });
+
+  it('with respectRobotsTxt false fetches disallowed paths', async () => {
+    site.reset();
+    const c = await finished(await start({ maxDepth: 1, maxPages: 100, respectRobotsTxt: false }));
+    expect(c.pages.map((p) => p.title)).toContain('Secret');
+    expect(site.hits.get('/robots.txt')).toBeUndefined();
+  });
+
+  it('honours Crawl-delay by sending one request at a time', async () => {
+    const slowSite = await startSite({ articles: 3, crawlDelay: 0.05 });
+    try {
+      const c = await finished(await start({ maxDepth: 1, maxPages: 100 }, slowSite));
+      expect(c.pages.length).toBeGreaterThanOrEqual(4);
+      expect(slowSite.maxInFlight()).toBe(1);
+    } finally {
+      await slowSite.close();
+    }
+  });
+
+  it('returns the formats asked for, and pages with their own cursor', async () => {
+    const id = await start({ maxDepth: 1, maxPages: 4, formats: ['links', 'html'] });
+    const c = await finished(id);
+    expect(c.pages).toHaveLength(4);
+    expect(c.pages[0]!.markdown).toBeNull();
+    expect(c.pages[0]!.html).toContain('<h1>Welcome</h1>');
+    expect(c.pages[0]!.links).toContain(`${site.url}/docs`);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await t.v1(
+        'GET',
+        `/webdata/crawl/${id}/pages?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+        a.live,
+      );
+      expect(res.statusCode, res.body).toBe(200);
+      const page = res.json();
+      seen.push(...page.items.map((p: Page) => p.url));
+      cursor = page.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual(c.pages.map((p) => p.url));
+  });
+
+  it('cancels a running crawl: it ends cancelled and stops fetching', async () => {
+    const slow = await startSite({ articles: 12, latencyMs: 150 });
+    try {
+      const id = await start({ maxDepth: 10, maxPages: 500 }, slow);
+      const cancel = await t.v1('POST', `/webdata/crawl/${id}/cancel`, a.live);
+      expect(cancel.json()).toEqual({ success: true });
+      const again = await t.v1('POST', `/webdata/crawl/${id}/cancel`, a.live);
+      expect(again.statusCode).toBe(409);
+      expect(again.json().error.code).toBe('CRAWL_NOT_CANCELLABLE');
+      await new Promise((r) => setTimeout(r, 1000));
+      const c = (await t.v1('GET', `/webdata/crawl/${id}?includePages=true`, a.live)).json();
+      expect(c.status).toBe('cancelled');
+      expect(c.pages.length).toBeLessThan(10);
+      expect(slow.hits.get('/articles/10')).toBeUndefined();
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it('fails with the reason when the start page cannot be fetched', async () => {
+    const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${site.url}/missing` });
+    const c = await finished(res.json().id);
+    expect(c.status).toBe('failed');
+    expect(c.error).toBe('HTTP status: the page answered 404.');
+  });
+
+  it('rejects bad input and hides other tenants’ crawls', async () => {
+    for (const body of [
+      {},
+      { url: site.url, maxDepth: -1 },
+      { url: site.url, maxPages: 0 },
+      { url: site.url, formats: ['pdf'] },
+      { url: site.url, stealth: 'yes' },
+    ]) {
+      expect((await t.v1('POST', '/webdata/crawl', a.live, body)).statusCode, JSON.stringify(body)).toBe(400);
+    }
+    const id = await start({ maxDepth: 0 });
+    await finished(id);
+    await expectV1Security(t, {
+      method: 'GET',
+      url: `/webdata/crawl/${id}`,
+      owner: a,
+      notFoundCode: 'CRAWL_NOT_FOUND',
+    });
+    await expectV1Security(t, {
+      method: 'GET',
+      url: `/webdata/crawl/${id}/pages`,
+      owner: a,
+      notFoundCode: 'CRAWL_NOT_FOUND',
+    });
+    await expectV1Security(t, {
+      method: 'POST',
+      url: `/webdata/crawl/${id}/cancel`,
+      owner: a,
+      notFoundCode: 'CRAWL_NOT_FOUND',
+    });
+    expect((await t.v1('GET', `/webdata/crawl/${id}/pages?cursor=nope`, a.live)).statusCode).toBe(400);
+  });
+});

@@ -1,0 +1,176 @@
+import { eq, sql } from 'drizzle-orm';
+import type { Deps } from '../../deps.ts';
+import { canonicalUrl, pageLinks, pageMetadata, parseDocument, toMarkdown } from './content.ts';
+import { loadRobots, looksLikePage, normalizeUrl, type Robots, sameSite } from './crawl-site.ts';
+import { describeFetchError, fetchRaw, isHtml, needsJavaScript, PageFailure } from './fetch-page.ts';
+import { rendererOf } from './plugins.ts';
+import { type CrawlOptions, webdataCrawlPages, webdataCrawls } from './tables.ts';
+
+// A crawl, run by the `webdata.crawl` job: breadth-first from the start page (depth 0) over links of the
+// same site (host, `www.` ignored), at most maxDepth link hops and exactly maxPages stored pages when the
+// site has that many. A URL is fetched once (normalised: no fragment), and a page whose canonical URL or
+// final URL after redirects was already stored is dropped. With respectRobotsTxt, disallowed URLs are not
+// fetched and Crawl-delay spaces requests (one at a time). Politeness otherwise: WEBDATA_CRAWL_CONCURRENCY
+// requests at once to the site. Every fetch goes through the SSRF guard. The crawl's status is re-read
+// before each page, so a cancel stops it within one page per lane.
+
+export const CRAWL_JOB = 'webdata.crawl';
+
+type Crawl = typeof webdataCrawls.$inferSelect;
+type Item = { url: string; depth: number };
+
+export async function runCrawl(deps: Deps, crawlId: string, signal?: AbortSignal): Promise<void> {
+  const [crawl] = await deps.db.orm
+    .update(webdataCrawls)
+    .set({ status: 'processing' })
+    .where(sql`${webdataCrawls.id} = ${crawlId} and ${webdataCrawls.status} = 'pending'`)
+    .returning();
+  if (!crawl) return;
+  try {
+    await crawlSite(deps, crawl, signal);
+    await finish(deps, crawlId, { status: 'completed' });
+  } catch (err) {
+    await finish(deps, crawlId, { status: 'failed', error: describeFetchError(err) });
+  }
+}
+
+async function finish(deps: Deps, id: string, patch: { status: 'completed' | 'failed'; error?: string }) {
+  await deps.db.orm
+    .update(webdataCrawls)
+    .set({ ...patch, pagesQueued: 0, completedAt: deps.clock.now() })
+    .where(sql`${webdataCrawls.id} = ${id} and ${webdataCrawls.status} = 'processing'`);
+}
+
+async function crawlSite(deps: Deps, crawl: Crawl, signal?: AbortSignal): Promise<void> {
+  const o: CrawlOptions = crawl.options;
+  const start = normalizeUrl(crawl.url)!;
+  const robots: Robots = o.respectRobotsTxt
+    ? await loadRobots(deps, new URL(start).origin, signal)
+    : { allowed: () => true, crawlDelaySec: 0, sitemaps: [] };
+  const delayMs = robots.crawlDelaySec * 1000;
+  const lanes = delayMs > 0 ? 1 : deps.config.webdata.crawlConcurrency;
+
+  const queue: Item[] = [{ url: start, depth: 0 }];
+  const seen = new Set([start]);
+  const stored = new Set<string>();
+  let reserved = 0; // pages stored or being fetched: never more than maxPages
+  let seq = 0;
+  let failed = 0;
+  let lastStart = 0;
+  let active = 0;
+  let stop = false;
+
+  const stillRunning = async () => {
+    if (signal?.aborted) return false;
+    const [row] = await deps.db.orm
+      .select({ status: webdataCrawls.status })
+      .from(webdataCrawls)
+      .where(eq(webdataCrawls.id, crawl.id));
+    return row?.status === 'processing';
+  };
+
+  const crawlOne = async (item: Item) => {
+    if (delayMs > 0) {
+      const wait = lastStart + delayMs - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      lastStart = Date.now();
+    }
+    let page: { html: string; finalUrl: string; status: number };
+    try {
+      page = await fetchPage(deps, item.url, signal);
+    } catch (err) {
+      failed++;
+      reserved--;
+      if (item.depth === 0) throw err;
+      return;
+    }
+    const doc = parseDocument(page.html);
+    const finalKey = normalizeUrl(page.finalUrl) ?? item.url;
+    const canonical = canonicalUrl(doc, page.finalUrl);
+    const canonicalKey = canonical && sameSite(canonical, start) ? normalizeUrl(canonical) : null;
+    const keys = [item.url, finalKey, canonicalKey].filter((k): k is string => Boolean(k));
+    if (!sameSite(page.finalUrl, start) || keys.some((k) => stored.has(k))) {
+      reserved--;
+      return;
+    }
+    for (const k of keys) {
+      stored.add(k);
+      seen.add(k);
+    }
+    const links = pageLinks(doc, page.finalUrl);
+    if (item.depth < o.maxDepth) {
+      for (const link of links) {
+        const key = normalizeUrl(link);
+        if (!key || seen.has(key) || !sameSite(key, start) || !looksLikePage(key)) continue;
+        seen.add(key);
+        if (!robots.allowed(key)) continue;
+        queue.push({ url: key, depth: item.depth + 1 });
+      }
+    }
+    await deps.db.orm.insert(webdataCrawlPages).values({
+      crawlId: crawl.id,
+      seq: seq++,
+      url: page.finalUrl,
+      depth: item.depth,
+      statusCode: page.status,
+      title: pageMetadata(doc, page.finalUrl).title,
+      markdown: o.formats.includes('markdown') ? toMarkdown(page.html, page.finalUrl) : null,
+      html: o.formats.includes('html') ? page.html : null,
+      links: o.formats.includes('links') ? links : null,
+      createdAt: deps.clock.now(),
+    });
+    await deps.db.orm
+      .update(webdataCrawls)
+      .set({ pagesCrawled: seq, pagesFailed: failed, pagesQueued: queue.length })
+      .where(eq(webdataCrawls.id, crawl.id));
+  };
+
+  // Lanes take from the FIFO queue, so pages are fetched in breadth-first order. A lane with nothing to
+  // take waits while others are still fetching (they may add links).
+  await new Promise<void>((resolve, reject) => {
+    const pump = () => {
+      if (stop) return;
+      while (active < lanes && queue.length > 0 && reserved < o.maxPages) {
+        const item = queue.shift()!;
+        reserved++;
+        active++;
+        (async () => {
+          if (!(await stillRunning())) {
+            stop = true;
+            return;
+          }
+          await crawlOne(item);
+        })().then(
+          () => {
+            active--;
+            if (stop && active === 0) resolve();
+            else pump();
+          },
+          (err) => {
+            stop = true;
+            reject(err);
+          },
+        );
+      }
+      if (active === 0 && (queue.length === 0 || reserved >= o.maxPages)) resolve();
+    };
+    if (robots.allowed(start)) pump();
+    else reject(new PageFailure('Blocked by robots.txt: the start page is disallowed for crawlers.'));
+  });
+  if (failed > 0) {
+    await deps.db.orm
+      .update(webdataCrawls)
+      .set({ pagesFailed: failed })
+      .where(eq(webdataCrawls.id, crawl.id));
+  }
+}
+
+async function fetchPage(deps: Deps, url: string, signal?: AbortSignal) {
+  const res = await fetchRaw(deps, url, { signal });
+  if (res.status >= 400) throw new PageFailure(`HTTP status: the page answered ${res.status}.`);
+  if (!isHtml(res)) throw new PageFailure('Not HTML.');
+  const html = res.text();
+  const renderer = rendererOf(deps);
+  if (renderer && needsJavaScript(html)) return renderer.render(res.url, { signal });
+  return { html, finalUrl: res.url, status: res.status };
+}

@@ -1,0 +1,123 @@
+import { and, asc, eq, gt, inArray } from 'drizzle-orm';
+import { z } from 'zod';
+import { errors } from '../../core/errors.ts';
+import { decodeCursor, encodeCursor } from '../../core/pagination.ts';
+import type { Deps } from '../../deps.ts';
+import { CRAWL_JOB } from './crawl.ts';
+import { isUuid, type Scope } from './extractions.ts';
+import type { CrawlBody } from './schema.ts';
+import { webdataCrawlPages, webdataCrawls } from './tables.ts';
+
+// The crawl resource: create (pending, queued), read with progress and optionally every page, its pages
+// with their own cursor (by fetch order), and cancel. The crawl itself is in crawl.ts.
+
+type Crawl = typeof webdataCrawls.$inferSelect;
+type Page = typeof webdataCrawlPages.$inferSelect;
+
+const mine = (scope: Scope) =>
+  and(eq(webdataCrawls.orgId, scope.orgId), eq(webdataCrawls.environment, scope.environment));
+
+export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
+  const [row] = await deps.db.orm
+    .insert(webdataCrawls)
+    .values({
+      ...scope,
+      url: body.url,
+      status: 'pending',
+      options: {
+        maxDepth: body.maxDepth,
+        maxPages: body.maxPages,
+        formats: [...new Set(body.formats)],
+        respectRobotsTxt: body.respectRobotsTxt,
+        stealth: body.stealth,
+      },
+      createdAt: deps.clock.now(),
+    })
+    .returning();
+  await deps.jobs.enqueue(CRAWL_JOB, { crawlId: row!.id });
+  return { id: row!.id, status: row!.status };
+}
+
+async function own(deps: Deps, scope: Scope, id: string): Promise<Crawl> {
+  if (!isUuid(id)) throw errors.notFound('CRAWL_NOT_FOUND', 'Crawl');
+  const [row] = await deps.db.orm
+    .select()
+    .from(webdataCrawls)
+    .where(and(mine(scope), eq(webdataCrawls.id, id)));
+  if (!row) throw errors.notFound('CRAWL_NOT_FOUND', 'Crawl');
+  return row;
+}
+
+function pageOut(p: Page, formats: string[]) {
+  return {
+    url: p.url,
+    depth: p.depth,
+    statusCode: p.statusCode,
+    title: p.title,
+    markdown: p.markdown,
+    ...(formats.includes('html') ? { html: p.html ?? '' } : {}),
+    ...(formats.includes('links') ? { links: p.links ?? [] } : {}),
+    error: p.error,
+  };
+}
+
+export async function getCrawl(deps: Deps, scope: Scope, id: string, includePages: boolean) {
+  const c = await own(deps, scope, id);
+  const out = {
+    id: c.id,
+    url: c.url,
+    status: c.status,
+    ...c.options,
+    pagesCrawled: c.pagesCrawled,
+    pagesFailed: c.pagesFailed,
+    pagesQueued: c.pagesQueued,
+    error: c.error,
+    createdAt: c.createdAt.toISOString(),
+    completedAt: c.completedAt?.toISOString() ?? null,
+  };
+  if (!includePages) return out;
+  const pages = await deps.db.orm
+    .select()
+    .from(webdataCrawlPages)
+    .where(eq(webdataCrawlPages.crawlId, id))
+    .orderBy(asc(webdataCrawlPages.seq));
+  return { ...out, pages: pages.map((p) => pageOut(p, c.options.formats)) };
+}
+
+const seqCursor = z.object({ seq: z.number().int() });
+
+export async function listCrawlPages(
+  deps: Deps,
+  scope: Scope,
+  id: string,
+  q: { limit: number; cursor?: string },
+) {
+  const c = await own(deps, scope, id);
+  const cursorScope = `webdata.crawl.pages:${id}`;
+  const after = q.cursor ? decodeCursor(deps.keyring, cursorScope, q.cursor, seqCursor).seq : -1;
+  const rows = await deps.db.orm
+    .select()
+    .from(webdataCrawlPages)
+    .where(and(eq(webdataCrawlPages.crawlId, id), gt(webdataCrawlPages.seq, after)))
+    .orderBy(asc(webdataCrawlPages.seq))
+    .limit(q.limit + 1);
+  const items = rows.slice(0, q.limit);
+  const last = items[items.length - 1];
+  return {
+    items: items.map((p) => pageOut(p, c.options.formats)),
+    nextCursor:
+      rows.length > q.limit && last ? encodeCursor(deps.keyring, cursorScope, { seq: last.seq }) : null,
+  };
+}
+
+export async function cancelCrawl(deps: Deps, scope: Scope, id: string) {
+  const c = await own(deps, scope, id);
+  const [done] = await deps.db.orm
+    .update(webdataCrawls)
+    .set({ status: 'cancelled', pagesQueued: 0, completedAt: deps.clock.now() })
+    .where(and(eq(webdataCrawls.id, id), inArray(webdataCrawls.status, ['pending', 'processing'])))
+    .returning({ id: webdataCrawls.id });
+  if (!done)
+    throw errors.conflict('CRAWL_NOT_CANCELLABLE', `The crawl is ${c.status}; it cannot be cancelled.`);
+  return { success: true as const };
+}

@@ -1,0 +1,216 @@
+import { z } from 'zod';
+import { cursorPageSchema, cursorQuery } from '../../core/pagination.ts';
+import { BATCH_KINDS, EXTRACTION_MODES, JOB_STATUSES, SCHEDULE_FREQUENCIES } from './tables.ts';
+
+// The web data section of the v1 contract, one schema per operation. Fields beyond the contract are
+// Pier's and say so in their description.
+
+/** An http(s) URL; anything else is a 400 before any fetch. */
+export const urlSchema = z
+  .string()
+  .min(1)
+  .max(2048)
+  .refine((s) => {
+    try {
+      const u = new URL(s);
+      return u.protocol === 'http:' || u.protocol === 'https:';
+    } catch {
+      return false;
+    }
+  }, 'url must be an absolute http or https URL');
+
+const jsonSchemaObject = z
+  .record(z.string(), z.unknown())
+  .refine((s) => JSON.stringify(s).length <= 32_768, 'schema must be at most 32 KB of JSON');
+
+export const createExtractionBody = z.object({
+  url: urlSchema,
+  mode: z.enum(EXTRACTION_MODES).optional(),
+  schema: jsonSchemaObject.optional(),
+  prompt: z.string().max(4000).optional(),
+  includeLinks: z.boolean().optional(),
+  includeImages: z.boolean().optional(),
+  includeMetadata: z.boolean().optional(),
+  waitForSelector: z.string().min(1).max(500).optional(),
+  waitForTimeout: z.number().int().min(0).max(30_000).optional(),
+});
+export type CreateExtraction = z.infer<typeof createExtractionBody>;
+
+export const createdResponse = z.object({ id: z.string(), status: z.enum(JOB_STATUSES) });
+
+const pageMetadata = z.object({
+  title: z.string().nullable(),
+  description: z.string().nullable(),
+  ogImage: z.string().nullable(),
+});
+
+export const extractionOut = z.object({
+  id: z.string(),
+  url: z.string(),
+  mode: z.enum(EXTRACTION_MODES),
+  status: z.enum(JOB_STATUSES),
+  extractedData: z.record(z.string(), z.unknown()).nullable(),
+  markdown: z.string().nullable(),
+  pageMetadata: pageMetadata.nullable(),
+  links: z.array(z.string()).optional().describe('With includeLinks.'),
+  images: z.array(z.string()).optional().describe('With includeImages.'),
+  extractedBy: z.string().nullable().describe('Pier: `model` or `heuristic` (schema and auto modes).'),
+  fetchedWith: z.string().nullable().describe('Pier: `fetch` or `browser`.'),
+  finalUrl: z.string().nullable().describe('Pier: the URL after redirects.'),
+  tokensUsed: z.number(),
+  processingTimeMs: z.number().nullable(),
+  error: z.string().nullable().describe('Pier: why it failed, for a person.'),
+  batchId: z.string().nullable(),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+export type ExtractionOut = z.infer<typeof extractionOut>;
+
+export const listQuery = cursorQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
+  status: z.enum(JOB_STATUSES).optional(),
+  url: z.string().max(2048).optional(),
+});
+export type ListQuery = z.infer<typeof listQuery>;
+export const extractionPage = cursorPageSchema(extractionOut);
+
+export const successResponse = z.object({ success: z.literal(true) });
+
+export const batchBody = z.object({
+  urls: z.array(urlSchema).min(1).max(1000),
+  config: z.record(z.string(), z.unknown()).optional(),
+});
+export const batchCreated = z.object({ id: z.string(), status: z.enum(JOB_STATUSES), totalUrls: z.number() });
+
+export const batchOut = z.object({
+  id: z.string(),
+  type: z.enum(BATCH_KINDS),
+  status: z.enum(JOB_STATUSES),
+  totalUrls: z.number(),
+  processedUrls: z.number(),
+  successfulUrls: z.number(),
+  failedUrls: z.number(),
+  progress: z.number().describe('Pier: processedUrls / totalUrls, 0 to 100.'),
+  items: z
+    .array(
+      z.object({
+        url: z.string(),
+        status: z.enum(JOB_STATUSES),
+        resultId: z.string().nullable(),
+        error: z.string().nullable(),
+      }),
+    )
+    .describe('Pier: each URL with its result id (an extraction or screenshot).'),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+
+export const scheduleBody = z.object({
+  name: z.string().min(1).max(200),
+  url: urlSchema,
+  type: z.enum(BATCH_KINDS),
+  frequency: z.enum(SCHEDULE_FREQUENCIES).default('daily'),
+  config: z.record(z.string(), z.unknown()).optional(),
+  detectChanges: z.boolean().optional(),
+  changeThreshold: z.number().min(0).max(1).optional(),
+});
+export type ScheduleBody = z.infer<typeof scheduleBody>;
+
+export const scheduleOut = z.object({
+  id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  type: z.enum(BATCH_KINDS),
+  frequency: z.enum(SCHEDULE_FREQUENCIES),
+  config: z.record(z.string(), z.unknown()),
+  detectChanges: z.boolean(),
+  changeThreshold: z.number(),
+  isActive: z.boolean(),
+  lastRunAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+
+export const scheduleRun = z.object({
+  id: z.string(),
+  slot: z.string(),
+  startedAt: z.string(),
+  completedAt: z.string().nullable(),
+  status: z.enum(JOB_STATUSES),
+  resultId: z.string().nullable(),
+  changed: z.boolean().nullable(),
+  changeScore: z.number().nullable(),
+  diff: z.string().nullable(),
+  error: z.string().nullable(),
+});
+export const runsQuery = cursorQuery({ defaultLimit: 20, maxLimit: 100 });
+export const runsPage = cursorPageSchema(scheduleRun);
+
+export const crawlBody = z.object({
+  url: urlSchema,
+  maxDepth: z.number().int().min(0).max(10).default(2),
+  maxPages: z.number().int().min(1).max(1000).default(50),
+  formats: z
+    .array(z.enum(['markdown', 'links', 'html']))
+    .min(1)
+    .max(3)
+    .default(['markdown']),
+  respectRobotsTxt: z.boolean().default(true),
+  stealth: z.boolean().default(false),
+});
+export type CrawlBody = z.infer<typeof crawlBody>;
+
+export const crawlPage = z.object({
+  url: z.string(),
+  depth: z.number(),
+  statusCode: z.number().nullable(),
+  title: z.string().nullable(),
+  markdown: z.string().nullable(),
+  html: z.string().optional(),
+  links: z.array(z.string()).optional(),
+  error: z.string().nullable(),
+});
+
+export const crawlOut = z.object({
+  id: z.string(),
+  url: z.string(),
+  status: z.enum(JOB_STATUSES),
+  maxDepth: z.number(),
+  maxPages: z.number(),
+  formats: z.array(z.string()),
+  respectRobotsTxt: z.boolean(),
+  stealth: z.boolean(),
+  pagesCrawled: z.number().describe('Pier: pages stored so far (progress).'),
+  pagesFailed: z.number(),
+  pagesQueued: z.number().describe('Pier: URLs found and not yet fetched.'),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  completedAt: z.string().nullable(),
+  pages: z.array(crawlPage).optional(),
+});
+export const crawlGetQuery = z.object({
+  includePages: z.enum(['true', 'false']).optional(),
+});
+export const crawlPagesQuery = cursorQuery({ defaultLimit: 20, maxLimit: 100 });
+export const crawlPagesPage = cursorPageSchema(crawlPage);
+export const crawlParams = z.object({ crawlId: z.string().min(1).max(200) });
+
+export const mapBody = z.object({
+  url: urlSchema,
+  search: z.string().max(200).optional(),
+  limit: z.number().int().min(1).max(5000).default(100),
+});
+export const mapOut = z.object({
+  status: z.enum(['completed']),
+  url: z.string(),
+  urls: z.array(z.string()),
+  source: z.enum(['sitemap', 'links']).describe('Pier: where the URLs came from.'),
+});
+
+export const documentBody = z.object({ url: urlSchema });
+export const documentOut = z.object({
+  status: z.enum(['completed']),
+  url: z.string(),
+  type: z.enum(['pdf', 'docx']),
+  markdown: z.string(),
+  pageCount: z.number(),
+  metadata: z.object({ title: z.string().nullable() }),
+});
