@@ -15,6 +15,8 @@ const dbFree = [
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',
   'src/core/ai/provider-errors.test.ts',
+  'src/core/browser/guard.test.ts',
+  'src/core/browser/pool.test.ts',
   'src/core/crypto.test.ts',
   'src/core/log-destination.test.ts',
   'src/http/lazy-logger.test.ts',
