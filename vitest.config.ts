@@ -11,6 +11,7 @@ const dbFree = [
   'src/cli/output.test.ts',
   'src/cli/program.test.ts',
   'src/areas/cdn/merge-ffmpeg.test.ts',
+  'src/areas/webdata/screenshots/change.test.ts',
   'src/core/ai/fallbacks.test.ts',
   'src/core/ai/local-embedder.test.ts',
   'src/core/ai/models.test.ts',

@@ -49,11 +49,25 @@ export async function startTrap(): Promise<Trap> {
 const html = (body: string, head = '') =>
   `<!doctype html><html><head><meta charset="utf-8">${head}</head><body>${body}</body></html>`;
 
+const STYLED = `<style>
+  body { margin: 0; background: #ffffff; color: #000; }
+  @media (prefers-color-scheme: dark) { body { background: #111111; color: #eee; } }
+  #box { width: 200px; height: 100px; background: #00aa00; margin: 40px; }
+  #tall { height: 2400px; }
+</style>`;
+
 /** The page site's routes; `trapPort` is where the private-address sub-requests aim. */
-export function siteHandler(trapPort: number): http.RequestListener {
+export function siteHandler(trapPort: number, stats = { adHits: 0 }): http.RequestListener {
   const t = trapPort;
   return (req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
+    if (url.pathname.startsWith('/ads/')) {
+      stats.adHits++;
+      res.writeHead(200, { 'content-type': 'image/svg+xml' });
+      return res.end(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="300" height="250"><rect width="300" height="250" fill="#ff0000"/></svg>',
+      );
+    }
     const send = (status: number, body: string | Buffer, type = 'text/html; charset=utf-8') => {
       res.writeHead(status, { 'content-type': type });
       res.end(body);
@@ -108,6 +122,38 @@ export function siteHandler(trapPort: number): http.RequestListener {
           200,
           html(
             '<div id="app">loading</div><script>setTimeout(() => { document.getElementById("app").innerHTML = "<article id=ready>Rendered by script</article>"; }, 150);</script>',
+          ),
+        );
+      case '/styled':
+        return send(200, html('<div id="box"></div><div id="tall"></div>', STYLED));
+      case '/ad':
+        return send(
+          200,
+          html(
+            '<img src="/ads/banner.svg" style="position:absolute;top:0;left:0;width:300px;height:250px">',
+            STYLED,
+          ),
+        );
+      case '/banner':
+        // HubSpot's consent banner, one of the consent managers autoconsent's rules know.
+        return send(
+          200,
+          html(
+            `<div id="hs-eu-cookie-confirmation" style="position:fixed;left:0;right:0;bottom:0;height:200px;background:#0000ff">
+               <p>We use cookies.</p>
+               <button id="hs-eu-confirmation-button" onclick="this.parentNode.remove()">Accept</button>
+               <button id="hs-eu-decline-button" onclick="this.parentNode.remove()">Decline</button>
+             </div>`,
+            STYLED,
+          ),
+        );
+      case '/late':
+        // Painted dark by a script after load; only waitForSelector sees it.
+        return send(
+          200,
+          html(
+            '<script>window.addEventListener("load", () => setTimeout(() => { document.body.style.background = "#000"; document.body.insertAdjacentHTML("beforeend", "<i id=ready></i>"); }, 400));</script>',
+            STYLED,
           ),
         );
       case '/missing':

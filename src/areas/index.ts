@@ -10,6 +10,7 @@ import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest
 import { memoryArea } from './memory/index.ts';
 import { modelsArea, type VectorStore } from './models/index.ts';
 import { orgsArea } from './orgs/index.ts';
+import { webdataScreenshotsArea } from './webdata/screenshots/manifest.ts';
 
 // THE list of areas. The function registry, the v1 routes, the typed job registry, the schedules, the
 // migrations (in this order: an area's tables may reference those of the areas before it) and the start and
@@ -24,6 +25,7 @@ export const areas = [
   memoryArea,
   cdnArea,
   integrationsArea,
+  webdataScreenshotsArea,
 ] as const;
 
 export type Areas = typeof areas;

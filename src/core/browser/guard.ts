@@ -75,11 +75,12 @@ async function handle(route: Route, opts: GuardOptions, log: GuardLog): Promise<
     });
     return abort('blockedbyclient');
   }
-  if (opts.blockRequest?.(url, req.resourceType())) {
+  const mainFrame = isMainFrame(req);
+  // The page the user asked for is never an ad, whatever its path looks like.
+  if (!mainFrame && opts.blockRequest?.(url, req.resourceType())) {
     log.adsBlocked++;
     return abort('blockedbyclient');
   }
-  const mainFrame = isMainFrame(req);
   const stashed = log.stash.get(url);
   if (stashed && mainFrame) {
     log.stash.delete(url);

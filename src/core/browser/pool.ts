@@ -1,4 +1,4 @@
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
 import { ApiError, errors } from '../errors.ts';
 import type { OutboundAllow } from '../net/outbound-allow.ts';
 import { type GuardLog, installGuard, newGuardLog } from './guard.ts';
@@ -76,13 +76,11 @@ export class BrowserPool {
 
   private async run<T>(slot: Slot, o: PageOptions, fn: (page: Page, log: GuardLog) => Promise<T>) {
     const { blockRequest, signal, ...ctxOpts } = o;
-    const ctx = await slot.browser.newContext({
-      ...ctxOpts,
-      serviceWorkers: 'block',
-      acceptDownloads: false,
-    });
+    let ctx: BrowserContext | undefined;
     let crashed = false;
-    try {
+    // The deadline covers everything, opening the context included: a wedged browser must not hold a job.
+    const work = (async () => {
+      ctx = await slot.browser.newContext({ ...ctxOpts, serviceWorkers: 'block', acceptDownloads: false });
       const log = newGuardLog();
       await installGuard(
         ctx,
@@ -100,15 +98,30 @@ export class BrowserPool {
         // A crash may be the browser's fault as much as the page's: the next pages get a fresh browser.
         this.retire(slot);
       });
-      return await deadline(fn(page, log), this.opts.pageTimeoutMs, signal);
+      return fn(page, log);
+    })();
+    work.catch(() => undefined);
+    try {
+      return await deadline(work, this.opts.pageTimeoutMs, signal);
     } catch (err) {
       if (crashed) throw errors.pageCrashed();
       if (!slot.browser.isConnected())
         throw errors.pageFailed('The browser stopped while rendering the page.');
       throw err;
     } finally {
-      // Closing the context ends whatever the page still does (a timed-out navigation included).
-      await ctx.close().catch(() => undefined);
+      // Closing the context ends whatever the page still does (a timed-out navigation included). A context
+      // that does not close, or never opened, means a wedged browser: it is retired and killed.
+      const open = ctx;
+      const closed = open
+        ? await Promise.race([
+            open.close().then(
+              () => true,
+              () => true,
+            ),
+            sleep(5000).then(() => false),
+          ])
+        : false;
+      if (!closed) this.retire(slot);
     }
   }
 
