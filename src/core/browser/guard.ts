@@ -30,15 +30,15 @@ export type GuardLog = {
   failed: { url: string; error: ApiError }[];
   /** Why the main frame's document could not be had (set by the guard, read by navigate.ts). */
   mainError?: ApiError;
-  /** Requests dropped by the ad blocker. */
-  adsBlocked: number;
+  /** Requests dropped by the ad blocker (their URLs, so their empty slots can be hidden). */
+  adsBlocked: string[];
   /** A main-frame navigation that redirected: the final URL and its response, served on the next goto. */
   redirected?: { from: string; to: string };
   stash: Map<string, SafeResponse>;
 };
 
 export function newGuardLog(): GuardLog {
-  return { blocked: [], failed: [], adsBlocked: 0, stash: new Map() };
+  return { blocked: [], failed: [], adsBlocked: [], stash: new Map() };
 }
 
 const DROPPED_RESPONSE_HEADERS = new Set([
@@ -78,7 +78,7 @@ async function handle(route: Route, opts: GuardOptions, log: GuardLog): Promise<
   const mainFrame = isMainFrame(req);
   // The page the user asked for is never an ad, whatever its path looks like.
   if (!mainFrame && opts.blockRequest?.(url, req.resourceType())) {
-    log.adsBlocked++;
+    log.adsBlocked.push(url);
     return abort('blockedbyclient');
   }
   const stashed = log.stash.get(url);

@@ -57,7 +57,7 @@ describe('the browser pool', () => {
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
       maxPages: 3,
       recycleAfter: 10,
-      pageTimeoutMs: 30_000,
+      pageTimeoutMs: 90_000,
       outboundAllow: parseOutboundAllow('127.0.0.2/32').allow,
     });
     const seen = new Set<number>();

@@ -42,6 +42,8 @@ describe('web data screenshots in Chromium', { timeout: 300_000 }, () => {
         V1_RATE_LIMIT_BURST: '1000000',
         V1_RATE_LIMIT_PER_SEC: '100000',
         BROWSER_MAX_PAGES: '2',
+        // Generous: on a loaded shared machine a page can take far longer than the default 30 s.
+        BROWSER_PAGE_TIMEOUT_MS: '120000',
       },
     });
     a = await seedV1Tenant(t.deps);

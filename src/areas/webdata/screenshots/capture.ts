@@ -62,10 +62,24 @@ export async function capture(
   return pool.withPage({ ...contextOptions(o), signal }, async (page, log) => {
     const banners = o.blockCookieBanners ? await handleCookieBanners(page.context()) : undefined;
     await navigate(page, log, url, { waitForSelector: o.waitForSelector, waitForTimeout: o.waitForTimeout });
-    if (o.blockAds) await page.addStyleTag({ content: AD_SLOT_CSS }).catch(() => undefined);
+    if (o.blockAds) await hideAdSlots(page, log.adsBlocked);
     if (banners) await settleBanners(page, banners);
     return o.format === 'pdf' ? pdf(page, o) : image(page, o);
   });
+}
+
+/** An ad that was not fetched leaves a broken-image box: the slot is hidden like the ad networks' own. */
+async function hideAdSlots(page: Page, blocked: string[]) {
+  await page.addStyleTag({ content: AD_SLOT_CSS }).catch(() => undefined);
+  if (blocked.length === 0) return;
+  await page
+    .evaluate((urls) => {
+      const gone = new Set(urls);
+      for (const el of document.querySelectorAll<HTMLImageElement | HTMLIFrameElement>('img, iframe')) {
+        if (gone.has(el.src)) el.style.visibility = 'hidden';
+      }
+    }, blocked)
+    .catch(() => undefined);
 }
 
 /** Waits for autoconsent to answer a banner it found (or to find none), within a short bound. */
