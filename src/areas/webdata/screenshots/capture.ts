@@ -36,7 +36,8 @@ function pick(d: (typeof devices)[string]) {
 
 /** Tallest full page captured, in CSS px (Chromium's own limit is 16384 device px per side). */
 const MAX_FULL_PAGE_HEIGHT = 16_384;
-const COOKIE_BANNER_WAIT_MS = 3000;
+const COOKIE_BANNER_FIND_MS = 3000;
+const COOKIE_BANNER_WAIT_MS = 6000;
 
 export type Captured = { bytes: Buffer; mimeType: string; ext: string; width: number; height: number };
 
@@ -82,11 +83,17 @@ async function hideAdSlots(page: Page, blocked: string[]) {
     .catch(() => undefined);
 }
 
-/** Waits for autoconsent to answer a banner it found (or to find none), within a short bound. */
+/**
+ * Waits for autoconsent to answer a banner: up to 3 s for it to find one (a page without a banner costs
+ * that much), then up to 6 s in all for the answer.
+ */
 async function settleBanners(page: Page, state: CookieBannerState) {
-  const until = Date.now() + COOKIE_BANNER_WAIT_MS;
-  await page.waitForTimeout(300);
-  while (Date.now() < until && state.detected && !state.done) await page.waitForTimeout(100);
+  const start = Date.now();
+  while (!state.done) {
+    const elapsed = Date.now() - start;
+    if ((!state.detected && elapsed > COOKIE_BANNER_FIND_MS) || elapsed > COOKIE_BANNER_WAIT_MS) break;
+    await page.waitForTimeout(100);
+  }
   // The click that rejected the banner may start an animation out.
   if (state.done) await page.waitForTimeout(300);
 }
