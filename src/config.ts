@@ -92,6 +92,11 @@ const envSchema = z.object({
   /** ffmpeg and ffprobe for the CDN's media checks and video merges; default: the system's (PATH). */
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
+  /** Debian's Chromium for screenshots and rendered extraction (src/core/browser); never a downloaded one. */
+  CHROMIUM_PATH: z.string().min(1).default('/usr/bin/chromium'),
+  BROWSER_MAX_PAGES: z.coerce.number().int().min(1).max(64).default(4),
+  BROWSER_RECYCLE_AFTER: z.coerce.number().int().min(1).max(100_000).default(200),
+  BROWSER_PAGE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   V1_RATE_LIMIT_PER_SEC: z.coerce.number().positive().max(100_000).default(20),
   V1_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(100),
   SMTP_URL: z
@@ -287,6 +292,8 @@ export type Config = {
   media: { ffmpegPath: string; ffprobePath: string };
   /** Workflow runs: step lease, steps one worker process runs at once, per-run cap, price overrides. */
   workflows: { leaseMs: number; workerSlots: number; runParallelism: number; prices: Record<string, number> };
+  /** The shared Chromium pool (src/core/browser/pool.ts). */
+  browser: { executablePath: string; maxPages: number; recycleAfter: number; pageTimeoutMs: number };
 };
 
 export type IntegrationClientConfig = {
@@ -401,6 +408,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : undefined,
     mailRetryDelaysSec: e.MAIL_RETRY_DELAYS_SEC,
     media: { ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH },
+    browser: {
+      executablePath: e.CHROMIUM_PATH,
+      maxPages: e.BROWSER_MAX_PAGES,
+      recycleAfter: e.BROWSER_RECYCLE_AFTER,
+      pageTimeoutMs: e.BROWSER_PAGE_TIMEOUT_MS,
+    },
     dkim:
       e.DKIM_DOMAIN && e.DKIM_SELECTOR && e.DKIM_PRIVATE_KEY
         ? {

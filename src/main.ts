@@ -1,5 +1,6 @@
 import { hostingRuntime } from './areas/hosting/index.ts';
 import { ensureOperatorKey } from './areas/identity/index.ts';
+import { wireBrowser } from './areas/webdata/index.ts';
 import { startBackground } from './background.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { logDestination } from './core/log-destination.ts';
@@ -24,6 +25,7 @@ async function serve(): Promise<void> {
   const deps = await createDeps(config, { log: createLogger(config, logDestination()) });
   const operator = await ensureOperatorKey(deps);
   const roles = new Set(config.roles);
+  wireBrowser(deps);
   const stopBackground = await startBackground(deps, {
     worker: roles.has('worker'),
     router: roles.has('router'),

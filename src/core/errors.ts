@@ -432,6 +432,16 @@ export const errors = {
       422,
       `The ${kind} file could not be read; it may be damaged or encrypted.`,
     ),
+  // the Chromium pool (src/core/browser) and web data screenshots
+  browserUnavailable: (why: string) =>
+    new ApiError('BROWSER_UNAVAILABLE', 503, `The browser could not be started: ${why}.`),
+  browserClosed: () => new ApiError('BROWSER_UNAVAILABLE', 503, 'The browser pool is shutting down.'),
+  pageTimeout: (ms: number) => new ApiError('PAGE_TIMEOUT', 504, `The page did not finish within ${ms} ms.`),
+  pageCrashed: () => new ApiError('PAGE_CRASHED', 502, 'The browser tab crashed while rendering the page.'),
+  pageFailed: (why: string) => new ApiError('PAGE_FAILED', 502, why),
+  selectorNotFound: (selector: string) =>
+    new ApiError('SELECTOR_NOT_FOUND', 422, `No element on the page matches the selector '${selector}'.`),
+  screenshotNotFound: () => new ApiError('SCREENSHOT_NOT_FOUND', 404, 'Screenshot not found.'),
 } as const;
 
 export function errorBody(err: ApiError): ErrorBody {

@@ -1,3 +1,6 @@
+import { createPageRenderer } from '../../core/browser/renderer.ts';
+import { closeSharedBrowserPool, sharedBrowserPool } from '../../core/browser/shared.ts';
+import type { Deps } from '../../deps.ts';
 import { defineArea } from '../manifest.ts';
 import {
   getWebCrawlForCli,
@@ -13,19 +16,34 @@ import {
   SCHEDULE_TICK_JOB,
   scheduleTickJob,
 } from './jobs.ts';
+import { plugInto } from './plugins.ts';
+import { screenshotJob } from './screenshots/jobs.ts';
+import { webdataScreenshotsV1 } from './screenshots/v1.ts';
 import { webdataV1 } from './v1.ts';
 
 // Web data: extraction, batch jobs and schedules (both kinds), crawl, map and documents (docs/webdata.md).
-// The browser and the screenshot kind are plugged in with plugInto (plugins.ts), not imported.
+// Screenshots (screenshots/) share the area, with a migration set of their own. The browser reaches
+// extraction through plugInto (plugins.ts): `pier serve` wires the shared Chromium pool with wireBrowser,
+// tests wire what they test.
 
 export const webdataArea = defineArea({
   name: 'webdata',
   fns: [startWebExtractionForCli, getWebExtractionForCli, startWebCrawlForCli, getWebCrawlForCli],
-  v1: [webdataV1],
-  jobs: [extractJob, batchJob, crawlJob, scheduleTickJob],
+  v1: [webdataV1, webdataScreenshotsV1],
+  jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, screenshotJob],
   schedules: [{ job: SCHEDULE_TICK_JOB, cron: SCHEDULE_TICK_CRON }],
-  migrations: [{ area: 'webdata', schema: ['src/areas/webdata/tables.ts'] }],
+  migrations: [
+    { area: 'webdata', schema: ['src/areas/webdata/tables.ts'] },
+    { area: 'webdata_screenshots', schema: ['src/areas/webdata/screenshots/tables.ts'] },
+  ],
+  // After the job workers drained: no page is in use any more.
+  stop: async () => closeSharedBrowserPool(),
 });
+
+/** Extractions of JavaScript pages and waits render in the process's Chromium pool (started on first use). */
+export function wireBrowser(deps: Deps): void {
+  plugInto(deps, { renderer: createPageRenderer(sharedBrowserPool(deps.config)) });
+}
 
 export { createBatch } from './batches.ts';
 export {
