@@ -82,7 +82,7 @@ function Timeline({ view }: { view: RunView }) {
   const t1 = Math.max(...ends, ms(view.run.completedAt) ?? t0, t0 + 1);
   const LABEL = 120;
   const W = 480;
-  const INFO = 170;
+  const INFO = 280;
   const ROW = 26;
   const x = (t: number) => LABEL + ((t - t0) / (t1 - t0)) * W;
   return (
@@ -146,7 +146,7 @@ function layout(steps: RunView['steps']) {
 
 function Graph({ view }: { view: RunView }) {
   const { pos, cols, rows } = layout(view.steps);
-  const BW = 130;
+  const BW = 170;
   const BH = 40;
   const GX = 50;
   const GY = 16;
