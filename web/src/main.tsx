@@ -15,6 +15,8 @@ import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
 import { TokensPage } from './pages/tokens.tsx';
 import { VerifyEmailPage, VerifyNeededPage } from './pages/verify-email.tsx';
+import { WorkflowRunPage } from './pages/workflow-run.tsx';
+import { WorkflowsPage } from './pages/workflows.tsx';
 import { navigate, useLocation } from './router.ts';
 import './styles.css';
 import { Link } from './ui.tsx';
@@ -75,6 +77,7 @@ function App() {
 
   let page: preact.JSX.Element;
   const projectMatch = /^\/projects\/([^/]+)$/.exec(path);
+  const runMatch = /^\/workflows\/runs\/([^/]+)$/.exec(path);
   if (path === '/cli/login') page = <CliApprovePage session={session} query={query} />;
   else if (path === '/cli') page = <HandOffPage user={user} />;
   else if (path === '/tokens') page = <TokensPage />;
@@ -99,9 +102,19 @@ function App() {
   else if (path === '/memory') page = <MemoryPage org={org} />;
   else if (path === '/assets') page = <CdnPage org={org} />;
   else if (path === '/integrations') page = <IntegrationsPage org={org} />;
+  else if (path === '/workflows') page = <WorkflowsPage org={org} />;
+  else if (runMatch)
+    page = (
+      <WorkflowRunPage
+        org={org}
+        runId={decodeURIComponent(runMatch[1]!)}
+        env={query.get('env') === 'sandbox' ? 'sandbox' : 'production'}
+      />
+    );
   else page = <NotFound />;
 
-  const current = (href: string) => path === href || (href === '/projects' && !!projectMatch);
+  const current = (href: string) =>
+    path === href || (href === '/projects' && !!projectMatch) || (href === '/workflows' && !!runMatch);
   return (
     <>
       <a class="skip" href="#main">
@@ -164,6 +177,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
       ['/memory', 'Memory'],
       ['/assets', 'Assets'],
       ['/integrations', 'Integrations'],
+      ['/workflows', 'Workflows'],
     ],
   },
   {

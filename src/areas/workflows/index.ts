@@ -1,5 +1,6 @@
 import { defineArea } from '../manifest.ts';
 import { getWorkflowRunForCli, runWorkflowForCli } from './cli-fn.ts';
+import { getWorkflowRunViewForCli, listWorkflowsForCli } from './dashboard-fn.ts';
 import { startEngine } from './engine.ts';
 import { getWorkflowUsageForCli } from './usage-fn.ts';
 import { workflowsV1 } from './v1.ts';
@@ -9,7 +10,13 @@ import { workflowsV1 } from './v1.ts';
 
 export const workflowsArea = defineArea({
   name: 'workflows',
-  fns: [getWorkflowUsageForCli, runWorkflowForCli, getWorkflowRunForCli],
+  fns: [
+    getWorkflowUsageForCli,
+    runWorkflowForCli,
+    getWorkflowRunForCli,
+    listWorkflowsForCli,
+    getWorkflowRunViewForCli,
+  ],
   v1: [workflowsV1],
   migrations: [{ area: 'workflows', schema: ['src/areas/workflows/tables.ts'] }],
   start: async (deps, { worker }) => (worker ? startEngine(deps) : undefined),

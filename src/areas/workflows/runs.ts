@@ -98,7 +98,7 @@ export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
   };
 }
 
-async function findRun(deps: Deps, s: WfScope, id: string): Promise<RunRow> {
+export async function findRun(deps: Deps, s: WfScope, id: string): Promise<RunRow> {
   if (!UUID_RE.test(id)) throw errors.workflowRunNotFound();
   const [row] = await deps.db.orm
     .select()

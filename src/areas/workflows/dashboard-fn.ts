@@ -1,0 +1,108 @@
+import { and, desc, eq } from 'drizzle-orm';
+import { z } from 'zod';
+import type { Deps } from '../../deps.ts';
+import { defineFn } from '../../http/fn-kit.ts';
+import { slugInput } from '../../http/fn-schemas.ts';
+import { orgForUser } from '../orgs/index.ts';
+import { findRun, getRun } from './runs.ts';
+import { runOut, workflowOut } from './schema.ts';
+import { toWorkflowOuts } from './service.ts';
+import { RUN_STATUSES, workflowRuns, workflows } from './tables.ts';
+
+// The dashboard's workflows page (docs/workflows.md, "Dashboard"): read-only views for any member of the
+// organization, with a personal session or token — never an API key. Scoped by organization and
+// environment, so another organization's run answers 404 like a missing one.
+
+const environment = z.enum(['production', 'sandbox']).default('production');
+const LIST_MAX = 100;
+const RECENT_RUNS = 200;
+
+async function scopeOf(deps: Deps, userId: string, orgSlug: string, env: 'production' | 'sandbox') {
+  const { org } = await orgForUser(deps, userId, orgSlug);
+  return { orgId: org.id, environment: env };
+}
+
+const runSummary = z.object({
+  id: z.string(),
+  status: z.enum(RUN_STATUSES),
+  creditsUsed: z.number(),
+  error: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  completedAt: z.string().nullable(),
+  createdAt: z.string(),
+});
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export const listWorkflowsForCli = defineFn({
+  name: 'listWorkflowsForCli',
+  summary:
+    "Lists an environment's workflows across projects, newest first, with their recent runs (any member).",
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput, environment }),
+  output: z.object({
+    items: z.array(workflowOut.extend({ recentRuns: z.array(runSummary) })),
+  }),
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => {
+    const s = await scopeOf(deps, caller.userId, input.orgSlug, input.environment);
+    const [rows, runs] = await Promise.all([
+      deps.db.orm
+        .select()
+        .from(workflows)
+        .where(and(eq(workflows.orgId, s.orgId), eq(workflows.environment, s.environment)))
+        .orderBy(desc(workflows.createdAt), desc(workflows.id))
+        .limit(LIST_MAX),
+      deps.db.orm
+        .select()
+        .from(workflowRuns)
+        .where(and(eq(workflowRuns.orgId, s.orgId), eq(workflowRuns.environment, s.environment)))
+        .orderBy(desc(workflowRuns.createdAt), desc(workflowRuns.id))
+        .limit(RECENT_RUNS),
+    ]);
+    const outs = await toWorkflowOuts(deps, rows);
+    return {
+      items: outs.map((w) => ({
+        ...w,
+        recentRuns: runs
+          .filter((r) => r.workflowId === w.id)
+          .slice(0, 5)
+          .map((r) => ({
+            id: r.id,
+            status: r.status,
+            creditsUsed: r.creditsUsed,
+            error: r.error,
+            startedAt: iso(r.startedAt),
+            completedAt: iso(r.completedAt),
+            createdAt: r.createdAt.toISOString(),
+          })),
+      })),
+    };
+  },
+});
+
+export const getWorkflowRunViewForCli = defineFn({
+  name: 'getWorkflowRunViewForCli',
+  summary: "A run with its step states and the steps' graph as the run started it (any member).",
+  auth: { kind: 'user' },
+  input: z.strictObject({ orgSlug: slugInput, environment, runId: z.string().max(100) }),
+  output: z.object({
+    run: runOut,
+    workflow: z.object({ id: z.string(), name: z.string(), slug: z.string() }).nullable(),
+    steps: z.array(z.object({ id: z.string(), type: z.string(), dependsOn: z.array(z.string()) })),
+  }),
+  errors: ['ORG_NOT_FOUND', 'WORKFLOW_RUN_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => {
+    const s = await scopeOf(deps, caller.userId, input.orgSlug, input.environment);
+    const row = await findRun(deps, s, input.runId);
+    const [run, [wf]] = await Promise.all([
+      getRun(deps, s, row.id),
+      deps.db.orm
+        .select({ id: workflows.id, name: workflows.name, slug: workflows.slug })
+        .from(workflows)
+        .where(eq(workflows.id, row.workflowId)),
+    ]);
+    // The run's own snapshot of the definition: editing the workflow afterwards never redraws a run.
+    const steps = row.steps.map((st) => ({ id: st.id, type: st.type, dependsOn: st.dependsOn ?? [] }));
+    return { run, workflow: wf ?? null, steps };
+  },
+});

@@ -1,0 +1,94 @@
+import { eq } from 'drizzle-orm';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { users } from '../../../src/areas/identity/account-tables.ts';
+import { addMember } from '../../../src/areas/orgs/orgs.ts';
+import type { TestApp } from '../../harness.ts';
+import { uniq } from '../../harness.ts';
+import { seedApiKey, seedOrg, seedProject } from '../../seed.ts';
+import { mailedToken } from '../../system-mail.ts';
+import { launchBrowser, shot, startPier } from './browser-kit.ts';
+
+// The workflows pages in headless Chromium against a real Pier with its engine: an app runs a three-step
+// workflow through v1; a member opens the list, then the finished run, and sees one bar per step, the
+// graph's boxes and arrows, and the output.
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let page: Page;
+const email = `${uniq('wf')}@example.com`;
+
+async function v1(key: string, method: string, path: string, body?: unknown) {
+  const r = await fetch(`${base}/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await r.json();
+  expect(r.status, JSON.stringify(json)).toBeLessThan(300);
+  return json;
+}
+
+beforeAll(async () => {
+  ({ t, base } = await startPier({}, { background: true }));
+  browser = await launchBrowser();
+  const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+  page = await ctx.newPage();
+  page.setDefaultTimeout(10_000);
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe('workflows pages in a browser', { timeout: 60_000 }, () => {
+  it('a member opens a completed run and sees one bar per step', async () => {
+    await page.goto(`${base}/sign-up`);
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
+    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
+    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
+    const { org } = await seedOrg(t.deps);
+    const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
+    await addMember(t.deps, org.id, me!.id, 'member');
+    const live = (await seedApiKey(t.deps, org.id, 'live')).key;
+    const projectSlug = (await seedProject(t.deps, org)).slug;
+
+    const wf = await v1(live, 'POST', '/workflows', {
+      projectSlug,
+      slug: 'sums',
+      name: 'Sums',
+      steps: [
+        { id: 'a', type: 'transform', expression: '1' },
+        { id: 'b', type: 'transform', expression: '2' },
+        { id: 'c', type: 'transform', expression: '3', dependsOn: ['a', 'b'] },
+      ],
+    });
+    const started = await v1(live, 'POST', `/workflows/${wf.id}/run`, { projectSlug });
+    let run = started;
+    for (let i = 0; i < 200 && !['completed', 'failed', 'cancelled'].includes(run.status); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      run = await v1(live, 'GET', `/workflows/runs/${started.id}`);
+    }
+    expect(run.status).toBe('completed');
+
+    await page.goto(`${base}/workflows`);
+    await page.getByRole('heading', { name: /Sums/ }).waitFor();
+    await page.getByRole('link', { name: started.id.slice(0, 8) }).click();
+    await page.getByTestId('timeline').waitFor();
+    const bars = page.getByTestId('timeline-bar');
+    expect(await bars.count()).toBe(3);
+    expect(await bars.evaluateAll((g) => g.map((x) => x.getAttribute('data-status')))).toEqual([
+      'completed',
+      'completed',
+      'completed',
+    ]);
+    expect(await page.getByTestId('graph-node').count()).toBe(3);
+    expect(await page.getByTestId('graph-edge').count()).toBe(2);
+    await expect.poll(() => page.getByTestId('run-output').textContent()).toContain('{');
+    await shot(page, 'workflow-run');
+  });
+});

@@ -1,0 +1,86 @@
+import { useState } from 'preact/hooks';
+import { fn, type Org } from '../api.ts';
+import { ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
+import { type Env, runHref, type WorkflowItem } from './workflows-types.ts';
+import './memory.css';
+import './workflows.css';
+
+// Workflows: an organization's workflows in one environment with their latest runs, each run a link to its
+// page (timeline, graph, output). Read-only; see docs/workflows.md.
+
+export function WorkflowsPage(props: { org: Org }) {
+  const [environment, setEnvironment] = useState<Env>('production');
+  const key = `${props.org.slug}/${environment}`;
+  const list = useLoad(
+    async () => ({
+      key,
+      items: (
+        await fn<{ items: WorkflowItem[] }>('listWorkflowsForCli', { orgSlug: props.org.slug, environment })
+      ).items,
+    }),
+    [key],
+  );
+  const items = list.data?.key === key ? list.data.items : undefined;
+  return (
+    <Page title="Workflows" intro={`The workflows of ${props.org.name} and their recent runs.`}>
+      <fieldset class="env-switch">
+        <legend>Environment</legend>
+        {(['production', 'sandbox'] as const).map((e) => (
+          <label key={e} class="radio">
+            <input
+              type="radio"
+              name="environment"
+              value={e}
+              checked={environment === e}
+              onChange={() => setEnvironment(e)}
+            />
+            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
+          </label>
+        ))}
+      </fieldset>
+      <ErrorNote error={list.error} />
+      {!items && !list.error ? (
+        <p class="loading-note" role="status">
+          Loading…
+        </p>
+      ) : null}
+      {items && !items.length ? <p>No workflows in this environment yet.</p> : null}
+      {items?.map((w) => (
+        <section class="wf-card" key={w.id} data-testid="workflow">
+          <h2>
+            {w.name} <span class="muted">{`${w.projectSlug}/${w.slug} · ${w.steps.length} steps`}</span>
+          </h2>
+          {w.description ? <p>{w.description}</p> : null}
+          {w.recentRuns.length ? (
+            <table>
+              <thead>
+                <tr>
+                  <th>Run</th>
+                  <th>Status</th>
+                  <th>Started</th>
+                  <th>Credits</th>
+                </tr>
+              </thead>
+              <tbody>
+                {w.recentRuns.map((r) => (
+                  <tr key={r.id}>
+                    <td>
+                      <Link href={runHref(r.id, environment)}>{r.id.slice(0, 8)}</Link>
+                    </td>
+                    <td>
+                      <span class={`wf-status wf-${r.status}`}>{r.status}</span>
+                    </td>
+                    <td>{fmtDate(r.startedAt ?? r.createdAt)}</td>
+                    <td>{r.creditsUsed}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <p class="muted">No runs yet.</p>
+          )}
+        </section>
+      ))}
+    </Page>
+  );
+}
