@@ -95,10 +95,15 @@ export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal
     const [item] = await deps.db.orm
       .update(webdataBatchItems)
       .set({ status: 'processing' })
+      // SKIP LOCKED and the outer status check: on PostgreSQL two lanes could otherwise pick the same item
+      // (the subquery is not re-checked after a concurrent update) and run and count it twice.
       .where(
-        eq(
-          webdataBatchItems.id,
-          sql`(select id from webdata_batch_items where batch_id = ${batchId} and status = 'pending' order by position limit 1)`,
+        and(
+          eq(
+            webdataBatchItems.id,
+            sql`(select id from webdata_batch_items where batch_id = ${batchId} and status = 'pending' order by position limit 1 for update skip locked)`,
+          ),
+          eq(webdataBatchItems.status, 'pending'),
         ),
       )
       .returning();

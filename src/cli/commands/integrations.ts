@@ -94,6 +94,6 @@ export function register(program: Command, ctx: CliContext): void {
             : `Connection ${connectionId} failed: ${r.error ?? 'the provider refused'}\n`,
       );
       // A connection that does not work is the answer, not a CLI failure; the exit status says it for scripts.
-      if (!r.success) process.exitCode = 1;
+      if (!r.success) ctx.exitCode = 1;
     });
 }

@@ -320,6 +320,9 @@ describe('dashboard in a browser', () => {
       'Dev inbox',
       'Sender domains',
       'Memory',
+      'Assets',
+      'Integrations',
+      'Workflows',
       'Tokens',
       'CLI sign-in',
     ]);
