@@ -168,3 +168,26 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]) {
   }, [...deps, n]);
   return { data, error, reload: () => setN((x) => x + 1), setData };
 }
+
+export type Environment = 'production' | 'sandbox';
+
+/** The production/sandbox choice shown on every page of v1 data (live keys see production, test keys sandbox). */
+export function EnvSwitch(props: { value: Environment; onChange: (e: Environment) => void; name?: string }) {
+  return (
+    <fieldset class="env-switch">
+      <legend>Environment</legend>
+      {(['production', 'sandbox'] as const).map((e) => (
+        <label key={e} class="radio">
+          <input
+            type="radio"
+            name={props.name ?? 'environment'}
+            value={e}
+            checked={props.value === e}
+            onChange={() => props.onChange(e)}
+          />
+          {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
+        </label>
+      ))}
+    </fieldset>
+  );
+}

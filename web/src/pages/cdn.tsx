@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
 import { Pager } from '../table.tsx';
-import { ErrorNote, Page, useLoad } from '../ui.tsx';
+import { EnvSwitch, ErrorNote, Page, useLoad } from '../ui.tsx';
 import { AssetDetail, MergeJobs, UsageChart, WebhookSecret } from './cdn-panels.tsx';
 import { ASSET_TYPES, type AssetPage, type CdnScope, type Env, fmtBytes, type Usage } from './cdn-types.ts';
 import { UploadZone } from './cdn-upload.tsx';
@@ -49,21 +49,11 @@ export function CdnPage(props: { org: Org }) {
       title="Assets"
       intro={`Files ${props.org.name} stores on Pier's CDN. Live API keys store into production, test keys into the sandbox.`}
     >
-      <fieldset class="env-switch">
-        <legend>Environment</legend>
-        {(['production', 'sandbox'] as const).map((e) => (
-          <label key={e} class="radio">
-            <input
-              type="radio"
-              name="cdn-environment"
-              value={e}
-              checked={environment === e}
-              onChange={() => filter(() => setEnvironment(e))}
-            />
-            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
-          </label>
-        ))}
-      </fieldset>
+      <EnvSwitch
+        value={environment}
+        onChange={(e) => filter(() => setEnvironment(e))}
+        name="cdn-environment"
+      />
       <div class="cdn-layout">
         <div class="cdn-main">
           <UploadZone

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { fn, isManager, type Org } from '../api.ts';
 import { useLocation } from '../router.ts';
 import { Table } from '../table.tsx';
-import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import { EnvSwitch, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 
 // Integrations: the operator's connectors (configured or not, and the variables an unconfigured one needs),
 // the organization's connections in one environment with a Test button, and "Connect", which runs the OAuth
@@ -90,21 +90,7 @@ export function IntegrationsPage(props: { org: Org }) {
             : `The connection failed: ${outcome.error ?? 'the provider did not grant access'}.`}
         </p>
       ) : null}
-      <fieldset class="env-switch">
-        <legend>Environment</legend>
-        {(['production', 'sandbox'] as const).map((e) => (
-          <label key={e} class="radio">
-            <input
-              type="radio"
-              name="environment"
-              value={e}
-              checked={environment === e}
-              onChange={() => setEnvironment(e)}
-            />
-            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
-          </label>
-        ))}
-      </fieldset>
+      <EnvSwitch value={environment} onChange={setEnvironment} />
       <ErrorNote error={actionError} />
       <h2>Connectors</h2>
       <ErrorNote error={connectors.error} />

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { ApiError, fn, type Org } from '../api.ts';
-import { ErrorNote, Page, useLoad } from '../ui.tsx';
+import { EnvSwitch, ErrorNote, Page, useLoad } from '../ui.tsx';
 import { AgentList } from './memory-agents.tsx';
 import { MemoryDetailPanel } from './memory-detail.tsx';
 import { MemoryList } from './memory-list.tsx';
@@ -41,21 +41,7 @@ export function MemoryPage(props: { org: Org }) {
       title="Memory"
       intro={`What the agents of ${props.org.name} remember. Live API keys store into production, test keys into the sandbox.`}
     >
-      <fieldset class="env-switch">
-        <legend>Environment</legend>
-        {(['production', 'sandbox'] as const).map((e) => (
-          <label key={e} class="radio">
-            <input
-              type="radio"
-              name="environment"
-              value={e}
-              checked={environment === e}
-              onChange={() => setEnvironment(e)}
-            />
-            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
-          </label>
-        ))}
-      </fieldset>
+      <EnvSwitch value={environment} onChange={setEnvironment} />
       {unavailable ? (
         <p class="warning" role="alert" data-testid="memory-unavailable">
           {unavailable.message}

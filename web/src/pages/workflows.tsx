@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
-import { ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
+import { EnvSwitch, ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
 import { type Env, runHref, type WorkflowItem } from './workflows-types.ts';
 import './memory.css';
 import './workflows.css';
@@ -23,21 +23,7 @@ export function WorkflowsPage(props: { org: Org }) {
   const items = list.data?.key === key ? list.data.items : undefined;
   return (
     <Page title="Workflows" intro={`The workflows of ${props.org.name} and their recent runs.`}>
-      <fieldset class="env-switch">
-        <legend>Environment</legend>
-        {(['production', 'sandbox'] as const).map((e) => (
-          <label key={e} class="radio">
-            <input
-              type="radio"
-              name="environment"
-              value={e}
-              checked={environment === e}
-              onChange={() => setEnvironment(e)}
-            />
-            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
-          </label>
-        ))}
-      </fieldset>
+      <EnvSwitch value={environment} onChange={setEnvironment} />
       <ErrorNote error={list.error} />
       {!items && !list.error ? (
         <p class="loading-note" role="status">
