@@ -86,7 +86,11 @@ export async function v1Routes(
   opts: { deps: Deps; groups: readonly V1Area[]; plugins?: readonly V1Plugin[] },
 ): Promise<void> {
   const { deps } = opts;
-  const buckets = new TokenBuckets(deps.db, deps.clock);
+  const buckets = new TokenBuckets(deps.db, deps.clock, {
+    onSyncError: (err) => deps.log.warn({ err }, 'v1 rate limit: sync to the database failed (retried)'),
+  });
+  // The last spending reaches the shared buckets before the database goes.
+  app.addHook('onClose', async () => buckets.close());
 
   await app.register(swagger, {
     openapi: {

@@ -3,6 +3,7 @@ import { buffer } from 'node:stream/consumers';
 import { and, eq, lt } from 'drizzle-orm';
 import sharp from 'sharp';
 import type { Keyring } from '../../core/crypto.ts';
+import type { Db, Queryable } from '../../core/db/client.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { AssetRow, CdnScope } from './assets.ts';
@@ -13,8 +14,8 @@ import { cdnAssets, cdnTransformCache } from './tables.ts';
 // Image transforms: POST /v1/cdn/transform answers a signed URL (`/cdn/t/<assetId>?w=..&sig=..`); the URL is
 // rendered by sharp on first use and the result cached in the blob store (cdn-cache/...), one row per variant
 // so the cleanup job can expire it after the contract's 90 days. Identical concurrent requests share one
-// render inside a process; across nodes two renders of the same variant write the same bytes to the same
-// key, which is harmless (docs/decisions/031-cdn-upload-size-check.md, "transform coalescing").
+// render inside a process; on PostgreSQL a miss also takes a transaction-scoped advisory lock on the variant
+// and looks again, so several nodes render it once (docs/decisions/076-cdn-transform-lock.md).
 
 /** Source images above this many pixels are refused (a decompression bomb is a 4xx, not an OOM). */
 export const MAX_INPUT_PIXELS = 100_000_000;
@@ -125,7 +126,16 @@ export async function renderImage(input: Buffer, opts: TransformOptions, format:
 
 export type Rendered = { body: Buffer; contentType: string; cached: boolean; variant: string };
 
-const inFlight = new Map<string, Promise<Rendered>>();
+// Per database handle (one per process in production; two test apps on one database are two nodes).
+const inFlightByDb = new WeakMap<Db, Map<string, Promise<Rendered>>>();
+function inFlightOf(db: Db): Map<string, Promise<Rendered>> {
+  let m = inFlightByDb.get(db);
+  if (!m) {
+    m = new Map();
+    inFlightByDb.set(db, m);
+  }
+  return m;
+}
 
 /** Counts renders (not cache hits), for tests and the benchmark. */
 export const transformStats = { renders: 0 };
@@ -149,12 +159,23 @@ export async function serveTransform(
   const key = `cdn-cache/${row.orgId}/${row.id}/${variant}.${format}`;
   // The cache read is inside the shared promise too: a request arriving while a render is being stored
   // joins it instead of missing the cache and rendering again.
+  const inFlight = inFlightOf(deps.db);
   let job = inFlight.get(key);
   if (!job) {
     job = (async (): Promise<Rendered> => {
-      const cached = await readCache(deps, key);
+      const hit = (q: Queryable) => readCache(deps, q, key);
+      const cached = await hit(deps.db);
       if (cached) return { body: cached, contentType: CONTENT_TYPES[format], cached: true, variant };
-      return renderAndStore(deps, row, key, opts, format);
+      if (deps.db.kind !== 'postgres') return renderAndStore(deps, deps.db, row, key, opts, format);
+      // Another node may be rendering the same variant: whoever holds the lock renders and records it
+      // before committing; the others wait for the lock, then find its row. Everything inside runs on the
+      // transaction's own connection (a pool query here could wait for a connection this lock holds).
+      return deps.db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+        const now = await hit(tx);
+        if (now) return { body: now, contentType: CONTENT_TYPES[format], cached: true, variant };
+        return renderAndStore(deps, tx, row, key, opts, format);
+      });
     })().finally(() => inFlight.delete(key));
     inFlight.set(key, job);
   }
@@ -162,15 +183,20 @@ export async function serveTransform(
   return { ...out, variant };
 }
 
-async function readCache(deps: Deps, key: string): Promise<Buffer | null> {
-  const [hit] = await deps.db.orm.select().from(cdnTransformCache).where(eq(cdnTransformCache.blobKey, key));
-  if (!hit || hit.createdAt.getTime() + CACHE_MS <= deps.clock.now().getTime()) return null;
+async function readCache(deps: Deps, q: Queryable, key: string): Promise<Buffer | null> {
+  const { rows } = await q.query<{ created_at: Date | string }>(
+    'SELECT created_at FROM cdn_transform_cache WHERE blob_key = $1',
+    [key],
+  );
+  const hit = rows[0];
+  if (!hit || new Date(hit.created_at).getTime() + CACHE_MS <= deps.clock.now().getTime()) return null;
   const obj = await deps.blobs.get(key);
   return obj ? buffer(obj.body) : null;
 }
 
 async function renderAndStore(
   deps: Deps,
+  q: Queryable,
   row: AssetRow,
   key: string,
   opts: TransformOptions,
@@ -182,18 +208,12 @@ async function renderAndStore(
   const body = await renderImage(await buffer(src.body), opts, format);
   const contentType = CONTENT_TYPES[format];
   await deps.blobs.put(key, body, { contentType });
-  const now = deps.clock.now();
-  await deps.db.orm
-    .insert(cdnTransformCache)
-    .values({
-      blobKey: key,
-      assetId: row.id,
-      orgId: row.orgId,
-      contentType,
-      size: body.length,
-      createdAt: now,
-    })
-    .onConflictDoUpdate({ target: cdnTransformCache.blobKey, set: { createdAt: now, size: body.length } });
+  await q.query(
+    `INSERT INTO cdn_transform_cache (blob_key, asset_id, org_id, content_type, size, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (blob_key) DO UPDATE SET created_at = EXCLUDED.created_at, size = EXCLUDED.size`,
+    [key, row.id, row.orgId, contentType, body.length, deps.clock.now().toISOString()],
+  );
   return { body, contentType, cached: false, variant: key };
 }
 

@@ -6,6 +6,12 @@ import type { IntegrationConnectorSlug } from '../../config.ts';
 import { ApiError, errors } from '../../core/errors.ts';
 import { hostListed, inAllowedRange, type OutboundAllow } from '../../core/net/outbound-allow.ts';
 import type { Deps } from '../../deps.ts';
+import {
+  cachedConnection,
+  cacheGeneration,
+  forgetConnection,
+  rememberConnection,
+} from './connection-cache.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import type { Connector, TokenSet } from './connectors/types.ts';
 import {
@@ -122,6 +128,7 @@ export async function completeAuthorization(
     .set({ stateHash: null, updatedAt: now })
     .where(eq(conns.stateHash, hashState(d, q.state)))
     .returning();
+  if (row) forgetConnection(d.db, row.id);
   if (!row?.stateExpiresAt || row.stateExpiresAt < now) throw errors.oauthStateInvalid();
   const connector = connectorBySlug(row.connectorSlug)!;
   const finish = async (ok: boolean, error?: string) => {
@@ -133,6 +140,7 @@ export async function completeAuthorization(
       .update(conns)
       .set({ status, statusReason: reason, pkceVerifierEnc: null, updatedAt: d.clock.now() })
       .where(eq(conns.id, row.id));
+    forgetConnection(d.db, row.id);
     return finish(false, reason);
   };
   if (q.error || !q.code) {
@@ -178,6 +186,7 @@ export async function completeAuthorization(
         updatedAt: d.clock.now(),
       })
       .where(eq(conns.id, row.id));
+    forgetConnection(d.db, row.id);
   } catch (err) {
     const reason = err instanceof ApiError ? err.message : 'the account could not be read';
     return fail('error', safeMessage(null, reason));
@@ -217,6 +226,7 @@ async function storeTokens(
       ...more,
     })
     .where(eq(conns.id, id));
+  forgetConnection(d.db, id);
 }
 
 /** The non-secret facts of a token answer worth keeping (account names, instance URLs). */
@@ -247,13 +257,29 @@ async function load(d: IntegrationDeps, id: string): Promise<Row | undefined> {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-export async function findConnection(d: IntegrationDeps, s: Scope, id: string): Promise<Row> {
+/**
+ * The caller's connection. `cached`: the provider-call paths (unified operations, passthrough) may use a row
+ * read in this process a few seconds ago (connection-cache.ts); reads shown to people take it fresh.
+ */
+export async function findConnection(
+  d: IntegrationDeps,
+  s: Scope,
+  id: string,
+  opts: { cached?: boolean } = {},
+): Promise<Row> {
   if (!UUID.test(id)) throw errors.connectionNotFound();
+  const hit = opts.cached ? cachedConnection(d.db, id) : undefined;
+  if (hit) {
+    if (hit.orgId !== s.orgId || hit.environment !== s.environment) throw errors.connectionNotFound();
+    return hit;
+  }
+  const generation = cacheGeneration(d.db);
   const [r] = await d.db.orm
     .select()
     .from(conns)
     .where(and(eq(conns.id, id), eq(conns.orgId, s.orgId), eq(conns.environment, s.environment)));
   if (!r) throw errors.connectionNotFound();
+  rememberConnection(d.db, r, generation);
   return r;
 }
 
@@ -304,6 +330,7 @@ export async function deleteConnection(d: IntegrationDeps, s: Scope, id: string)
     }
   }
   await d.db.orm.delete(conns).where(eq(conns.id, row.id));
+  forgetConnection(d.db, row.id);
   return { success: true as const };
 }
 
@@ -325,13 +352,17 @@ export async function openSession(d: IntegrationDeps, row: Row, opts: { raw?: bo
   const connector = connectorBySlug(row.connectorSlug)!;
   let current = row;
   if (row.tokenExpiresAt && row.tokenExpiresAt.getTime() - d.clock.now().getTime() < REFRESH_MARGIN_MS) {
-    current = await refreshConnection(d, row.id);
+    // The access token this row holds: when another node already replaced it (this row came from the
+    // cache), its tokens are used instead of refreshing twice.
+    current = await refreshConnection(d, row.id, readTokens(d, row)?.accessToken);
   }
   const s = session(d, current, connector);
   // lastUsedAt to the minute: one write per connection per minute, not one per provider call.
   const now = d.clock.now();
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
     await d.db.orm.update(conns).set({ lastUsedAt: now }).where(eq(conns.id, row.id));
+    // The cached row (when it is one) now says so too: one write a minute, not one per call.
+    row.lastUsedAt = now;
   }
   return { call: providerCall(s, opts), tokens: s.tokens, connector, row: current, urls: s.urls };
 }
@@ -385,6 +416,7 @@ function session(d: IntegrationDeps, row: Row, connector: Connector): CallSessio
         .update(conns)
         .set({ status: 'expired', statusReason: reason, updatedAt: d.clock.now() })
         .where(eq(conns.id, row.id));
+      forgetConnection(d.db, row.id);
       throw errors.connectionNotConnected('expired', reason);
     },
   };
@@ -404,6 +436,7 @@ export async function refreshConnection(d: IntegrationDeps, id: string, staleAcc
       .set({ refreshLeaseUntil: new Date(now.getTime() + REFRESH_LEASE_MS) })
       .where(and(eq(conns.id, id), or(isNull(conns.refreshLeaseUntil), lt(conns.refreshLeaseUntil, now))))
       .returning();
+    forgetConnection(d.db, id);
     if (leased) return refreshHeld(d, leased, staleAccess);
     if (Date.now() > deadline)
       throw errors.providerError('integrations', undefined, 'a token refresh is taking too long');
@@ -426,6 +459,7 @@ async function refreshHeld(d: IntegrationDeps, row: Row, staleAccess?: string): 
     if (staleAccess && tokens && tokens.accessToken !== staleAccess) {
       // Another worker refreshed meanwhile: its tokens are the ones to use; give the lease back.
       await d.db.orm.update(conns).set(release).where(eq(conns.id, row.id));
+      forgetConnection(d.db, row.id);
       return { ...row, refreshLeaseUntil: null };
     }
     if (!tokens?.refreshToken) throw new TokenRefused('the connection has no refresh token', true);
@@ -447,9 +481,11 @@ async function refreshHeld(d: IntegrationDeps, row: Row, staleAccess?: string): 
         .update(conns)
         .set({ ...release, status: 'expired', statusReason: reason, updatedAt: d.clock.now() })
         .where(eq(conns.id, row.id));
+      forgetConnection(d.db, row.id);
       throw errors.connectionNotConnected('expired', reason);
     }
     await d.db.orm.update(conns).set(release).where(eq(conns.id, row.id));
+    forgetConnection(d.db, row.id);
     if (err instanceof TokenRefused)
       throw errors.providerError(connector.slug, undefined, safeMessage(null, err.message));
     throw err;

@@ -56,7 +56,7 @@ export async function passthrough(
   },
 ): Promise<{ status: number; headers: Record<string, string>; body: Buffer }> {
   const path = checkPath(input.path);
-  const row = await findConnection(d, s, input.connectionId);
+  const row = await findConnection(d, s, input.connectionId, { cached: true });
   const { call } = await openSession(d, row, { raw: true });
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.headers ?? {}))

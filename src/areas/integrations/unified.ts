@@ -33,7 +33,7 @@ export async function withOps<C extends Category, T>(
   category: C,
   run: (ops: Ops[C], call: ProviderCall, connectionId: string) => Promise<T>,
 ): Promise<T> {
-  const row = await findConnection(d, s, connectionId);
+  const row = await findConnection(d, s, connectionId, { cached: true });
   const connector = connectorBySlug(row.connectorSlug);
   const ops = connector?.[category] as Ops[C] | undefined;
   if (!connector || !ops) throw errors.operationNotSupported(row.connectorSlug, category);
