@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { insertExtraction, isUuid, runExtraction, type Scope, toRequest } from './extractions.ts';
 import { type KindRunner, screenshotRunnerOf } from './plugins.ts';
 import { createExtractionBody } from './schema.ts';
+import { checkScreenshotConfig, runScreenshotKind } from './screenshots/kind.ts';
 import { type BatchKind, webdataBatches, webdataBatchItems } from './tables.ts';
 
 // Batch jobs of either kind: one row per batch and one per URL. The `webdata.batch` job works through the
@@ -26,20 +27,15 @@ export const runExtractionKind: KindRunner = async (deps, scope, url, config, ct
   };
 };
 
+/** The runner of a kind; a plugged-in screenshot runner (plugins.ts) replaces the Chromium one in tests. */
 export function runnerFor(deps: Deps, kind: BatchKind): KindRunner {
   if (kind === 'extraction') return runExtractionKind;
-  const shot = screenshotRunnerOf(deps);
-  if (shot) return shot;
-  return async () => ({
-    resultId: null,
-    ok: false,
-    error: 'Screenshots are not available on this server (no browser is configured).',
-  });
+  return screenshotRunnerOf(deps) ?? runScreenshotKind;
 }
 
 /** Checks a batch's config as its kind's create body would (a bad config is a 400, not N failures). */
 export function checkConfig(kind: BatchKind, config: Record<string, unknown>): Record<string, unknown> {
-  if (kind !== 'extraction') return config;
+  if (kind === 'screenshot') return checkScreenshotConfig(config);
   const parsed = createExtractionBody.omit({ url: true }).safeParse(config);
   if (!parsed.success) throw errors.validation(`config: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   toRequest(parsed.data);
