@@ -2,6 +2,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { insertExtraction, isUuid, runExtraction, type Scope, toRequest } from './extractions.ts';
+import { keepAlive, releaseStamp } from './heartbeat.ts';
 import { type KindRunner, screenshotRunnerOf } from './plugins.ts';
 import { createExtractionBody } from './schema.ts';
 import { checkScreenshotConfig, runScreenshotKind } from './screenshots/kind.ts';
@@ -75,10 +76,30 @@ export async function createBatch(
 export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal): Promise<void> {
   const [b] = await deps.db.orm
     .update(webdataBatches)
-    .set({ status: 'processing' })
+    .set({ status: 'processing', heartbeatAt: deps.clock.now() })
     .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'pending')))
     .returning();
   if (!b) return;
+  const stopBeat = keepAlive(deps, webdataBatches, batchId);
+  try {
+    await workThrough(deps, b, signal);
+  } finally {
+    stopBeat();
+  }
+  // Stopped by a shutdown, not finished: the stamp is released so the next worker's sweep resumes it.
+  if (signal?.aborted) return releaseStamp(deps, webdataBatches, batchId);
+  await deps.db.orm
+    .update(webdataBatches)
+    .set({ status: 'completed', completedAt: deps.clock.now() })
+    .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'processing')));
+}
+
+async function workThrough(
+  deps: Deps,
+  b: typeof webdataBatches.$inferSelect,
+  signal?: AbortSignal,
+): Promise<void> {
+  const batchId = b.id;
   const run = runnerFor(deps, b.type);
   const scope = { orgId: b.orgId, environment: b.environment };
   const next = async (): Promise<boolean> => {
@@ -131,10 +152,6 @@ export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal
     while (await next()) {}
   };
   await Promise.all(Array.from({ length: ITEM_CONCURRENCY }, lane));
-  await deps.db.orm
-    .update(webdataBatches)
-    .set({ status: 'completed', completedAt: deps.clock.now() })
-    .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'processing')));
 }
 
 const mine = (scope: Scope) =>

@@ -19,6 +19,7 @@ import {
 import { plugInto } from './plugins.ts';
 import { screenshotJob } from './screenshots/jobs.ts';
 import { webdataScreenshotsV1 } from './screenshots/v1.ts';
+import { sweepInterrupted } from './sweep.ts';
 import { webdataV1 } from './v1.ts';
 
 // Web data: extraction, batch jobs and schedules (both kinds), crawl, map and documents (docs/webdata.md).
@@ -36,6 +37,10 @@ export const webdataArea = defineArea({
     { area: 'webdata', schema: ['src/areas/webdata/tables.ts'] },
     { area: 'webdata_screenshots', schema: ['src/areas/webdata/screenshots/tables.ts'] },
   ],
+  // Work a stopped worker left `processing` is resumed or failed before this worker takes jobs (sweep.ts).
+  onWorkerStart: async (deps) => {
+    await sweepInterrupted(deps);
+  },
   // After the job workers drained: no page is in use any more.
   stop: async () => closeSharedBrowserPool(),
 });
