@@ -6,9 +6,12 @@ import { orgForUser } from '../orgs/index.ts';
 import { createCrawl, getCrawl } from './crawls.ts';
 import { createExtraction, getExtraction } from './extractions.ts';
 import * as S from './schema.ts';
+import { readScreenshotImage } from './screenshots/image.ts';
+import * as Shot from './screenshots/schema.ts';
+import { createScreenshot, getScreenshot } from './screenshots/service.ts';
 
-// The CLI's web data functions (`pier web extract|crawl`): a member of an organization, signed in with a
-// personal token, starts and reads extractions and crawls of one environment. They call the same services
+// The CLI's web data functions (`pier web extract|crawl|screenshot`): a member of an organization, signed in with a
+// personal token, starts and reads extractions, crawls and screenshots of one environment. They call the same services
 // as the v1 routes; the resources are the organization's, visible to its API keys too.
 
 const environment = z.enum(['production', 'sandbox']);
@@ -65,4 +68,39 @@ export const getWebCrawlForCli = defineFn({
   errors: ['ORG_NOT_FOUND', 'CRAWL_NOT_FOUND'],
   handler: async ({ deps, caller }, input) =>
     getCrawl(deps, await scopeOf(deps, caller.userId, input), input.id, input.includePages),
+});
+
+export const startWebScreenshotForCli = defineFn({
+  name: 'startWebScreenshotForCli',
+  summary: 'Queues a screenshot of a page for an organization (any member).',
+  auth: { kind: 'user' },
+  input: z.strictObject({ ...scoped, ...Shot.createFields }).superRefine(Shot.checkCreate),
+  output: Shot.createResponse,
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, { orgSlug, environment, ...body }) => {
+    const s = await scopeOf(deps, caller.userId, { orgSlug, environment });
+    const { id, status } = await createScreenshot(deps, { ...s, environment }, body);
+    return { id, status };
+  },
+});
+
+export const getWebScreenshotForCli = defineFn({
+  name: 'getWebScreenshotForCli',
+  summary: "Reads one of an organization's screenshots, with the image's bytes when asked (any member).",
+  auth: { kind: 'user' },
+  input: z.strictObject({
+    ...scoped,
+    id: z.string().min(1).max(100),
+    includeImage: z.boolean().default(false),
+  }),
+  output: Shot.screenshot.extend({ imageBase64: z.string().nullable().optional() }),
+  errors: ['ORG_NOT_FOUND', 'SCREENSHOT_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => {
+    const s = await scopeOf(deps, caller.userId, input);
+    const scope = { ...s, environment: input.environment };
+    const shot = await getScreenshot(deps, scope, input.id);
+    if (!input.includeImage || shot.status !== 'completed') return shot;
+    const bytes = await readScreenshotImage(deps, scope, input.id);
+    return { ...shot, imageBase64: bytes?.toString('base64') ?? null };
+  },
 });

@@ -5,8 +5,10 @@ import { defineArea } from '../manifest.ts';
 import {
   getWebCrawlForCli,
   getWebExtractionForCli,
+  getWebScreenshotForCli,
   startWebCrawlForCli,
   startWebExtractionForCli,
+  startWebScreenshotForCli,
 } from './fn.ts';
 import {
   batchJob,
@@ -29,7 +31,14 @@ import { webdataV1 } from './v1.ts';
 
 export const webdataArea = defineArea({
   name: 'webdata',
-  fns: [startWebExtractionForCli, getWebExtractionForCli, startWebCrawlForCli, getWebCrawlForCli],
+  fns: [
+    startWebExtractionForCli,
+    getWebExtractionForCli,
+    startWebCrawlForCli,
+    getWebCrawlForCli,
+    startWebScreenshotForCli,
+    getWebScreenshotForCli,
+  ],
   v1: [webdataV1, webdataScreenshotsV1],
   jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, screenshotJob],
   schedules: [{ job: SCHEDULE_TICK_JOB, cron: SCHEDULE_TICK_CRON }],

@@ -89,7 +89,12 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
     expect(swept.resumed).toEqual([dead]);
     expect(swept.resumed).not.toContain(live);
     const b = await settled(dead);
-    expect(b, JSON.stringify(b.items)).toMatchObject({ status: 'completed', processedUrls: 3, successfulUrls: 3, failedUrls: 0 });
+    expect(b, JSON.stringify(b.items)).toMatchObject({
+      status: 'completed',
+      processedUrls: 3,
+      successfulUrls: 3,
+      failedUrls: 0,
+    });
     expect(b.items.map((i: { status: string }) => i.status)).toEqual(['completed', 'completed', 'completed']);
     // The item finished before the stop is not fetched again.
     expect(site.hits.get('/articles/1') ?? 0).toBe(before);
@@ -175,6 +180,9 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
     const runs = (await t.v1('GET', `/webdata/schedules/${id}/runs`, a.live)).json();
     expect(runs.items).toHaveLength(2);
     expect(runs.items[0].slot).toBe(slotOf('daily', clock.now()).toISOString());
-    expect(runs.items.map((r: { status: string; error: string }) => r.error ?? r.status)).toEqual(['completed', 'completed']);
+    expect(runs.items.map((r: { status: string; error: string }) => r.error ?? r.status)).toEqual([
+      'completed',
+      'completed',
+    ]);
   });
 });
