@@ -4,6 +4,7 @@ import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { orgForUser } from '../orgs/index.ts';
 import { createCrawl, getCrawl } from './crawls.ts';
+import { recentWebData } from './dashboard.ts';
 import { createExtraction, getExtraction } from './extractions.ts';
 import * as S from './schema.ts';
 import { readScreenshotImage } from './screenshots/image.ts';
@@ -103,4 +104,72 @@ export const getWebScreenshotForCli = defineFn({
     const bytes = await readScreenshotImage(deps, scope, input.id);
     return { ...shot, imageBase64: bytes?.toString('base64') ?? null };
   },
+});
+
+const status = z.string();
+export const listRecentWebDataForCli = defineFn({
+  name: 'listRecentWebDataForCli',
+  summary: "The organization's newest crawls, batch jobs, schedules and screenshots (any member; dashboard).",
+  auth: { kind: 'user' },
+  input: z.strictObject(scoped),
+  output: z.object({
+    crawls: z.array(
+      z.object({
+        id: z.string(),
+        url: z.string(),
+        status,
+        pagesCrawled: z.number(),
+        pagesQueued: z.number(),
+        maxPages: z.number(),
+        error: z.string().nullable(),
+        createdAt: z.string(),
+      }),
+    ),
+    batches: z.array(
+      z.object({
+        id: z.string(),
+        type: z.string(),
+        status,
+        totalUrls: z.number(),
+        processedUrls: z.number(),
+        failedUrls: z.number(),
+        createdAt: z.string(),
+      }),
+    ),
+    schedules: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        url: z.string(),
+        type: z.string(),
+        frequency: z.string(),
+        isActive: z.boolean(),
+        lastRun: z
+          .object({
+            status,
+            startedAt: z.string(),
+            changed: z.boolean().nullable(),
+            changeScore: z.number().nullable(),
+            error: z.string().nullable(),
+          })
+          .nullable(),
+      }),
+    ),
+    screenshots: z.array(
+      z.object({
+        id: z.string(),
+        url: z.string(),
+        status,
+        format: z.string(),
+        imageUrl: z.string().nullable(),
+        imageWidth: z.number().nullable(),
+        imageHeight: z.number().nullable(),
+        error: z.string().nullable(),
+        createdAt: z.string(),
+      }),
+    ),
+    at: z.string().nullable(),
+  }),
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => recentWebData(deps, await scopeOf(deps, caller.userId, input)),
 });
