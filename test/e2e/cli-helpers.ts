@@ -74,7 +74,13 @@ export function runProcess(
 /** `pier …` with a clean environment: no DISPLAY (so no browser unless PIER_BROWSER), no inherited tokens. */
 export function pier(
   args: string[],
-  o: { url: string; home: ReturnType<typeof scratchHome>; env?: Record<string, string>; stdin?: string },
+  o: {
+    url: string;
+    home: ReturnType<typeof scratchHome>;
+    env?: Record<string, string>;
+    stdin?: string;
+    timeoutMs?: number;
+  },
 ): Promise<Run> {
   return runProcess(NODE24, [CLI_MAIN, ...args], {
     env: {
@@ -86,6 +92,7 @@ export function pier(
       ...o.env,
     },
     stdin: o.stdin,
+    timeoutMs: o.timeoutMs,
   });
 }
 

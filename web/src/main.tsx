@@ -15,6 +15,7 @@ import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
 import { TokensPage } from './pages/tokens.tsx';
 import { VerifyEmailPage, VerifyNeededPage } from './pages/verify-email.tsx';
+import { WebDataPage } from './pages/webdata.tsx';
 import { WorkflowRunPage } from './pages/workflow-run.tsx';
 import { WorkflowsPage } from './pages/workflows.tsx';
 import { navigate, useLocation } from './router.ts';
@@ -103,6 +104,7 @@ function App() {
   else if (path === '/assets') page = <CdnPage org={org} />;
   else if (path === '/integrations') page = <IntegrationsPage org={org} />;
   else if (path === '/workflows') page = <WorkflowsPage org={org} />;
+  else if (path === '/web-data') page = <WebDataPage org={org} />;
   else if (runMatch)
     page = (
       <WorkflowRunPage
@@ -178,6 +180,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
       ['/assets', 'Assets'],
       ['/integrations', 'Integrations'],
       ['/workflows', 'Workflows'],
+      ['/web-data', 'Web data'],
     ],
   },
   {

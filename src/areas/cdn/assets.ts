@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers';
 import { and, asc, count, desc, eq, ilike, inArray, type SQL } from 'drizzle-orm';
 import type { Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
@@ -180,4 +181,12 @@ export async function moveAssets(deps: Deps, s: CdnScope, ids: string[], folder:
           .returning({ id: cdnAssets.id });
   const done = new Set(moved.map((m) => m.id));
   return { success: true as const, moved: done.size, notFound: unique.filter((id) => !done.has(id)) };
+}
+
+/** The stored bytes of the caller's asset (web data compares a scheduled screenshot with the previous one). */
+export async function readAssetBytes(deps: Deps, s: CdnScope, id: string): Promise<Buffer> {
+  const row = await findAsset(deps, s, id);
+  const obj = await deps.blobs.get(row.blobKey);
+  if (!obj) throw errors.assetNotFound();
+  return buffer(obj.body);
 }

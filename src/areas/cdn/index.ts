@@ -20,6 +20,6 @@ export const cdnArea = defineArea({
 });
 
 export type { CdnScope } from './assets.ts';
-export { deleteAssets, getAsset } from './assets.ts';
+export { deleteAssets, getAsset, readAssetBytes } from './assets.ts';
 export type { AssetOut } from './schema.ts';
 export { type StoreAssetInput, storeAsset } from './uploads.ts';

@@ -1,9 +1,13 @@
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
+import type { Environment } from '../../core/auth/caller.ts';
 import type { ManualClock } from '../../core/clock.ts';
+import { storeAsset } from '../cdn/index.ts';
+import { plugInto } from './plugins.ts';
 import { slotOf, tickSchedules } from './schedules.ts';
 import { webdataScheduleRuns } from './tables.ts';
 
@@ -236,22 +240,92 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
     await t.v1('DELETE', `/webdata/schedules/${id}`, a.live);
   });
 
-  it('a screenshot schedule without a browser records a failed run saying so', async () => {
-    const id = (
-      await t.v1('POST', '/webdata/schedules', a.live, {
-        name: 'Shot',
+  it('a screenshot schedule scores the changed share of pixels and names the changed regions', async () => {
+    const clock = t.clock as ManualClock;
+    // The capture is a stand-in (Chromium runs in test/e2e/browser/screenshot-jobs.test.ts): a white picture,
+    // then the same with a 64×32 red box at (100, 40). The comparison reads both back from the CDN.
+    let box = false;
+    const calls: string[] = [];
+    plugInto(t.deps, {
+      screenshot: async (deps, scope, url) => {
+        calls.push(url);
+        const base = sharp({ create: { width: 320, height: 200, channels: 3, background: '#ffffff' } });
+        const red = await sharp({
+          create: { width: 64, height: 32, channels: 3, background: '#ff0000' },
+        })
+          .png()
+          .toBuffer();
+        const bytes = await (box ? base.composite([{ input: red, left: 100, top: 40 }]) : base)
+          .png()
+          .toBuffer();
+        const asset = await storeAsset(deps, {
+          orgId: scope.orgId,
+          environment: scope.environment as Environment,
+          bytes,
+          filename: 'shot.png',
+          mimeType: 'image/png',
+          folder: 'webdata/screenshots',
+          origin: 'derived',
+        });
+        return { resultId: null, ok: true, content: asset.assetId };
+      },
+    });
+    try {
+      const id = (
+        await t.v1('POST', '/webdata/schedules', a.live, {
+          name: 'Shot',
+          url: site.url,
+          type: 'screenshot',
+          frequency: 'hourly',
+          config: { fullPage: true, darkMode: true },
+          detectChanges: true,
+          changeThreshold: 0.01,
+        })
+      ).json().id;
+      await tickSchedules(t.deps);
+      clock.advance(3600_000);
+      await tickSchedules(t.deps);
+      let list = await runs(id);
+      expect(list.items[0]).toMatchObject({
+        status: 'completed',
+        changed: false,
+        changeScore: 0,
+        regions: null,
+      });
+      box = true;
+      clock.advance(3600_000);
+      await tickSchedules(t.deps);
+      list = await runs(id);
+      expect(list.items).toHaveLength(3);
+      expect(list.items[0].changed).toBe(true);
+      expect(list.items[0].changeScore).toBeCloseTo((64 * 32) / (320 * 200), 3);
+      // The region is the box grown to the 32 px grid it touches.
+      expect(list.items[0].regions).toEqual([{ x: 96, y: 32, width: 96, height: 64 }]);
+      expect(calls).toEqual([site.url, site.url, site.url]);
+      await t.v1('DELETE', `/webdata/schedules/${id}`, a.live);
+    } finally {
+      plugInto(t.deps, { screenshot: undefined });
+    }
+  });
+
+  it('refuses a screenshot batch or schedule whose config a screenshot would refuse', async () => {
+    for (const config of [
+      { format: 'gif' },
+      { format: 'png', quality: 50 },
+      { url: site.url },
+      { nope: 1 },
+    ]) {
+      const batch = await t.v1('POST', '/webdata/batch/screenshots', a.live, { urls: [site.url], config });
+      expect(batch.statusCode, JSON.stringify(config)).toBe(400);
+      expect(batch.json().error.code).toBe('VALIDATION_ERROR');
+      const sched = await t.v1('POST', '/webdata/schedules', a.live, {
+        name: 'x',
         url: site.url,
         type: 'screenshot',
-        frequency: 'hourly',
-      })
-    ).json().id;
-    await tickSchedules(t.deps);
-    const list = await runs(id);
-    expect(list.items[0]).toMatchObject({
-      status: 'failed',
-      error: expect.stringMatching(/Screenshots are not available/),
-    });
-    await t.v1('DELETE', `/webdata/schedules/${id}`, a.live);
+        config,
+      });
+      expect(sched.statusCode, JSON.stringify(config)).toBe(400);
+    }
   });
 
   it('rejects bad schedules', async () => {

@@ -2,8 +2,10 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { insertExtraction, isUuid, runExtraction, type Scope, toRequest } from './extractions.ts';
+import { keepAlive, releaseStamp } from './heartbeat.ts';
 import { type KindRunner, screenshotRunnerOf } from './plugins.ts';
 import { createExtractionBody } from './schema.ts';
+import { checkScreenshotConfig, runScreenshotKind } from './screenshots/kind.ts';
 import { type BatchKind, webdataBatches, webdataBatchItems } from './tables.ts';
 
 // Batch jobs of either kind: one row per batch and one per URL. The `webdata.batch` job works through the
@@ -26,20 +28,15 @@ export const runExtractionKind: KindRunner = async (deps, scope, url, config, ct
   };
 };
 
+/** The runner of a kind; a plugged-in screenshot runner (plugins.ts) replaces the Chromium one in tests. */
 export function runnerFor(deps: Deps, kind: BatchKind): KindRunner {
   if (kind === 'extraction') return runExtractionKind;
-  const shot = screenshotRunnerOf(deps);
-  if (shot) return shot;
-  return async () => ({
-    resultId: null,
-    ok: false,
-    error: 'Screenshots are not available on this server (no browser is configured).',
-  });
+  return screenshotRunnerOf(deps) ?? runScreenshotKind;
 }
 
 /** Checks a batch's config as its kind's create body would (a bad config is a 400, not N failures). */
 export function checkConfig(kind: BatchKind, config: Record<string, unknown>): Record<string, unknown> {
-  if (kind !== 'extraction') return config;
+  if (kind === 'screenshot') return checkScreenshotConfig(config);
   const parsed = createExtractionBody.omit({ url: true }).safeParse(config);
   if (!parsed.success) throw errors.validation(`config: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
   toRequest(parsed.data);
@@ -79,10 +76,30 @@ export async function createBatch(
 export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal): Promise<void> {
   const [b] = await deps.db.orm
     .update(webdataBatches)
-    .set({ status: 'processing' })
+    .set({ status: 'processing', heartbeatAt: deps.clock.now() })
     .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'pending')))
     .returning();
   if (!b) return;
+  const stopBeat = keepAlive(deps, webdataBatches, batchId);
+  try {
+    await workThrough(deps, b, signal);
+  } finally {
+    stopBeat();
+  }
+  // Stopped by a shutdown, not finished: the stamp is released so the next worker's sweep resumes it.
+  if (signal?.aborted) return releaseStamp(deps, webdataBatches, batchId);
+  await deps.db.orm
+    .update(webdataBatches)
+    .set({ status: 'completed', completedAt: deps.clock.now() })
+    .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'processing')));
+}
+
+async function workThrough(
+  deps: Deps,
+  b: typeof webdataBatches.$inferSelect,
+  signal?: AbortSignal,
+): Promise<void> {
+  const batchId = b.id;
   const run = runnerFor(deps, b.type);
   const scope = { orgId: b.orgId, environment: b.environment };
   const next = async (): Promise<boolean> => {
@@ -135,10 +152,6 @@ export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal
     while (await next()) {}
   };
   await Promise.all(Array.from({ length: ITEM_CONCURRENCY }, lane));
-  await deps.db.orm
-    .update(webdataBatches)
-    .set({ status: 'completed', completedAt: deps.clock.now() })
-    .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'processing')));
 }
 
 const mine = (scope: Scope) =>

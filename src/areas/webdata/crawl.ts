@@ -3,6 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { canonicalUrl, pageLinks, pageMetadata, parseDocument, toMarkdown } from './content.ts';
 import { loadRobots, looksLikePage, normalizeUrl, type Robots, sameSite } from './crawl-site.ts';
 import { describeFetchError, fetchRaw, isHtml, needsJavaScript, PageFailure } from './fetch-page.ts';
+import { keepAlive, releaseStamp } from './heartbeat.ts';
 import { rendererOf } from './plugins.ts';
 import { type CrawlOptions, webdataCrawlPages, webdataCrawls } from './tables.ts';
 
@@ -22,15 +23,21 @@ type Item = { url: string; depth: number };
 export async function runCrawl(deps: Deps, crawlId: string, signal?: AbortSignal): Promise<void> {
   const [crawl] = await deps.db.orm
     .update(webdataCrawls)
-    .set({ status: 'processing' })
+    .set({ status: 'processing', heartbeatAt: deps.clock.now() })
     .where(sql`${webdataCrawls.id} = ${crawlId} and ${webdataCrawls.status} = 'pending'`)
     .returning();
   if (!crawl) return;
+  const stopBeat = keepAlive(deps, webdataCrawls, crawlId);
   try {
     await crawlSite(deps, crawl, signal);
-    await finish(deps, crawlId, { status: 'completed' });
+    // Stopped by a shutdown, not finished: released, so the next worker's sweep ends it with its reason.
+    if (signal?.aborted) await releaseStamp(deps, webdataCrawls, crawlId);
+    else await finish(deps, crawlId, { status: 'completed' });
   } catch (err) {
-    await finish(deps, crawlId, { status: 'failed', error: describeFetchError(err) });
+    if (signal?.aborted) await releaseStamp(deps, webdataCrawls, crawlId);
+    else await finish(deps, crawlId, { status: 'failed', error: describeFetchError(err) });
+  } finally {
+    stopBeat();
   }
 }
 

@@ -4,11 +4,15 @@ import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { orgForUser } from '../orgs/index.ts';
 import { createCrawl, getCrawl } from './crawls.ts';
+import { recentWebData } from './dashboard.ts';
 import { createExtraction, getExtraction } from './extractions.ts';
 import * as S from './schema.ts';
+import { readScreenshotImage } from './screenshots/image.ts';
+import * as Shot from './screenshots/schema.ts';
+import { createScreenshot, getScreenshot } from './screenshots/service.ts';
 
-// The CLI's web data functions (`pier web extract|crawl`): a member of an organization, signed in with a
-// personal token, starts and reads extractions and crawls of one environment. They call the same services
+// The CLI's web data functions (`pier web extract|crawl|screenshot`): a member of an organization, signed in with a
+// personal token, starts and reads extractions, crawls and screenshots of one environment. They call the same services
 // as the v1 routes; the resources are the organization's, visible to its API keys too.
 
 const environment = z.enum(['production', 'sandbox']);
@@ -65,4 +69,107 @@ export const getWebCrawlForCli = defineFn({
   errors: ['ORG_NOT_FOUND', 'CRAWL_NOT_FOUND'],
   handler: async ({ deps, caller }, input) =>
     getCrawl(deps, await scopeOf(deps, caller.userId, input), input.id, input.includePages),
+});
+
+export const startWebScreenshotForCli = defineFn({
+  name: 'startWebScreenshotForCli',
+  summary: 'Queues a screenshot of a page for an organization (any member).',
+  auth: { kind: 'user' },
+  input: z.strictObject({ ...scoped, ...Shot.createFields }).superRefine(Shot.checkCreate),
+  output: Shot.createResponse,
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, { orgSlug, environment, ...body }) => {
+    const s = await scopeOf(deps, caller.userId, { orgSlug, environment });
+    const { id, status } = await createScreenshot(deps, { ...s, environment }, body);
+    return { id, status };
+  },
+});
+
+export const getWebScreenshotForCli = defineFn({
+  name: 'getWebScreenshotForCli',
+  summary: "Reads one of an organization's screenshots, with the image's bytes when asked (any member).",
+  auth: { kind: 'user' },
+  input: z.strictObject({
+    ...scoped,
+    id: z.string().min(1).max(100),
+    includeImage: z.boolean().default(false),
+  }),
+  output: Shot.screenshot.extend({ imageBase64: z.string().nullable().optional() }),
+  errors: ['ORG_NOT_FOUND', 'SCREENSHOT_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => {
+    const s = await scopeOf(deps, caller.userId, input);
+    const scope = { ...s, environment: input.environment };
+    const shot = await getScreenshot(deps, scope, input.id);
+    if (!input.includeImage || shot.status !== 'completed') return shot;
+    const bytes = await readScreenshotImage(deps, scope, input.id);
+    return { ...shot, imageBase64: bytes?.toString('base64') ?? null };
+  },
+});
+
+const status = z.string();
+export const listRecentWebDataForCli = defineFn({
+  name: 'listRecentWebDataForCli',
+  summary: "The organization's newest crawls, batch jobs, schedules and screenshots (any member; dashboard).",
+  auth: { kind: 'user' },
+  input: z.strictObject(scoped),
+  output: z.object({
+    crawls: z.array(
+      z.object({
+        id: z.string(),
+        url: z.string(),
+        status,
+        pagesCrawled: z.number(),
+        pagesQueued: z.number(),
+        maxPages: z.number(),
+        error: z.string().nullable(),
+        createdAt: z.string(),
+      }),
+    ),
+    batches: z.array(
+      z.object({
+        id: z.string(),
+        type: z.string(),
+        status,
+        totalUrls: z.number(),
+        processedUrls: z.number(),
+        failedUrls: z.number(),
+        createdAt: z.string(),
+      }),
+    ),
+    schedules: z.array(
+      z.object({
+        id: z.string(),
+        name: z.string(),
+        url: z.string(),
+        type: z.string(),
+        frequency: z.string(),
+        isActive: z.boolean(),
+        lastRun: z
+          .object({
+            status,
+            startedAt: z.string(),
+            changed: z.boolean().nullable(),
+            changeScore: z.number().nullable(),
+            error: z.string().nullable(),
+          })
+          .nullable(),
+      }),
+    ),
+    screenshots: z.array(
+      z.object({
+        id: z.string(),
+        url: z.string(),
+        status,
+        format: z.string(),
+        imageUrl: z.string().nullable(),
+        imageWidth: z.number().nullable(),
+        imageHeight: z.number().nullable(),
+        error: z.string().nullable(),
+        createdAt: z.string(),
+      }),
+    ),
+    at: z.string().nullable(),
+  }),
+  errors: ['ORG_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => recentWebData(deps, await scopeOf(deps, caller.userId, input)),
 });

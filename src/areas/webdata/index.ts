@@ -5,8 +5,11 @@ import { defineArea } from '../manifest.ts';
 import {
   getWebCrawlForCli,
   getWebExtractionForCli,
+  getWebScreenshotForCli,
+  listRecentWebDataForCli,
   startWebCrawlForCli,
   startWebExtractionForCli,
+  startWebScreenshotForCli,
 } from './fn.ts';
 import {
   batchJob,
@@ -19,6 +22,7 @@ import {
 import { plugInto } from './plugins.ts';
 import { screenshotJob } from './screenshots/jobs.ts';
 import { webdataScreenshotsV1 } from './screenshots/v1.ts';
+import { sweepInterrupted } from './sweep.ts';
 import { webdataV1 } from './v1.ts';
 
 // Web data: extraction, batch jobs and schedules (both kinds), crawl, map and documents (docs/webdata.md).
@@ -28,7 +32,15 @@ import { webdataV1 } from './v1.ts';
 
 export const webdataArea = defineArea({
   name: 'webdata',
-  fns: [startWebExtractionForCli, getWebExtractionForCli, startWebCrawlForCli, getWebCrawlForCli],
+  fns: [
+    startWebExtractionForCli,
+    getWebExtractionForCli,
+    startWebCrawlForCli,
+    getWebCrawlForCli,
+    startWebScreenshotForCli,
+    getWebScreenshotForCli,
+    listRecentWebDataForCli,
+  ],
   v1: [webdataV1, webdataScreenshotsV1],
   jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, screenshotJob],
   schedules: [{ job: SCHEDULE_TICK_JOB, cron: SCHEDULE_TICK_CRON }],
@@ -36,6 +48,10 @@ export const webdataArea = defineArea({
     { area: 'webdata', schema: ['src/areas/webdata/tables.ts'] },
     { area: 'webdata_screenshots', schema: ['src/areas/webdata/screenshots/tables.ts'] },
   ],
+  // Work a stopped worker left `processing` is resumed or failed before this worker takes jobs (sweep.ts).
+  onWorkerStart: async (deps) => {
+    await sweepInterrupted(deps);
+  },
   // After the job workers drained: no page is in use any more.
   stop: async () => closeSharedBrowserPool(),
 });

@@ -5,6 +5,7 @@ import { BATCH_JOB, runBatch } from './batches.ts';
 import { CRAWL_JOB, runCrawl } from './crawl.ts';
 import { EXTRACT_JOB, runExtraction } from './extractions.ts';
 import { SCHEDULE_TICK_CRON, SCHEDULE_TICK_JOB, tickSchedules } from './schedules.ts';
+import { sweepInterrupted } from './sweep.ts';
 
 // Web data's background work. Page failures are stored on the resource's row (status `failed`, a human
 // `error`), so none of these jobs retries: a retry would fetch a failing site again for nothing.
@@ -52,6 +53,8 @@ export const scheduleTickJob = defineJob({
   concurrency: 1,
   expireInSeconds: 3600,
   handle: async (_data, { deps, signal }: Ctx) => {
+    // The minute tick also sweeps: work of a worker that died while others kept running is picked up here.
+    await sweepInterrupted(deps);
     await tickSchedules(deps, { signal });
   },
 });

@@ -6,13 +6,16 @@ import type { Deps } from '../../deps.ts';
 import { checkConfig, runnerFor } from './batches.ts';
 import { isUuid, type Scope } from './extractions.ts';
 import type { ScheduleBody } from './schema.ts';
+import type { Region } from './screenshots/change.ts';
+import { compareScreenshotAssets } from './screenshots/kind.ts';
 import { type ScheduleFrequency, webdataScheduleRuns, webdataSchedules } from './tables.ts';
 
 // Schedules: a cron tick (every minute, on workers) looks at active schedules and runs each one whose
 // current slot (the start of its hour, UTC day or ISO week) has no run yet. The run row is inserted first
 // under a unique (schedule, slot) index: the worker whose insert wins runs it, so several workers, or a
 // restart mid-slot, never run one slot twice. With detectChanges, the run's text is compared with the
-// previous completed run's by a word diff; changeScore is the changed share of the text (0 to 1).
+// previous completed run's by a word diff; changeScore is the changed share of the text (0 to 1). Screenshot
+// schedules compare the pictures instead (screenshots/kind.ts): the changed share of pixels, the regions.
 
 export const SCHEDULE_TICK_JOB = 'webdata.schedules.tick';
 export const SCHEDULE_TICK_CRON = '* * * * *';
@@ -102,7 +105,7 @@ export async function deleteSchedule(deps: Deps, scope: Scope, id: string) {
 }
 
 export async function listRuns(deps: Deps, scope: Scope, id: string, q: { limit: number; cursor?: string }) {
-  await own(deps, scope, id);
+  const schedule = await own(deps, scope, id);
   const cursorScope = `webdata.schedule.runs:${id}`;
   const conds = [eq(webdataScheduleRuns.scheduleId, id)];
   if (q.cursor) {
@@ -130,10 +133,20 @@ export async function listRuns(deps: Deps, scope: Scope, id: string, q: { limit:
       changed: r.changed,
       changeScore: r.changeScore,
       diff: r.diff,
+      regions: schedule.type === 'screenshot' ? regionsOf(r.diff) : null,
       error: r.error,
     })),
     nextCursor: page.nextCursor,
   };
+}
+
+function regionsOf(diff: string | null) {
+  if (!diff) return null;
+  try {
+    return (JSON.parse(diff) as { regions?: Region[] }).regions ?? null;
+  } catch {
+    return null;
+  }
 }
 
 /** Runs every active schedule whose current slot has no run yet; returns how many runs this call made. */
@@ -195,8 +208,13 @@ async function runOnce(deps: Deps, s: Row, runId: string, signal?: AbortSignal):
       )
       .orderBy(desc(webdataScheduleRuns.slot))
       .limit(1);
-    if (prev?.content != null) {
-      const c = compareText(prev.content, res.content);
+    const c =
+      prev?.content == null
+        ? null
+        : s.type === 'screenshot'
+          ? await compareScreenshotAssets(deps, scope, prev.content, res.content)
+          : compareText(prev.content, res.content);
+    if (c) {
       patch.changeScore = c.score;
       patch.changed = c.score > 0 && c.score >= s.changeThreshold;
       patch.diff = c.diff;

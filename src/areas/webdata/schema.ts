@@ -139,6 +139,10 @@ export const scheduleRun = z.object({
   changed: z.boolean().nullable(),
   changeScore: z.number().nullable(),
   diff: z.string().nullable(),
+  /** Screenshot schedules: the changed areas of the picture (CSS px of the image), largest first. */
+  regions: z
+    .array(z.object({ x: z.number(), y: z.number(), width: z.number(), height: z.number() }))
+    .nullable(),
   error: z.string().nullable(),
 });
 export const runsQuery = cursorQuery({ defaultLimit: 20, maxLimit: 100 });

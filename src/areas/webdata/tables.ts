@@ -83,10 +83,17 @@ export const webdataBatches = pgTable(
     processedUrls: integer('processed_urls').notNull().default(0),
     successfulUrls: integer('successful_urls').notNull().default(0),
     failedUrls: integer('failed_urls').notNull().default(0),
+    /** Stamped while a worker runs the batch; a stale one means that worker stopped (sweep.ts). */
+    heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }),
+    /** How often the sweeper resumed it: a batch that keeps killing its worker is failed, not looped. */
+    resumes: integer('resumes').notNull().default(0),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
-  (t) => [index('webdata_batches_tenant_idx').on(t.orgId, t.environment, t.createdAt)],
+  (t) => [
+    index('webdata_batches_tenant_idx').on(t.orgId, t.environment, t.createdAt),
+    index('webdata_batches_status_idx').on(t.status),
+  ],
 );
 
 /** One URL of a batch; `resultId` is the extraction (or screenshot) it produced. */
@@ -126,10 +133,15 @@ export const webdataCrawls = pgTable(
     /** URLs discovered and not yet fetched, for progress. */
     pagesQueued: integer('pages_queued').notNull().default(0),
     error: text('error'),
+    /** Stamped while a worker runs the crawl; a stale one means that worker stopped (sweep.ts). */
+    heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
-  (t) => [index('webdata_crawls_tenant_idx').on(t.orgId, t.environment, t.createdAt)],
+  (t) => [
+    index('webdata_crawls_tenant_idx').on(t.orgId, t.environment, t.createdAt),
+    index('webdata_crawls_status_idx').on(t.status),
+  ],
 );
 
 export const webdataCrawlPages = pgTable(

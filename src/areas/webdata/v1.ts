@@ -86,6 +86,17 @@ export const webdataV1 = defineV1Routes({
       handler: (c, { body }) => createBatch(c.deps, scope(c), 'extraction', body),
     }),
     defineRoute({
+      method: 'POST',
+      url: '/batch/screenshots',
+      name: 'webdata.batch.screenshots',
+      summary: 'Screenshot many URLs with one configuration',
+      body: S.batchBody,
+      response: S.batchCreated,
+      bodyLimit: 4 * 1024 * 1024,
+      errors: [],
+      handler: (c, { body }) => createBatch(c.deps, scope(c), 'screenshot', body),
+    }),
+    defineRoute({
       method: 'GET',
       url: '/batch/:id',
       name: 'webdata.batch.get',

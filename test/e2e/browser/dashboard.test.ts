@@ -323,6 +323,7 @@ describe('dashboard in a browser', () => {
       'Assets',
       'Integrations',
       'Workflows',
+      'Web data',
       'Tokens',
       'CLI sign-in',
     ]);

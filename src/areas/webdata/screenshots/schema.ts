@@ -17,42 +17,47 @@ const urlSchema = z
 
 const selectorSchema = z.string().trim().min(1).max(500);
 
-export const createBody = z
-  .object({
-    url: urlSchema,
-    format: z.enum(FORMATS).default('png'),
-    quality: z.number().int().min(0).max(100).optional(),
-    fullPage: z.boolean().default(false),
-    deviceType: z.enum(DEVICE_TYPES).default('desktop'),
-    viewportWidth: z.number().int().min(100).max(3840).optional(),
-    viewportHeight: z.number().int().min(100).max(4320).optional(),
-    selector: selectorSchema.optional(),
-    blockAds: z.boolean().default(false),
-    blockCookieBanners: z.boolean().default(false),
-    darkMode: z.boolean().default(false),
-    waitForSelector: selectorSchema.optional(),
-    waitForTimeout: z.number().int().min(0).max(30_000).optional(),
-  })
-  .strict()
-  .superRefine((b, ctx) => {
-    if (b.quality !== undefined && b.format !== 'jpeg' && b.format !== 'webp') {
-      ctx.addIssue({ code: 'custom', path: ['quality'], message: 'quality applies to jpeg and webp only' });
-    }
-    if (b.selector && b.format === 'pdf') {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['selector'],
-        message: 'selector cannot be used with format pdf',
-      });
-    }
-    if (b.selector && b.fullPage) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['selector'],
-        message: 'selector and fullPage cannot be combined',
-      });
-    }
-  });
+export const createFields = {
+  url: urlSchema,
+  format: z.enum(FORMATS).default('png'),
+  quality: z.number().int().min(0).max(100).optional(),
+  fullPage: z.boolean().default(false),
+  deviceType: z.enum(DEVICE_TYPES).default('desktop'),
+  viewportWidth: z.number().int().min(100).max(3840).optional(),
+  viewportHeight: z.number().int().min(100).max(4320).optional(),
+  selector: selectorSchema.optional(),
+  blockAds: z.boolean().default(false),
+  blockCookieBanners: z.boolean().default(false),
+  darkMode: z.boolean().default(false),
+  waitForSelector: selectorSchema.optional(),
+  waitForTimeout: z.number().int().min(0).max(30_000).optional(),
+};
+
+/** The combinations a screenshot refuses (shared by the create body and the CLI's function). */
+export function checkCreate(
+  b: { quality?: number; format: string; selector?: string; fullPage: boolean },
+  ctx: z.RefinementCtx,
+): void {
+  if (b.quality !== undefined && b.format !== 'jpeg' && b.format !== 'webp') {
+    ctx.addIssue({ code: 'custom', path: ['quality'], message: 'quality applies to jpeg and webp only' });
+  }
+  if (b.selector && b.format === 'pdf') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['selector'],
+      message: 'selector cannot be used with format pdf',
+    });
+  }
+  if (b.selector && b.fullPage) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['selector'],
+      message: 'selector and fullPage cannot be combined',
+    });
+  }
+}
+
+export const createBody = z.object(createFields).strict().superRefine(checkCreate);
 export type CreateBody = z.infer<typeof createBody>;
 /** The options a capture runs with (a create body without its URL); also what batches and schedules pass. */
 export type ScreenshotOptions = Omit<CreateBody, 'url'>;

@@ -21,6 +21,13 @@ const tenant = (s: Scope) => and(eq(shots.orgId, s.orgId), eq(shots.environment,
 const listScope = (s: Scope) => `webdata.screenshots:${s.orgId}:${s.environment}`;
 
 export async function createScreenshot(deps: Deps, s: Scope, body: CreateBody): Promise<ScreenshotOut> {
+  const row = await insertScreenshot(deps, s, body);
+  await deps.jobs.enqueue(SCREENSHOT_JOB, { screenshotId: row.id });
+  return toOut(row);
+}
+
+/** The pending row alone: batches and schedules render it in their own job (kind.ts). */
+export async function insertScreenshot(deps: Deps, s: Scope, body: CreateBody): Promise<ScreenshotRow> {
   const { url, ...options } = body;
   const now = deps.clock.now();
   const [row] = await deps.db.orm
@@ -38,8 +45,7 @@ export async function createScreenshot(deps: Deps, s: Scope, body: CreateBody): 
       updatedAt: now,
     })
     .returning();
-  await deps.jobs.enqueue(SCREENSHOT_JOB, { screenshotId: row!.id });
-  return toOut(row!);
+  return row!;
 }
 
 export async function getScreenshot(deps: Deps, s: Scope, id: string): Promise<ScreenshotOut> {

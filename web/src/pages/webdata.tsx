@@ -1,0 +1,270 @@
+import { useEffect, useState } from 'preact/hooks';
+import { fn, type Org } from '../api.ts';
+import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import './webdata.css';
+
+// Web data: what an organization's crawls, batch jobs and schedules are doing now (progress refreshes every
+// two seconds while something runs) and its latest screenshots as pictures. Read-only; docs/webdata.md.
+
+type Env = 'production' | 'sandbox';
+type Recent = {
+  crawls: {
+    id: string;
+    url: string;
+    status: string;
+    pagesCrawled: number;
+    pagesQueued: number;
+    maxPages: number;
+    error: string | null;
+    createdAt: string;
+  }[];
+  batches: {
+    id: string;
+    type: string;
+    status: string;
+    totalUrls: number;
+    processedUrls: number;
+    failedUrls: number;
+    createdAt: string;
+  }[];
+  schedules: {
+    id: string;
+    name: string;
+    url: string;
+    type: string;
+    frequency: string;
+    isActive: boolean;
+    lastRun: {
+      status: string;
+      startedAt: string;
+      changed: boolean | null;
+      changeScore: number | null;
+      error: string | null;
+    } | null;
+  }[];
+  screenshots: {
+    id: string;
+    url: string;
+    status: string;
+    format: string;
+    imageUrl: string | null;
+    imageWidth: number | null;
+    imageHeight: number | null;
+    error: string | null;
+    createdAt: string;
+  }[];
+};
+
+const RUNNING = new Set(['pending', 'processing']);
+const POLL_MS = 2000;
+
+export function WebDataPage(props: { org: Org }) {
+  const [environment, setEnvironment] = useState<Env>('production');
+  const key = `${props.org.slug}/${environment}`;
+  const list = useLoad(
+    async () => ({
+      key,
+      data: await fn<Recent>('listRecentWebDataForCli', { orgSlug: props.org.slug, environment }),
+    }),
+    [key],
+  );
+  const d = list.data?.key === key ? list.data.data : undefined;
+  const busy = !!d && [...d.crawls, ...d.batches, ...d.screenshots].some((x) => RUNNING.has(x.status));
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setTimeout(list.reload, POLL_MS);
+    return () => clearTimeout(timer);
+  }, [busy, d]);
+
+  return (
+    <Page title="Web data" intro={`Crawls, batch jobs, schedules and screenshots of ${props.org.name}.`}>
+      <fieldset class="env-switch">
+        <legend>Environment</legend>
+        {(['production', 'sandbox'] as const).map((e) => (
+          <label key={e} class="radio">
+            <input
+              type="radio"
+              name="environment"
+              value={e}
+              checked={environment === e}
+              onChange={() => setEnvironment(e)}
+            />
+            {e === 'production' ? 'Production (live keys)' : 'Sandbox (test keys)'}
+          </label>
+        ))}
+      </fieldset>
+      <ErrorNote error={list.error} />
+      {!d && !list.error ? (
+        <p class="loading-note" role="status">
+          Loading…
+        </p>
+      ) : null}
+      {d ? <Sections d={d} /> : null}
+    </Page>
+  );
+}
+
+function Progress(props: { done: number; total: number; label: string }) {
+  const pct = props.total ? Math.min(100, Math.round((props.done / props.total) * 100)) : 100;
+  return (
+    <span class="wd-progress">
+      <progress max={100} value={pct} aria-label={props.label} />
+      <span>{`${props.done}/${props.total}`}</span>
+    </span>
+  );
+}
+
+const Status = (p: { s: string }) => <span class={`wd-status wd-${p.s}`}>{p.s}</span>;
+
+function Sections({ d }: { d: Recent }) {
+  return (
+    <>
+      <section aria-labelledby="wd-shots">
+        <h2 id="wd-shots">Screenshots</h2>
+        {d.screenshots.length ? (
+          <ul class="wd-shots">
+            {d.screenshots.map((s) => (
+              <li key={s.id} data-testid="screenshot">
+                {s.imageUrl && s.format !== 'pdf' ? (
+                  <a href={s.imageUrl} target="_blank" rel="noreferrer">
+                    <img src={s.imageUrl} alt={`Screenshot of ${s.url}`} loading="lazy" />
+                  </a>
+                ) : (
+                  <div class="wd-noimg">{s.status === 'failed' ? (s.error ?? 'failed') : s.format}</div>
+                )}
+                <span class="wd-url" title={s.url}>
+                  {s.url}
+                </span>
+                <span>
+                  <Status s={s.status} /> {s.imageWidth ? `${s.imageWidth}×${s.imageHeight}` : ''}
+                </span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p class="muted">No screenshots yet.</p>
+        )}
+      </section>
+
+      <section aria-labelledby="wd-crawls">
+        <h2 id="wd-crawls">Crawls</h2>
+        {d.crawls.length ? (
+          <table>
+            <thead>
+              <tr>
+                <th>Start page</th>
+                <th>Status</th>
+                <th>Pages</th>
+                <th>Queued</th>
+                <th>Started</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.crawls.map((c) => (
+                <tr key={c.id} data-testid="crawl">
+                  <td class="wd-url">{c.url}</td>
+                  <td>
+                    <Status s={c.status} />
+                    {c.error ? <div class="wd-error">{c.error}</div> : null}
+                  </td>
+                  <td>
+                    <Progress done={c.pagesCrawled} total={c.maxPages} label={`Pages of ${c.url}`} />
+                  </td>
+                  <td>{c.pagesQueued}</td>
+                  <td>{fmtDate(c.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No crawls yet.</p>
+        )}
+      </section>
+
+      <section aria-labelledby="wd-batches">
+        <h2 id="wd-batches">Batch jobs</h2>
+        {d.batches.length ? (
+          <table>
+            <thead>
+              <tr>
+                <th>Kind</th>
+                <th>Status</th>
+                <th>Progress</th>
+                <th>Failed</th>
+                <th>Started</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.batches.map((b) => (
+                <tr key={b.id} data-testid="batch">
+                  <td>{b.type}</td>
+                  <td>
+                    <Status s={b.status} />
+                  </td>
+                  <td>
+                    <Progress
+                      done={b.processedUrls}
+                      total={b.totalUrls}
+                      label={`Batch ${b.id.slice(0, 8)}`}
+                    />
+                  </td>
+                  <td>{b.failedUrls}</td>
+                  <td>{fmtDate(b.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No batch jobs yet.</p>
+        )}
+      </section>
+
+      <section aria-labelledby="wd-schedules">
+        <h2 id="wd-schedules">Schedules</h2>
+        {d.schedules.length ? (
+          <table>
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Kind</th>
+                <th>Every</th>
+                <th>Last run</th>
+                <th>Last change</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.schedules.map((s) => (
+                <tr key={s.id} data-testid="schedule">
+                  <td>
+                    {s.name} {s.isActive ? null : <span class="muted">(paused)</span>}
+                    <div class="wd-url">{s.url}</div>
+                  </td>
+                  <td>{s.type}</td>
+                  <td>{s.frequency}</td>
+                  <td>
+                    {s.lastRun ? (
+                      <>
+                        <Status s={s.lastRun.status} /> {fmtDate(s.lastRun.startedAt)}
+                      </>
+                    ) : (
+                      <span class="muted">not run yet</span>
+                    )}
+                  </td>
+                  <td>
+                    {s.lastRun?.changed
+                      ? `changed (${Math.round((s.lastRun.changeScore ?? 0) * 1000) / 10} %)`
+                      : s.lastRun?.changed === false
+                        ? 'no change'
+                        : '—'}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <p class="muted">No schedules yet.</p>
+        )}
+      </section>
+    </>
+  );
+}
