@@ -1,21 +1,28 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../core/db/client.ts';
 
+/** How long recorded accesses wait before they are written: recalls within it share one UPDATE. */
+export const ACCESS_FLUSH_MS = 200;
+
 /**
  * Counts recalls without slowing them: recall() hands the ids here and replies at once; the counts are
- * written after the reply, coalesced into one UPDATE per tick. A crash can lose the last tick's counts —
+ * written after the reply, coalesced into one UPDATE per ACCESS_FLUSH_MS (decision 070: on PGlite's one
+ * connection each UPDATE waits for, and delays, the recalls in flight, so fewer and larger is better; a
+ * memory recalled again within the window is written once). A crash can lose the last window's counts —
  * they only steer tiering, so that trade is documented in docs/memory.md.
  */
 export class AccessTracker {
   readonly #db: Db;
   readonly #log: FastifyBaseLogger;
+  readonly #delayMs: number;
   #pending = new Map<string, { n: number; at: Date }>();
   #flushing: Promise<void> = Promise.resolve();
-  #scheduled = false;
+  #timer: NodeJS.Timeout | null = null;
 
-  constructor(db: Db, log: FastifyBaseLogger) {
+  constructor(db: Db, log: FastifyBaseLogger, delayMs = ACCESS_FLUSH_MS) {
     this.#db = db;
     this.#log = log;
+    this.#delayMs = delayMs;
   }
 
   record(ids: string[], at: Date): void {
@@ -24,18 +31,21 @@ export class AccessTracker {
       const p = this.#pending.get(id);
       this.#pending.set(id, { n: (p?.n ?? 0) + 1, at: p && p.at > at ? p.at : at });
     }
-    if (this.#scheduled) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#flushing = this.#flushing.then(() => this.#flush());
-    });
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => this.#schedule(), this.#delayMs);
+    this.#timer.unref(); // a pending write never keeps the process alive
   }
 
-  /** Resolves once every recorded access is written (tests, shutdown). */
+  #schedule(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#flushing = this.#flushing.then(() => this.#flush());
+  }
+
+  /** Writes what is recorded now and resolves once every recorded access is written (tests, shutdown). */
   async idle(): Promise<void> {
-    while (this.#scheduled || this.#pending.size > 0) {
-      await new Promise((r) => setImmediate(r));
+    while (this.#timer || this.#pending.size > 0) {
+      this.#schedule();
       await this.#flushing;
     }
     await this.#flushing;

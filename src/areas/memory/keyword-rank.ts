@@ -63,7 +63,9 @@ export type Bm25Plan = {
   terms: { lexeme: string; idf: number }[];
   /** WHERE part: the row matches (tags included) and honours phrases and exclusions. */
   match: SQL;
-  /** The BM25 score of `m` (+ a tag bonus). */
+  /** Per-row inputs of the score, computed once per candidate row of `m`: tf0…tfN, dl, tagged. */
+  inputs: SQL;
+  /** The BM25 score (+ a tag bonus) over the columns of `inputs`, as row `s`. */
   score: SQL;
 };
 
@@ -115,11 +117,21 @@ export async function planBm25(
       1,
       terms.reduce((a, t) => a + t.idf, 0),
     );
-  const K = sql`(${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * length(m.search_tsv) / ${stats.avgdl}::float8))`;
+  // Each term's tf is a ts_rank call, the costliest part of the leg: `inputs` computes it once per row
+  // (the score uses tf twice), and the score reads the columns (decision 070).
+  const inputs = sql.join(
+    [
+      sql`length(m.search_tsv) AS dl`,
+      sql`(${tagHit}) AS tagged`,
+      ...terms.map((t, i) => sql`${termFrequency(t.lexeme)} AS ${sql.raw(`tf${i}`)}`),
+    ],
+    sql`, `,
+  );
+  const K = sql`(${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * s.dl / ${stats.avgdl}::float8))`;
   const bm25 = terms.length
     ? sql.join(
-        terms.map((t) => {
-          const tf = termFrequency(t.lexeme);
+        terms.map((t, i) => {
+          const tf = sql.raw(`s.tf${i}`);
           return sql`${t.idf}::float8 * ${tf} * ${k1 + 1}::float8 / (${tf} + ${K})`;
         }),
         sql` + `,
@@ -127,20 +139,23 @@ export async function planBm25(
     : sql`0::float8`;
   // A tag equal to the query or one of its words is a deliberate label: it counts as much as every word
   // of the query matching at full saturation, so a tagged memory ranks above one that only says it.
-  const score = sql`(${bm25} + CASE WHEN ${tagHit} THEN ${tagBonus}::float8 ELSE 0 END)`;
-  return { terms, match: sql.join(parts, sql` AND `), score };
+  const score = sql`(${bm25} + CASE WHEN s.tagged THEN ${tagBonus}::float8 ELSE 0 END)`;
+  return { terms, match: sql.join(parts, sql` AND `), inputs, score };
 }
 
 /**
  * Top `limit` rows of `where` by BM25, with their score as `kscore` and any extra columns. The score is
  * computed for every candidate, the memory's columns only for the top rows (fetched by id: OFFSET 0
- * keeps the planner from turning the look-ups into a scan of the whole table).
+ * keeps the planner from turning the look-ups into a scan of the whole table, and from pulling the
+ * per-row inputs up into the score, which would compute each tf twice).
  */
 export function bm25TopSql(where: SQL, plan: Bm25Plan, limit: number, extra: SQL = sql``): SQL {
   return sql`
     SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, k.kscore ${extra}
-      FROM (SELECT m.id, ${plan.score} AS kscore, m.created_at FROM memories m WHERE ${where} AND ${plan.match}
-             ORDER BY kscore DESC, m.created_at DESC, m.id LIMIT ${limit}) k
+      FROM (SELECT s.id, ${plan.score} AS kscore, s.created_at
+              FROM (SELECT m.id, m.created_at, ${plan.inputs} FROM memories m WHERE ${where} AND ${plan.match}
+                    OFFSET 0) s
+             ORDER BY kscore DESC, s.created_at DESC, s.id LIMIT ${limit}) k
       CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.id = k.id OFFSET 0) m
      ORDER BY k.kscore DESC, k.created_at DESC, k.id`;
 }
