@@ -1,13 +1,5 @@
 import { type Readable, Transform } from 'node:stream';
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
-import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../../config.ts';
 import type { Clock } from '../clock.ts';
 import { errors } from '../errors.ts';
@@ -26,19 +18,53 @@ import {
 // empty body into presigned URLs and frames streamed bodies with aws-chunked encoding that S3-compatible
 // servers may store verbatim (see STACK-NOTES).
 
+// The AWS SDK is a few hundred modules: loaded on first use, so a Pier on local disk (and every command of the
+// CLI) never pays for it at start.
+type Sdk = typeof import('@aws-sdk/client-s3') &
+  typeof import('@aws-sdk/lib-storage') &
+  typeof import('@aws-sdk/s3-request-presigner');
+type Loaded = { sdk: Sdk; client: S3Client };
+let sdk: Promise<Sdk> | undefined;
+function loadSdk(): Promise<Sdk> {
+  sdk ??= Promise.all([
+    import('@aws-sdk/client-s3'),
+    import('@aws-sdk/lib-storage'),
+    import('@aws-sdk/s3-request-presigner'),
+  ]).then(([a, b, c]) => ({ ...a, ...b, ...c }));
+  return sdk;
+}
+
 // S3 allows 7 days at most for SigV4 presigned URLs.
 const MAX_PRESIGN_SEC = 7 * 24 * 3600;
 
 export class S3BlobStore implements BlobStore {
   readonly driver = 's3' as const;
-  readonly client: S3Client;
   readonly bucket: string;
   readonly #clock: Clock;
+  readonly #s3: NonNullable<Config['s3']>;
+  #client: Promise<Loaded> | undefined;
+  /** Set once the SDK is loaded, so the streaming put can wire its pipe without a pause. */
+  #ready: Loaded | undefined;
 
   constructor(s3: NonNullable<Config['s3']>, clock: Clock) {
     this.bucket = s3.bucket;
     this.#clock = clock;
-    this.client = new S3Client({
+    this.#s3 = s3;
+    // Loading starts with the store (only a Pier configured for S3 makes one); a failure surfaces on first use.
+    this.#open().catch(() => undefined);
+  }
+
+  #open(): Promise<Loaded> {
+    this.#client ??= loadSdk().then((sdk) => {
+      this.#ready = { sdk, client: this.#newClient(sdk) };
+      return this.#ready;
+    });
+    return this.#client;
+  }
+
+  #newClient(sdk: Sdk): S3Client {
+    const s3 = this.#s3;
+    return new sdk.S3Client({
       endpoint: s3.endpoint,
       region: s3.region,
       forcePathStyle: s3.forcePathStyle,
@@ -55,13 +81,30 @@ export class S3BlobStore implements BlobStore {
     assertBlobKey(key);
     if (Buffer.isBuffer(body)) {
       if (opts.maxBytes !== undefined && body.length > opts.maxBytes) throw tooLarge(opts.maxBytes);
-      await this.client.send(
-        new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: opts.contentType }),
+      const { sdk, client } = await this.#open();
+      await client.send(
+        new sdk.PutObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          Body: body,
+          ContentType: opts.contentType,
+        }),
       );
       return { size: body.length, contentType: opts.contentType };
     }
     // A stream of unknown length: multipart upload (5 MB parts), failed as soon as it grows past maxBytes
     // (lib-storage then aborts the multipart upload, so nothing is stored).
+    if (!this.#ready) {
+      // Only a put in the first moments after start waits for the SDK; a body failing meanwhile is heard.
+      let early: unknown;
+      const hold = (err: unknown) => {
+        early ??= err;
+      };
+      body.on('error', hold);
+      await this.#open().finally(() => body.off('error', hold));
+      if (early) throw early;
+    }
+    const { sdk, client } = this.#ready!;
     let size = 0;
     const max = opts.maxBytes;
     const counter = new Transform({
@@ -73,8 +116,8 @@ export class S3BlobStore implements BlobStore {
     });
     body.on('error', (err) => counter.destroy(err));
     body.pipe(counter);
-    const upload = new Upload({
-      client: this.client,
+    const upload = new sdk.Upload({
+      client,
       params: { Bucket: this.bucket, Key: key, Body: counter, ContentType: opts.contentType },
       queueSize: 1,
     });
@@ -89,9 +132,10 @@ export class S3BlobStore implements BlobStore {
 
   async get(key: string, opts: { range?: ByteRange } = {}): Promise<(BlobInfo & { body: Readable }) | null> {
     assertBlobKey(key);
+    const { sdk, client } = await this.#open();
     try {
-      const r = await this.client.send(
-        new GetObjectCommand({
+      const r = await client.send(
+        new sdk.GetObjectCommand({
           Bucket: this.bucket,
           Key: key,
           Range: opts.range ? `bytes=${opts.range.start}-${opts.range.end}` : undefined,
@@ -107,8 +151,9 @@ export class S3BlobStore implements BlobStore {
 
   async head(key: string): Promise<BlobInfo | null> {
     assertBlobKey(key);
+    const { sdk, client } = await this.#open();
     try {
-      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      const r = await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: key }));
       return { size: r.ContentLength ?? 0, contentType: r.ContentType };
     } catch (err) {
       if (isNotFound(err)) return null;
@@ -118,7 +163,8 @@ export class S3BlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     assertBlobKey(key);
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+    const { sdk, client } = await this.#open();
+    await client.send(new sdk.DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
   }
 
   /**
@@ -132,9 +178,10 @@ export class S3BlobStore implements BlobStore {
   ): Promise<PresignedPut> {
     assertBlobKey(key);
     const expiresIn = presignSeconds(opts.expiresInSec);
-    const url = await getSignedUrl(
-      this.client,
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType }),
+    const { sdk, client } = await this.#open();
+    const url = await sdk.getSignedUrl(
+      client,
+      new sdk.PutObjectCommand({ Bucket: this.bucket, Key: key, ContentType: opts.contentType }),
       { expiresIn, signableHeaders: opts.contentType ? new Set(['content-type']) : undefined },
     );
     return {
@@ -147,8 +194,10 @@ export class S3BlobStore implements BlobStore {
 
   async presignGet(key: string, opts: { expiresInSec: number }): Promise<string> {
     assertBlobKey(key);
-    return getSignedUrl(this.client, new GetObjectCommand({ Bucket: this.bucket, Key: key }), {
-      expiresIn: presignSeconds(opts.expiresInSec),
+    const expiresIn = presignSeconds(opts.expiresInSec);
+    const { sdk, client } = await this.#open();
+    return sdk.getSignedUrl(client, new sdk.GetObjectCommand({ Bucket: this.bucket, Key: key }), {
+      expiresIn,
     });
   }
 

@@ -1,4 +1,4 @@
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 
 // Starting Debian's Chromium (never a downloaded build) and ending it for good. Playwright spawns the browser
 // detached, so its PID leads a process group that holds every renderer, GPU and utility process it forks:
@@ -27,6 +27,9 @@ export const CHROMIUM_ARGS = [
 export type LaunchedBrowser = { browser: Browser; pid: number };
 
 export async function launchChromium(executablePath: string): Promise<LaunchedBrowser> {
+  // Playwright is loaded with the first browser, not with every process that might start one (`pier serve`
+  // without web data, the CLI, each test file).
+  const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({
     executablePath,
     args: CHROMIUM_ARGS,
