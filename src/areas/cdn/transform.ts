@@ -207,7 +207,8 @@ async function renderAndStore(
   transformStats.renders++;
   const body = await renderImage(await buffer(src.body), opts, format);
   const contentType = CONTENT_TYPES[format];
-  await deps.blobs.put(key, body, { contentType });
+  // A cached rendition: re-rendered if lost, so not worth an fsync on the request's path.
+  await deps.blobs.put(key, body, { contentType, durable: false });
   await q.query(
     `INSERT INTO cdn_transform_cache (blob_key, asset_id, org_id, content_type, size, created_at)
      VALUES ($1, $2, $3, $4, $5, $6)

@@ -21,6 +21,11 @@ export type PutOptions = {
   contentType?: string;
   /** Refuse (413 PAYLOAD_TOO_LARGE, nothing stored) once the body grows past this many bytes. */
   maxBytes?: number;
+  /**
+   * false: the bytes can be made again (a cached rendition), so the disk driver skips the fsync that makes
+   * an upload survive a power cut; a lost object is a cache miss. Default true.
+   */
+  durable?: boolean;
 };
 
 export interface BlobStore {
