@@ -1,6 +1,7 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../core/auth/caller.ts';
 import { bearerFrom } from '../../core/auth/format.ts';
@@ -60,6 +61,8 @@ export async function mcpRoutes(
   const { deps } = opts;
   const publicUrl = deps.config.publicUrl.replace(/\/+$/, '');
   const audience = mcpAudience(publicUrl);
+  // One for the process: the SDK would build a new Ajv (costly) for every server, so for every request.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
   let tools: Tool[] | undefined;
   let byName: Map<string, Tool> | undefined;
   // Derived on first use: every area's schemas are loaded by then, and a process that never serves MCP
@@ -73,7 +76,7 @@ export async function mcpRoutes(
   function serverFor(ctx: CallContext): Server {
     const server = new Server(
       { name: 'pier', title: 'Pier', version: '1.0.0' },
-      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
     );
     server.setRequestHandler(ListToolsRequestSchema, async () => {
       const visible = await visibleTools(deps, ctx.caller, registry().tools);
