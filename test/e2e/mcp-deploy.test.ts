@@ -73,11 +73,11 @@ describe('deployApp', () => {
     const tooMany = await c.callTool({ name: 'deployApp', arguments: { projectSlug: p.slug, files: many } });
     expect(tooMany.isError).toBe(true);
     expect((tooMany.content as { text: string }[])[0]!.text).toMatch(/201 files; at most 200/);
-    const escape = await c.callTool({
+    const outside = await c.callTool({
       name: 'deployApp',
       arguments: { projectSlug: p.slug, files: { '../evil.html': 'x' } },
     });
-    expect((escape.content as { text: string }[])[0]!.text).toMatch(/relative file path/);
+    expect((outside.content as { text: string }[])[0]!.text).toMatch(/relative file path/);
     const broken = await c.callTool({
       name: 'deployApp',
       arguments: { projectSlug: p.slug, files: { 'readme.txt': 'no index here' } },
