@@ -6,6 +6,7 @@ import { identityArea } from './identity/index.ts';
 import { infrastructure } from './infrastructure.ts';
 import { integrationsArea } from './integrations/index.ts';
 import { mailArea } from './mail/index.ts';
+import { mcpArea } from './mcp/index.ts';
 import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest.ts';
 import { memoryArea } from './memory/index.ts';
 import { modelsArea, type VectorStore } from './models/index.ts';
@@ -28,6 +29,7 @@ export const areas = [
   integrationsArea,
   workflowsArea,
   webdataArea,
+  mcpArea,
 ] as const;
 
 export type Areas = typeof areas;

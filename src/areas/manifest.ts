@@ -61,7 +61,7 @@ export type AreaManifest = {
   /** v1 routes that need a plain Fastify plugin (the model proxy streams). */
   v1Plugins?: readonly V1Plugin[];
   /** Other HTTP routes it serves outside both APIs (the dashboard's sign-in, sign-up and session cookie). */
-  http?: FastifyPluginAsync<{ deps: Deps }>;
+  http?: FastifyPluginAsync<{ deps: Deps; areas: readonly AreaManifest[] }>;
   /** A way to find the caller besides a bearer header (the dashboard's session cookie). */
   callerResolver?: (deps: Deps) => CallerResolver;
   jobs?: readonly JobDef[];

@@ -137,7 +137,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
       .flatMap((a) => a.v1Plugins ?? [])
       .filter((p) => !p.role || deps.config.roles.includes(p.role)),
   });
-  for (const area of manifests()) if (area.http) await app.register(area.http, { deps });
+  // Every manifest is handed over too: the MCP endpoint derives its tools from all of them.
+  for (const area of manifests()) if (area.http) await app.register(area.http, { deps, areas: manifests() });
   await app.register(dashboardStaticRoutes, { dist: opts.webDist });
 
   app.setNotFoundHandler(async (req, reply) => {

@@ -36,6 +36,11 @@ export type FnDef<
   auth: A;
   input: I;
   output: O;
+  /**
+   * The least role in the organization it acts on that the handler requires (it checks that itself):
+   * 'manager' is owner or admin. Tells the MCP endpoint which tools to leave out for a plain member.
+   */
+  minRole?: 'manager' | 'owner';
   /** Error codes this function answers beyond the shared ones (for the OpenAPI document). */
   errors: string[];
   handler: (ctx: FnContext<CallerFor<A>>, input: z.infer<I>) => Promise<z.infer<O>>;

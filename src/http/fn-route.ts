@@ -3,6 +3,7 @@ import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestHookH
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
+import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
 import { type CallerResolver, resolveCaller, resolveCallerCached } from '../core/auth/resolve.ts';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
@@ -52,6 +53,10 @@ function authHook(auth: FnAuth, deps: Deps, resolvers: CallerResolver[]): onRequ
     done();
   };
   return (req, _reply, done) => {
+    // The MCP endpoint's in-process call for a caller it already resolved (core/auth/delegation.ts).
+    const delegation = req.headers[DELEGATION_HEADER];
+    const delegated = delegation ? takeDelegated(delegation) : undefined;
+    if (delegated) return settle(req, delegated, done);
     const cached = resolveCallerCached(req, deps.credentials);
     if (cached) return settle(req, cached, done);
     resolveCaller(req, deps.credentials, resolvers).then((caller) => settle(req, caller, done), done);

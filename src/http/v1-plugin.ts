@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { V1Plugin } from '../areas/manifest.ts';
 import { callerFromRow } from '../core/auth/credentials.ts';
+import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
 import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
@@ -31,6 +32,13 @@ declare module 'fastify' {
 const POLICY = 'v1';
 
 async function authenticate(deps: Deps, req: FastifyRequest): Promise<void> {
+  // The MCP endpoint acting for a user in one organization and environment (docs/mcp.md, "Authorisation").
+  const delegation = req.headers[DELEGATION_HEADER];
+  const delegated = delegation ? takeDelegated(delegation) : undefined;
+  if (delegated?.kind === 'apikey') {
+    req.caller = delegated;
+    return;
+  }
   const bearer = bearerFrom(req.headers.authorization);
   if (!bearer) throw errors.authRequired('Send Authorization: Bearer <API_KEY>.');
   const row = await deps.credentials.verify(bearer);

@@ -31,6 +31,7 @@ const output = z.object({ orgSlug: z.string(), secret: z.string() });
 
 export const getWebhookSecretForCli = defineFn({
   name: 'getWebhookSecretForCli',
+  minRole: 'manager',
   summary: "The organization's webhook signing secret (owner or admin), for verifying CDN merge webhooks.",
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput }),
@@ -45,6 +46,7 @@ export const getWebhookSecretForCli = defineFn({
 
 export const rotateWebhookSecretForCli = defineFn({
   name: 'rotateWebhookSecretForCli',
+  minRole: 'manager',
   summary: "Replaces the organization's webhook signing secret (owner or admin); returns the new one.",
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput }),

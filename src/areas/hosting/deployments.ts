@@ -143,6 +143,7 @@ const START_ERRORS = [
 
 export const createDeploymentForCli = defineFn({
   name: 'createDeploymentForCli',
+  minRole: 'manager',
   summary:
     'Creates a deployment of a project (owner or admin) and a presigned URL to PUT its .tar.gz artifact (≤ 100 MB).',
   auth: { kind: 'user' },
@@ -187,6 +188,7 @@ export const createDeploymentFn = defineFn({
 
 export const startDeploymentForCli = defineFn({
   name: 'startDeploymentForCli',
+  minRole: 'manager',
   summary:
     'Checks the uploaded artifact and starts the deployment; it goes live once its health check passes.',
   auth: { kind: 'user' },

@@ -62,6 +62,7 @@ export async function destroyProject(deps: Deps, p: Project): Promise<void> {
 
 export const destroyProjectForCli = defineFn({
   name: 'destroyProjectForCli',
+  minRole: 'owner',
   summary: "Stops the project's app, drops its database, frees its hostname and marks it destroyed (owner).",
   auth: { kind: 'user' },
   input: z.strictObject({ slug: slugInput }),

@@ -99,6 +99,7 @@ export const testIntegrationConnectionForCli = defineFn({
 
 export const connectIntegrationForDashboard = defineFn({
   name: 'connectIntegrationForDashboard',
+  minRole: 'manager',
   summary:
     "Starts a connection for a test end user (owners and admins): the browser goes to `authorizationUrl`, and Pier's callback sends it back to the dashboard's integrations page with the outcome.",
   auth: { kind: 'user' },

@@ -30,6 +30,7 @@ const domainInput = z.string().trim().min(1).max(253);
 
 export const addMailDomainForCli = defineFn({
   name: 'addMailDomainForCli',
+  minRole: 'manager',
   summary:
     'Adds a sender domain (owner or admin): Pier makes its DKIM key pair and answers the DNS records to publish.',
   auth: { kind: 'user' },
@@ -73,6 +74,7 @@ export const getMailDomainForCli = defineFn({
 
 export const verifyMailDomainForCli = defineFn({
   name: 'verifyMailDomainForCli',
+  minRole: 'manager',
   summary:
     'Looks the domain’s records up in DNS now (owner or admin); verified once the verification and DKIM records match.',
   auth: { kind: 'user' },
@@ -93,6 +95,7 @@ export const verifyMailDomainForCli = defineFn({
 
 export const removeMailDomainForCli = defineFn({
   name: 'removeMailDomainForCli',
+  minRole: 'manager',
   summary: 'Removes a sender domain and its key (owner or admin); live mail from it is refused from then on.',
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, domain: domainInput }),

@@ -50,6 +50,7 @@ export async function resolveModelFor(deps: Deps, orgId: string, model: string):
 
 export const setModelProviderKeyForCli = defineFn({
   name: 'setModelProviderKeyForCli',
+  minRole: 'manager',
   summary:
     "Stores the organization's own key for a model vendor (owner or admin); encrypted at rest, never returned.",
   auth: { kind: 'user' },
@@ -79,6 +80,7 @@ export const setModelProviderKeyForCli = defineFn({
 
 export const removeModelProviderKeyForCli = defineFn({
   name: 'removeModelProviderKeyForCli',
+  minRole: 'manager',
   summary:
     "Removes the organization's own key for a model vendor (owner or admin); removed says whether it existed.",
   auth: { kind: 'user' },

@@ -38,6 +38,7 @@ const createdKeySchema = z.object({
 
 export const createApiKeyForCli = defineFn({
   name: 'createApiKeyForCli',
+  minRole: 'manager',
   summary: 'Creates a v1 API key for an organization (owner or admin); the key is shown once.',
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, kind: kindSchema, label: labelInput.optional() }),
@@ -103,6 +104,7 @@ export const listApiKeysForCli = defineFn({
 
 export const revokeApiKeyForCli = defineFn({
   name: 'revokeApiKeyForCli',
+  minRole: 'manager',
   summary: 'Revokes an API key of an organization (owner or admin); it stops working at once.',
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, keyId: z.string().min(1).max(64) }),

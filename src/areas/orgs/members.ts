@@ -97,6 +97,7 @@ export const listMembersForCli = defineFn({
 
 export const inviteMemberForCli = defineFn({
   name: 'inviteMemberForCli',
+  minRole: 'manager',
   summary:
     'Invites a person to an organization by e-mail (owner or admin). The membership reaches an account only once it has proven the address (pending until then); the person is told by mail, with a set-password link when they need one. inviteUrl is always null: links go to the person, never to the inviter.',
   auth: { kind: 'user' },
@@ -147,6 +148,7 @@ export const inviteMemberForCli = defineFn({
 
 export const setMemberRoleForCli = defineFn({
   name: 'setMemberRoleForCli',
+  minRole: 'manager',
   summary: "Changes a member's role (owner or admin; the owner role only by an owner). The last owner stays.",
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, userId: userIdInput, role: roleSchema }),

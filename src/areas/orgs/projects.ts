@@ -104,6 +104,7 @@ export const getProjectForCli = defineFn({
 
 export const createProjectForCli = defineFn({
   name: 'createProjectForCli',
+  minRole: 'manager',
   summary: 'Creates a project in one of your organizations (owner or admin).',
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, ...createInput }),

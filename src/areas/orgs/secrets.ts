@@ -38,6 +38,7 @@ export async function projectSecretEnv(deps: Deps, projectId: string): Promise<R
 
 export const setSecretForCli = defineFn({
   name: 'setSecretForCli',
+  minRole: 'manager',
   summary:
     'Creates or replaces one secret of a project (owner or admin). The value is encrypted at rest. Stricter than the contract: a key is at most 256 characters (INVALID_KEY).',
   auth: { kind: 'user' },
@@ -85,6 +86,7 @@ export const setSecretForCli = defineFn({
 
 export const removeSecretForCli = defineFn({
   name: 'removeSecretForCli',
+  minRole: 'manager',
   summary: 'Removes one secret of a project (owner or admin); removed says whether it existed.',
   auth: { kind: 'user' },
   input: z.strictObject({ projectSlug: slugInput, key: z.string() }),

@@ -7,6 +7,7 @@ import * as domains from './domains.ts';
 import * as hosting from './hosting.ts';
 import * as integrations from './integrations.ts';
 import * as keys from './keys.ts';
+import * as mcp from './mcp.ts';
 import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
 import * as projects from './projects.ts';
@@ -31,5 +32,6 @@ export const commandGroups: CommandGroup[] = [
   workflows,
   integrations,
   web,
+  mcp,
   admin,
 ];

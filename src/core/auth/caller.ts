@@ -14,11 +14,13 @@ export type Caller =
       kind: 'user';
       userId: string;
       credentialId: string;
-      via: 'token' | 'session';
+      via: 'token' | 'session' | 'oauth';
       label: string;
       createdAt: Date;
       /** Set when via is 'session': the dashboard session (credentialId holds the same id). */
       sessionId?: string;
+      /** Set when via is 'oauth': what the MCP client was granted at consent (docs/mcp.md). */
+      oauth?: OAuthGrant;
     }
   | { kind: 'platform'; credentialId: string; keyId: string; scopes: string[] }
   | { kind: 'operator'; credentialId: string; keyId: string }
@@ -26,3 +28,12 @@ export type Caller =
 
 export const PLATFORM_SCOPES = ['org.create', 'project.create', 'deploy', 'model.resolve'] as const;
 export type PlatformScope = (typeof PLATFORM_SCOPES)[number];
+
+/** An OAuth access token's grant: its client, the resource it is bound to, and what the user consented to. */
+export type OAuthGrant = {
+  clientId: string;
+  /** The resource (RFC 8707) the token is bound to; the MCP endpoint accepts only its own. */
+  audience: string;
+  orgIds: string[];
+  environment: Environment;
+};

@@ -1,0 +1,236 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { hasVector } from '../../../test/memory-kit.ts';
+import { seedMember, seedOrg, seedPlatform, seedProject, seedV1Tenant } from '../../../test/seed.ts';
+import { functions, manifests } from '../index.ts';
+import { mcpAudience } from './index.ts';
+
+// The MCP endpoint through the SDK's own client on a real port: tools derived from every manifest, calls
+// through the real routes, errors as tool errors, and each credential seeing only what it can use.
+
+let t: TestApp;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  t = await testApp({ listen: true });
+});
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  await t?.close();
+});
+
+async function connect(token: string): Promise<Client> {
+  const client = new Client({ name: 'pier-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${t.url}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  clients.push(client);
+  return client;
+}
+
+type Result = Awaited<ReturnType<Client['callTool']>>;
+const errorOf = (r: Result) => (r.structuredContent as { error: { code: string; message: string } }).error;
+
+const notTools = new Set(manifests().flatMap((a) => a.notTools ?? []));
+
+describe('tools/list', () => {
+  it('an owner sees every user function and every v1 operation, each with its schemas and hints', async () => {
+    const { owner, org } = await seedOrg(t.deps);
+    await seedProject(t.deps, org);
+    const client = await connect(owner.token);
+    const { tools } = await client.listTools();
+    const names = new Set(tools.map((x) => x.name));
+    const userFns = functions.filter((f) => f.auth.kind === 'user' && !notTools.has(f.name));
+    for (const f of userFns) expect(names, f.name).toContain(f.name);
+    const ops = manifests().flatMap((a) => (a.v1 ?? []).flatMap((g) => g.routes.map((r) => r.name)));
+    for (const op of ops.filter((o) => !notTools.has(o))) expect(names, op).toContain(op);
+    for (const hidden of ['adminCreateOrg', 'adminSetPlan', 'createDeployment', 'exchangeCliAuthCode']) {
+      expect(names).not.toContain(hidden);
+    }
+    expect(names).toContain('deployApp');
+    for (const tool of tools) {
+      expect(tool.inputSchema.type, tool.name).toBe('object');
+      expect(tool.outputSchema?.type, tool.name).toBe('object');
+      expect(tool.description, tool.name).toBeTruthy();
+    }
+    const secret = tools.find((x) => x.name === 'setSecretForCli')!;
+    expect(Object.keys(secret.inputSchema.properties ?? {})).toEqual(['projectSlug', 'key', 'value']);
+    expect(secret.annotations).toMatchObject({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+    });
+    const send = tools.find((x) => x.name === 'mail.send')!;
+    expect(send.inputSchema.required).toEqual(expect.arrayContaining(['organization', 'from', 'to']));
+    expect(tools.find((x) => x.name === 'mail.list')!.annotations?.readOnlyHint).toBe(true);
+    expect(tools.find((x) => x.name === 'memory.delete')!.annotations?.destructiveHint).toBe(true);
+  });
+
+  it("a member's token does not list owner-only tools", async () => {
+    const { org } = await seedOrg(t.deps);
+    const member = await seedMember(t.deps, org.id, 'member');
+    const { tools } = await (await connect(member.token)).listTools();
+    const names = tools.map((x) => x.name);
+    expect(names).toContain('listMyProjectsForCli');
+    expect(names).toContain('mail.send');
+    for (const n of ['setSecretForCli', 'createApiKeyForCli', 'destroyProjectForCli', 'deployApp']) {
+      expect(names).not.toContain(n);
+    }
+  });
+
+  it('an API key lists only v1 operations (no organization argument); a platform credential its scopes', async () => {
+    const tenant = await seedV1Tenant(t.deps);
+    const keyTools = (await (await connect(tenant.test)).listTools()).tools;
+    expect(keyTools.every((x) => x.name.includes('.'))).toBe(true);
+    const send = keyTools.find((x) => x.name === 'mail.send')!;
+    expect(Object.keys(send.inputSchema.properties ?? {})).not.toContain('organization');
+    const plat = await seedPlatform(t.deps, ['deploy']);
+    const platTools = (await (await connect(plat.token)).listTools()).tools;
+    // Every platform function is a partner API, not a tool (notTools): nothing is left to list.
+    expect(platTools.map((x) => x.name)).toEqual([]);
+  });
+});
+
+describe('tools/call', () => {
+  it('lists projects and sets a secret through the function API', async () => {
+    const { owner, org } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const client = await connect(owner.token);
+    const list = await client.callTool({ name: 'listMyProjectsForCli', arguments: {} });
+    expect(list.isError).toBeFalsy();
+    expect((list.structuredContent as { result: { slug: string }[] }).result.map((x) => x.slug)).toEqual([
+      p.slug,
+    ]);
+    expect((list.content as { text: string }[])[0]!.text).toContain(p.slug);
+    const set = await client.callTool({
+      name: 'setSecretForCli',
+      arguments: { projectSlug: p.slug, key: 'STRIPE_KEY', value: 'sk_123' },
+    });
+    expect(set.structuredContent).toEqual({ ok: true, key: 'STRIPE_KEY' });
+    const keys = await t.call('listSecretsForCli', { projectSlug: p.slug }, owner.token);
+    expect(JSON.stringify(keys.json())).toContain('STRIPE_KEY');
+  });
+
+  it('a bad argument is a tool error naming the field; another organization’s project is not found', async () => {
+    const { owner } = await seedOrg(t.deps);
+    const other = await seedOrg(t.deps);
+    const theirs = await seedProject(t.deps, other.org);
+    const client = await connect(owner.token);
+    const bad = await client.callTool({
+      name: 'setSecretForCli',
+      arguments: { projectSlug: 5, key: 'A', value: 'b' },
+    });
+    expect(bad.isError).toBe(true);
+    expect(errorOf(bad).code).toBe('VALIDATION_ERROR');
+    expect(errorOf(bad).message).toContain('projectSlug');
+    const foreign = await client.callTool({
+      name: 'setSecretForCli',
+      arguments: { projectSlug: theirs.slug, key: 'A', value: 'b' },
+    });
+    expect(foreign.isError).toBe(true);
+    expect(errorOf(foreign).code).toBe('PROJECT_NOT_FOUND');
+    const unknown = await client.callTool({ name: 'adminSetPlan', arguments: {} });
+    expect(errorOf(unknown).code).toBe('TOOL_NOT_FOUND');
+  });
+
+  it('sends mail with a test key, and with a personal token as the organization’s sandbox', async () => {
+    const tenant = await seedV1Tenant(t.deps);
+    const viaKey = await connect(tenant.test);
+    const mail = { from: 'hello@acme.test', to: 'someone@example.com', subject: 'Hi', text: 'Hello there' };
+    const sent = await viaKey.callTool({ name: 'mail.send', arguments: mail });
+    expect(sent.isError).toBeFalsy();
+    const id = (sent.structuredContent as { id: string }).id;
+    const got = await viaKey.callTool({ name: 'mail.get', arguments: { id } });
+    expect((got.structuredContent as { subject: string }).subject).toBe('Hi');
+
+    const viaToken = await connect(tenant.owner.token);
+    const again = await viaToken.callTool({
+      name: 'mail.send',
+      arguments: { ...mail, organization: tenant.org.slug },
+    });
+    expect(again.isError).toBeFalsy();
+    // Sandbox: the test key sees it, the live key does not.
+    const againId = (again.structuredContent as { id: string }).id;
+    expect((await t.v1('GET', `/mail/emails/${againId}`, tenant.test)).statusCode).toBe(200);
+    expect((await t.v1('GET', `/mail/emails/${againId}`, tenant.live)).statusCode).toBe(404);
+    const missingOrg = await viaToken.callTool({ name: 'mail.send', arguments: mail });
+    expect(errorOf(missingOrg).message).toContain('organization');
+    const other = await seedOrg(t.deps);
+    const foreign = await viaToken.callTool({
+      name: 'mail.list',
+      arguments: { organization: other.org.slug },
+    });
+    expect(errorOf(foreign).code).toBe('ORG_NOT_FOUND');
+    // A bad v1 argument names its field too.
+    const bad = await viaKey.callTool({ name: 'mail.send', arguments: { ...mail, to: 'not-an-address' } });
+    expect(bad.isError).toBe(true);
+    expect(errorOf(bad).message).toContain('to');
+  });
+
+  it('a member acts in sandbox only', async () => {
+    const tenant = await seedV1Tenant(t.deps);
+    const member = await seedMember(t.deps, tenant.org.id, 'member');
+    const client = await connect(member.token);
+    const prod = await client.callTool({
+      name: 'mail.list',
+      arguments: { organization: tenant.org.slug, environment: 'production' },
+    });
+    expect(errorOf(prod).code).toBe('FORBIDDEN');
+    const sandbox = await client.callTool({
+      name: 'mail.list',
+      arguments: { organization: tenant.org.slug },
+    });
+    expect(sandbox.isError).toBeFalsy();
+  });
+
+  it('stores a memory and recalls it', async ({ skip }) => {
+    if (!hasVector(t)) skip();
+    const tenant = await seedV1Tenant(t.deps);
+    const client = await connect(tenant.test);
+    const stored = await client.callTool({
+      name: 'memory.store',
+      arguments: { content: 'The customer prefers invoices as PDF attachments' },
+    });
+    expect(stored.isError).toBeFalsy();
+    await client.callTool({
+      name: 'memory.store',
+      arguments: { content: 'The office plant needs water on Fridays' },
+    });
+    const recalled = await client.callTool({
+      name: 'memory.recall',
+      arguments: { query: 'invoices as PDF', limit: 1 },
+    });
+    const memories = (recalled.structuredContent as { memories: { content: string }[] }).memories;
+    expect(memories.map((m) => m.content)).toEqual(['The customer prefers invoices as PDF attachments']);
+  });
+});
+
+describe('authentication', () => {
+  it('401 without a token or with a bad one, pointing at the protected-resource metadata', async () => {
+    const meta = `resource_metadata="${t.deps.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const none = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body });
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe(`Bearer ${meta}`);
+    const bad = await fetch(`${t.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        ...headers,
+        authorization: 'Bearer pk.AAAAAAAAAAAAAAAA.BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB',
+      },
+      body,
+    });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", ${meta}`);
+    expect((await bad.json()).error.code).toBe('AUTH_REQUIRED');
+    expect((await fetch(`${t.url}/mcp`)).status).toBe(405);
+  });
+
+  it('names the audience OAuth tokens must carry', () => {
+    expect(mcpAudience('https://pier.example.com/')).toBe('https://pier.example.com/mcp');
+  });
+});

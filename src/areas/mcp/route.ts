@@ -1,0 +1,155 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Caller } from '../../core/auth/caller.ts';
+import { bearerFrom } from '../../core/auth/format.ts';
+import { errorBody, errors } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { AreaManifest } from '../manifest.ts';
+import { DEPLOY_TOOL, usableBy, visibleTools } from './access.ts';
+import { deployTool, deployToolDef } from './deploy-tool.ts';
+import { type CallContext, callTool, errorResult, toolError } from './dispatch.ts';
+import { deriveTools, type Tool } from './tools.ts';
+
+// {base}/mcp: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets its own SDK server
+// and transport, built around the caller it authenticated; nothing about a client lives between requests,
+// so any API node answers any request (docs/decisions/060-mcp-stateless-over-inject.md).
+
+/** The resource an OAuth access token must be bound to (RFC 8707) to be accepted here. */
+export function mcpAudience(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}/mcp`;
+}
+
+const INSTRUCTIONS =
+  'Pier: projects, deployments, secrets and the v1 APIs (mail, memory, CDN, integrations, workflows, web ' +
+  'data). With a personal token, v1 tools take `organization` (a slug) and act in its sandbox unless ' +
+  '`environment` is production. Errors carry the API error code.';
+
+/** Inline files can make a big request; the deploy tool's caps are checked on the decoded files. */
+const MCP_BODY_LIMIT = 12 * 1024 * 1024;
+
+function unauthorized(reply: FastifyReply, publicUrl: string, message: string, invalidToken: boolean) {
+  const meta = `resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"`;
+  const err = errors.authRequired(message);
+  return reply
+    .status(401)
+    .header('www-authenticate', invalidToken ? `Bearer error="invalid_token", ${meta}` : `Bearer ${meta}`)
+    .send(errorBody(err));
+}
+
+async function verify(deps: Deps, bearer: string): Promise<Caller | null> {
+  const cached = deps.credentials.verifyCached(bearer);
+  const v = cached === undefined ? await deps.credentials.verifyCaller(bearer) : cached;
+  return v?.caller ?? null;
+}
+
+function webRequest(req: FastifyRequest, url: string): Request {
+  const headers = new Headers();
+  for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']) {
+    const v = req.headers[name];
+    if (typeof v === 'string') headers.set(name, v);
+  }
+  return new Request(url, { method: req.method, headers });
+}
+
+export async function mcpRoutes(
+  app: FastifyInstance,
+  opts: { deps: Deps; areas: readonly AreaManifest[] },
+): Promise<void> {
+  const { deps } = opts;
+  const publicUrl = deps.config.publicUrl.replace(/\/+$/, '');
+  const audience = mcpAudience(publicUrl);
+  // One for the process: the SDK would build a new Ajv (costly) for every server, so for every request.
+  const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  let tools: Tool[] | undefined;
+  let byName: Map<string, Tool> | undefined;
+  // Derived on first use: every area's schemas are loaded by then, and a process that never serves MCP
+  // never pays for the JSON Schemas.
+  const registry = () => {
+    tools ??= deriveTools(opts.areas);
+    byName ??= new Map(tools.map((t) => [t.name, t]));
+    return { tools, byName };
+  };
+
+  function serverFor(ctx: CallContext): Server {
+    const server = new Server(
+      { name: 'pier', title: 'Pier', version: '1.0.0' },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator },
+    );
+    server.setRequestHandler(ListToolsRequestSchema, async () => {
+      const visible = await visibleTools(deps, ctx.caller, registry().tools);
+      const list = visible.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        inputSchema: t.kind === 'v1' && ctx.caller.kind === 'user' ? t.delegatedInputSchema : t.inputSchema,
+        outputSchema: t.outputSchema,
+        annotations: t.annotations,
+      }));
+      if (visible.deploy) list.push(deployToolDef as never);
+      return { tools: list };
+    });
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const name = request.params.name;
+      const args = (request.params.arguments ?? {}) as Record<string, unknown>;
+      if (name === DEPLOY_TOOL && usableBy(ctx.caller, { name, kind: 'deploy' })) {
+        return (await deployTool(ctx, args).catch(errorResult)) as never;
+      }
+      const tool = registry().byName.get(name);
+      if (!tool || !usableBy(ctx.caller, tool)) {
+        return toolError(
+          'TOOL_NOT_FOUND',
+          `No tool named ${name.slice(0, 128)} for this credential.`,
+        ) as never;
+      }
+      return (await callTool(ctx, tool, args)) as never;
+    });
+    return server;
+  }
+
+  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (req, reply) => {
+    const bearer = bearerFrom(req.headers.authorization);
+    if (!bearer)
+      return unauthorized(
+        reply,
+        publicUrl,
+        'Send Authorization: Bearer <token>, or sign in with OAuth.',
+        false,
+      );
+    const caller = await verify(deps, bearer);
+    if (!caller)
+      return unauthorized(reply, publicUrl, 'The token is not valid (unknown, revoked or expired).', true);
+    if (caller.kind === 'user' && caller.via === 'oauth' && caller.oauth?.audience !== audience) {
+      return unauthorized(reply, publicUrl, `The token was not issued for ${audience}.`, true);
+    }
+    const ctx: CallContext = { deps, app, caller, authorization: `Bearer ${bearer}`, ip: req.ip };
+    const server = serverFor(ctx);
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    try {
+      await server.connect(transport);
+      const res = await transport.handleRequest(webRequest(req, audience), { parsedBody: req.body });
+      reply.status(res.status);
+      res.headers.forEach((v, k) => {
+        reply.header(k, v);
+      });
+      const text = await res.text();
+      return reply.send(text);
+    } finally {
+      await server.close();
+    }
+  });
+
+  // Stateless: no server-to-client stream to open and no session to end.
+  app.route({
+    method: ['GET', 'DELETE'],
+    url: '/mcp',
+    handler: async (_req, reply) => {
+      reply.header('allow', 'POST');
+      throw errors.methodNotAllowed();
+    },
+  });
+}
