@@ -9,6 +9,7 @@ import { mailArea } from './mail/index.ts';
 import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest.ts';
 import { memoryArea } from './memory/index.ts';
 import { modelsArea, type VectorStore } from './models/index.ts';
+import { oauthArea } from './oauth/index.ts';
 import { orgsArea } from './orgs/index.ts';
 import { webdataArea } from './webdata/index.ts';
 import { workflowsArea } from './workflows/index.ts';
@@ -28,6 +29,7 @@ export const areas = [
   integrationsArea,
   workflowsArea,
   webdataArea,
+  oauthArea,
 ] as const;
 
 export type Areas = typeof areas;

@@ -14,15 +14,25 @@ export type Caller =
       kind: 'user';
       userId: string;
       credentialId: string;
-      via: 'token' | 'session';
+      via: 'token' | 'session' | 'oauth';
       label: string;
       createdAt: Date;
       /** Set when via is 'session': the dashboard session (credentialId holds the same id). */
       sessionId?: string;
+      /** Set when via is 'oauth': what the user granted an MCP client at consent (src/areas/oauth). */
+      oauth?: OAuthGrantScope;
     }
   | { kind: 'platform'; credentialId: string; keyId: string; scopes: string[] }
   | { kind: 'operator'; credentialId: string; keyId: string }
   | { kind: 'apikey'; credentialId: string; keyId: string; orgId: string; environment: Environment };
+
+/** The reach of an OAuth access token: its client, its audience (the resource it is for) and the grant. */
+export type OAuthGrantScope = {
+  clientId: string;
+  audience: string;
+  orgIds: string[];
+  environment: Environment;
+};
 
 export const PLATFORM_SCOPES = ['org.create', 'project.create', 'deploy', 'model.resolve'] as const;
 export type PlatformScope = (typeof PLATFORM_SCOPES)[number];
