@@ -246,6 +246,22 @@ describe('authorization requests', () => {
     }
   });
 
+  it('fetches a metadata-document client only through the SSRF guard', async () => {
+    const q = {
+      response_type: 'code',
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+    };
+    // No OUTBOUND_ALLOW in this app: a loopback document is never fetched.
+    const blocked = await authorize({ ...q, client_id: 'https://127.0.0.1:9/client.json' });
+    expect(blocked.statusCode).toBe(400);
+    expect(blocked.json().error).toBe('invalid_client');
+    expect(blocked.json().error_description).toMatch(/could not be used/);
+    const rootPath = await authorize({ ...q, client_id: 'https://client.example/' });
+    expect([rootPath.statusCode, rootPath.json().error]).toEqual([400, 'invalid_client']);
+  });
+
   it('shows the consent page what it needs, and a refusal goes back as access_denied', async () => {
     const s = await setup();
     const p = pkce();

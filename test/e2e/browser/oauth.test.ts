@@ -240,6 +240,14 @@ describe('OAuth for MCP clients', () => {
     expect(mismatch.status).toBe(400);
     expect(mismatch.headers.get('location')).toBeNull();
     expect(((await mismatch.json()) as { error: string }).error).toBe('invalid_request');
+    // A metadata document that names another client_id is no client.
+    docs.set('/liar.json', {
+      client_id: 'https://elsewhere.example/c.json',
+      redirect_uris: [callback.redirectUri],
+    });
+    const liar = await authorize({ client_id: `${docs.base}/liar.json` });
+    expect(liar.status).toBe(400);
+    expect(((await liar.json()) as { error: string }).error).toBe('invalid_client');
     // The browser sees the same refusal and stays on Pier.
     await page.goto(`${base}/api/oauth/authorize?client_id=${clientId}&redirect_uri=https://evil.example/cb`);
     expect(page.url().startsWith(base)).toBe(true);
