@@ -118,6 +118,10 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   getAppLogsForCli: (c) => ({ projectSlug: c.projectSlug }),
   // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
   destroyProjectForCli: () => ({ slug: 'no-such-project' }),
+  getOauthRequestForCli: () => ({ requestId: MISSING_ID }),
+  decideOauthRequestForCli: () => ({ requestId: MISSING_ID, approve: false }),
+  listOauthGrantsForCli: () => ({}),
+  revokeOauthGrantForCli: () => ({ grantId: MISSING_ID }),
 };
 
 const MISSING_ID = '00000000-0000-4000-8000-000000000000';
@@ -153,6 +157,10 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   getDeploymentForCli: 404,
   getDeployment: 404,
   destroyProjectForCli: 404,
+  getOauthRequestForCli: 404,
+  // Consent is a dashboard session's to give: a personal token is refused before the request is looked up.
+  decideOauthRequestForCli: 403,
+  revokeOauthGrantForCli: 404,
 };
 
 /** Functions over memory: on a database without pgvector they answer 503 VECTOR_EXTENSION_MISSING, as v1 does. */

@@ -6,10 +6,11 @@ import { identityArea } from './identity/index.ts';
 import { infrastructure } from './infrastructure.ts';
 import { integrationsArea } from './integrations/index.ts';
 import { mailArea } from './mail/index.ts';
-import { mcpArea } from './mcp/index.ts';
 import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest.ts';
+import { mcpArea } from './mcp/index.ts';
 import { memoryArea } from './memory/index.ts';
 import { modelsArea, type VectorStore } from './models/index.ts';
+import { oauthArea } from './oauth/index.ts';
 import { orgsArea } from './orgs/index.ts';
 import { webdataArea } from './webdata/index.ts';
 import { workflowsArea } from './workflows/index.ts';
@@ -29,6 +30,7 @@ export const areas = [
   integrationsArea,
   workflowsArea,
   webdataArea,
+  oauthArea,
   mcpArea,
 ] as const;
 

@@ -43,6 +43,8 @@ async function authenticate(deps: Deps, req: FastifyRequest): Promise<void> {
   if (!bearer) throw errors.authRequired('Send Authorization: Bearer <API_KEY>.');
   const row = await deps.credentials.verify(bearer);
   if (!row) throw errors.authRequired('The API key is not valid (unknown, revoked or expired).');
+  // An OAuth access token is bound to the /mcp audience (RFC 8707): here it is no credential at all.
+  if (row.kind === 'mcpat') throw errors.authRequired('This OAuth access token is only valid at /mcp.');
   const caller = callerFromRow(row);
   if (caller.kind !== 'apikey') throw errors.apiKeyRequired();
   req.caller = caller;

@@ -6,6 +6,9 @@ export function protectedResourceMetadata(publicUrl: string) {
   return {
     resource: publicUrl,
     resource_name: 'Pier',
+    // Pier is its own authorization server (src/areas/oauth); its tokens are for /mcp, whose own metadata
+    // is at /.well-known/oauth-protected-resource/mcp.
+    authorization_servers: [publicUrl],
     resource_documentation: `${publicUrl}/api/fn/openapi.json`,
     scopes_supported: [...PLATFORM_SCOPES],
     bearer_methods_supported: ['header'],

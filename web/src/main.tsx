@@ -11,6 +11,7 @@ import { IntegrationsPage } from './pages/integrations.tsx';
 import { MembersPage } from './pages/members.tsx';
 import { MemoryPage } from './pages/memory.tsx';
 import { NewOrgPage } from './pages/new-org.tsx';
+import { OAuthConsentPage } from './pages/oauth-consent.tsx';
 import { ProjectPage } from './pages/project.tsx';
 import { ProjectsPage } from './pages/projects.tsx';
 import { TokensPage } from './pages/tokens.tsx';
@@ -82,6 +83,7 @@ function App() {
   if (path === '/cli/login') page = <CliApprovePage session={session} query={query} />;
   else if (path === '/cli') page = <HandOffPage user={user} />;
   else if (path === '/tokens') page = <TokensPage />;
+  else if (path === '/oauth/consent') page = <OAuthConsentPage session={session} query={query} />;
   else if (path === '/orgs/new')
     page = (
       <NewOrgPage

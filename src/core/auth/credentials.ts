@@ -3,7 +3,7 @@ import { and, eq, isNull } from 'drizzle-orm';
 import type { Clock } from '../clock.ts';
 import { type Keyring, randomBase62, safeEqual } from '../crypto.ts';
 import type { Db } from '../db/client.ts';
-import type { Caller } from './caller.ts';
+import type { Caller, OAuthGrant } from './caller.ts';
 import { formatCredential, type ParsedCredential, parseCredential } from './format.ts';
 import { type CredentialKind, credentials } from './tables.ts';
 
@@ -201,6 +201,15 @@ export class CredentialService {
   }
 }
 
+function oauthScopeFromMeta(meta: Record<string, unknown>): OAuthGrant {
+  return {
+    clientId: String(meta.clientId ?? ''),
+    audience: String(meta.audience ?? ''),
+    orgIds: Array.isArray(meta.orgIds) ? meta.orgIds.map(String) : [],
+    environment: meta.environment === 'production' ? 'production' : 'sandbox',
+  };
+}
+
 export function callerFromRow(row: CredentialRow): Caller {
   switch (row.kind) {
     case 'pk':
@@ -211,6 +220,16 @@ export function callerFromRow(row: CredentialRow): Caller {
         via: 'token',
         label: row.label,
         createdAt: row.createdAt,
+      };
+    case 'mcpat':
+      return {
+        kind: 'user',
+        userId: row.userId!,
+        credentialId: row.id,
+        via: 'oauth',
+        label: row.label,
+        createdAt: row.createdAt,
+        oauth: oauthScopeFromMeta(row.meta),
       };
     case 'plat':
       return { kind: 'platform', credentialId: row.id, keyId: row.keyId, scopes: row.scopes };

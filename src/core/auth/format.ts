@@ -1,7 +1,7 @@
 import type { CredentialKind } from './tables.ts';
 
 // `<kind>.<keyId>.<secret>`: keyId is base62, the secret 32 random bytes in base64url (no dots in either).
-const PATTERN = /^(pk|plat|op|sk_live|sk_test)\.([A-Za-z0-9]{8,64})\.([A-Za-z0-9_-]{32,128})$/;
+const PATTERN = /^(pk|plat|op|sk_live|sk_test|mcpat)\.([A-Za-z0-9]{8,64})\.([A-Za-z0-9_-]{32,128})$/;
 
 export type ParsedCredential = { kind: CredentialKind; keyId: string; secret: string };
 

@@ -21,4 +21,5 @@ export const credentials = pgTable(
   (t) => [uniqueIndex('credentials_key_id_uq').on(t.keyId), index('credentials_user_idx').on(t.userId)],
 );
 
-export type CredentialKind = 'pk' | 'plat' | 'op' | 'sk_live' | 'sk_test';
+// mcpat: an OAuth access token for the MCP endpoint (src/areas/oauth); its grant lives in meta.
+export type CredentialKind = 'pk' | 'plat' | 'op' | 'sk_live' | 'sk_test' | 'mcpat';

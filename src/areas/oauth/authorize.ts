@@ -1,0 +1,148 @@
+import crypto from 'node:crypto';
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Deps } from '../../deps.ts';
+import { type Client, findClient } from './clients.ts';
+import { OAuthError } from './oauth-error.ts';
+import { oauthRequests } from './tables.ts';
+
+// GET /api/oauth/authorize: checks what the client asks for, keeps it as a pending request and sends the
+// browser to the dashboard's consent page. RFC 6749 §4.1.2.1: while the client or its redirect URI is in
+// doubt nothing is sent to that URI (the caller answers 400 here); after that every refusal goes back to
+// the client as `?error=…&state=…`.
+
+export const REQUEST_TTL_MS = 10 * 60 * 1000;
+export const CODE_TTL_MS = 60 * 1000;
+export const SCOPES = ['mcp'] as const;
+
+/** The one resource Pier issues tokens for (RFC 8707): its MCP endpoint. */
+export function mcpAudience(deps: Deps): string {
+  return `${deps.config.publicUrl}/mcp`;
+}
+
+/** Raised once the redirect URI is trusted: the error travels to the client, with its state. */
+export class RedirectableError extends Error {
+  readonly location: string;
+  constructor(location: string) {
+    super('redirect');
+    this.location = location;
+  }
+}
+
+export function errorRedirect(
+  deps: Deps,
+  redirectUri: string,
+  error: string,
+  description: string,
+  state?: string,
+) {
+  const url = new URL(redirectUri);
+  url.searchParams.set('error', error);
+  url.searchParams.set('error_description', description);
+  if (state) url.searchParams.set('state', state);
+  url.searchParams.set('iss', deps.config.publicUrl);
+  return url.toString();
+}
+
+type Query = Record<string, string | undefined>;
+
+export async function startAuthorization(
+  deps: Deps,
+  q: Query,
+  from: { ip: string; userAgent: string | undefined },
+): Promise<{ consentUrl: string }> {
+  const client: Client = await findClient(deps, q.client_id);
+  if (!q.redirect_uri) throw new OAuthError('invalid_request', 'redirect_uri is required.');
+  // Exact string match against a registered URI (OAuth 2.1 §2.3.1): no prefix, no normalisation.
+  if (!client.redirectUris.includes(q.redirect_uri))
+    throw new OAuthError(
+      'invalid_request',
+      'redirect_uri does not match any URI registered for this client.',
+    );
+  const state = q.state;
+  const refuse = (error: string, description: string): never => {
+    throw new RedirectableError(errorRedirect(deps, q.redirect_uri!, error, description, state));
+  };
+  if (state && state.length > 1000) refuse('invalid_request', 'state is longer than 1000 characters.');
+  if (q.response_type !== 'code')
+    refuse('unsupported_response_type', "Only response_type 'code' is supported.");
+  if (!q.code_challenge) refuse('invalid_request', 'PKCE is required: send code_challenge with method S256.');
+  if (q.code_challenge_method !== 'S256')
+    refuse('invalid_request', "Only the PKCE method 'S256' is accepted ('plain' is refused).");
+  if (!/^[A-Za-z0-9_-]{43}$/.test(q.code_challenge!))
+    refuse('invalid_request', 'code_challenge must be a base64url SHA-256 digest (43 characters).');
+  const audience = mcpAudience(deps);
+  if (q.resource !== undefined && q.resource !== audience)
+    refuse('invalid_target', `Tokens are issued for ${audience} only.`);
+  const scopes = (q.scope ?? '').split(' ').filter(Boolean);
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length)
+    refuse('invalid_scope', `Unknown scope '${unknown[0]!.slice(0, 50)}'; supported: ${SCOPES.join(' ')}.`);
+  const now = deps.clock.now();
+  const [row] = await deps.db.orm
+    .insert(oauthRequests)
+    .values({
+      clientId: client.clientId,
+      clientName: client.name,
+      clientKind: client.kind,
+      redirectUri: q.redirect_uri,
+      codeChallenge: q.code_challenge!,
+      state: state ?? null,
+      resource: audience,
+      scope: SCOPES.join(' '),
+      sourceIp: from.ip,
+      userAgent: from.userAgent?.slice(0, 300) ?? null,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + REQUEST_TTL_MS),
+    })
+    .returning({ id: oauthRequests.id });
+  return { consentUrl: `${deps.config.publicUrl}/oauth/consent?request=${row!.id}` };
+}
+
+/** A pending request still waiting for the user's decision (null when unknown, decided or expired). */
+export async function pendingRequest(deps: Deps, id: string) {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) return null;
+  const [row] = await deps.db.orm
+    .select()
+    .from(oauthRequests)
+    .where(and(eq(oauthRequests.id, id), isNull(oauthRequests.decidedAt)));
+  if (!row || row.expiresAt.getTime() <= deps.clock.now().getTime()) return null;
+  return row;
+}
+
+/** Records the decision once; approving mints the single-use code (only its HMAC is kept). */
+export async function decide(
+  deps: Deps,
+  id: string,
+  userId: string,
+  d: { approve: true; orgIds: string[]; environment: 'sandbox' | 'production' } | { approve: false },
+): Promise<string | null> {
+  const row = await pendingRequest(deps, id);
+  if (!row) return null;
+  const now = deps.clock.now();
+  const code = d.approve ? crypto.randomBytes(32).toString('base64url') : null;
+  const claimed = await deps.db.orm
+    .update(oauthRequests)
+    .set({
+      decidedAt: now,
+      userId,
+      ...(d.approve
+        ? {
+            orgIds: d.orgIds,
+            environment: d.environment,
+            codeHash: deps.keyring.hashSecret(code!),
+            codeExpiresAt: new Date(now.getTime() + CODE_TTL_MS),
+          }
+        : {}),
+    })
+    .where(and(eq(oauthRequests.id, id), isNull(oauthRequests.decidedAt)))
+    .returning({ id: oauthRequests.id });
+  if (!claimed.length) return null;
+  if (!d.approve)
+    return errorRedirect(deps, row.redirectUri, 'access_denied', 'The user refused.', row.state ?? undefined);
+  const url = new URL(row.redirectUri);
+  url.searchParams.set('code', code!);
+  if (row.state) url.searchParams.set('state', row.state);
+  // RFC 9207: the client can tell which server answered (mix-up defence).
+  url.searchParams.set('iss', deps.config.publicUrl);
+  return url.toString();
+}

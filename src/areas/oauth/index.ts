@@ -1,0 +1,29 @@
+import { defineArea } from '../manifest.ts';
+import {
+  decideOauthRequestForCli,
+  getOauthRequestForCli,
+  listOauthGrantsForCli,
+  revokeOauthGrantForCli,
+} from './fns.ts';
+import { oauthRoutes } from './routes.ts';
+
+// OAuth 2.1 authorization server for the MCP endpoint (issue 21): metadata, authorization code + PKCE,
+// client metadata documents and dynamic registration, tokens bound to `${publicUrl}/mcp`, the consent and
+// grant functions of the dashboard. docs/oauth.md.
+
+export const oauthArea = defineArea({
+  name: 'oauth',
+  fns: [getOauthRequestForCli, decideOauthRequestForCli, listOauthGrantsForCli, revokeOauthGrantForCli],
+  http: oauthRoutes,
+  migrations: [{ area: 'oauth', schema: ['src/areas/oauth/tables.ts'] }],
+  // Consent and grants are the user's to manage in the dashboard, never an agent's.
+  notTools: [
+    'getOauthRequestForCli',
+    'decideOauthRequestForCli',
+    'listOauthGrantsForCli',
+    'revokeOauthGrantForCli',
+  ],
+});
+
+export { mcpAudience } from './authorize.ts';
+export { authorizationServerMetadata, mcpResourceMetadata } from './routes.ts';
