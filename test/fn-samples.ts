@@ -113,6 +113,7 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   getDeployment: () => ({ deploymentId: MISSING_ID }),
   listDeploymentsForCli: (c) => ({ projectSlug: c.projectSlug }),
   getAppLogsForCli: (c) => ({ projectSlug: c.projectSlug }),
+  restartAppForCli: (c) => ({ projectSlug: c.projectSlug }),
   // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
   destroyProjectForCli: () => ({ slug: 'no-such-project' }),
 };
@@ -148,6 +149,8 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   startDeployment: 404,
   getDeploymentForCli: 404,
   getDeployment: 404,
+  // The fuzz tenant's project has nothing deployed.
+  restartAppForCli: 409,
   destroyProjectForCli: 404,
 };
 
