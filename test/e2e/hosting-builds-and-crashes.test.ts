@@ -134,6 +134,29 @@ describe('building a source-only artifact', () => {
     expect(started.statusCode).toBe(400);
     expect(started.json().error.message).toMatch(/pnpm is not supported yet/);
   });
+
+  it('`pier deploy` streams the build live, with a progress line of its steps', async () => {
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: token } };
+    const run = await pier(['deploy', sourceApp('6'), '--project', slug], o);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Live at /);
+    // Not a terminal: each step is printed once, in order, between the build's own lines.
+    const steps = run.stderr.split('\n').filter((l) => /^\[[#.]+\] \d\/6 /.test(l));
+    expect(steps.map((l) => l.replace(/^\[[#.]+\] /, ''))).toEqual([
+      '1/6 upload',
+      '2/6 npm ci',
+      '3/6 build',
+      '4/6 prune',
+      '5/6 start',
+      '6/6 healthy',
+    ]);
+    const err = run.stderr;
+    expect(err).toContain('  | > npm run build');
+    expect(err).toContain('  | built dist/server.js');
+    expect(err.indexOf('2/6 npm ci')).toBeLessThan(err.indexOf('  | built dist/server.js'));
+    expect(err.indexOf('  | built dist/server.js')).toBeLessThan(err.indexOf('6/6 healthy'));
+    await waitFor('version 6', async () => JSON.parse((await viaRouter(t, slug)).body).version === '6');
+  }, 300_000);
 });
 
 /** A source-only app without dependencies whose server runs `afterFirst` once it has answered its first request. */
