@@ -116,6 +116,7 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   getDeployment: () => ({ deploymentId: MISSING_ID }),
   listDeploymentsForCli: (c) => ({ projectSlug: c.projectSlug }),
   getAppLogsForCli: (c) => ({ projectSlug: c.projectSlug }),
+  restartAppForCli: (c) => ({ projectSlug: c.projectSlug }),
   // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
   destroyProjectForCli: () => ({ slug: 'no-such-project' }),
   getOauthRequestForCli: () => ({ requestId: MISSING_ID }),
@@ -156,6 +157,8 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   startDeployment: 404,
   getDeploymentForCli: 404,
   getDeployment: 404,
+  // The fuzz tenant's project has nothing deployed.
+  restartAppForCli: 409,
   destroyProjectForCli: 404,
   getOauthRequestForCli: 404,
   // Consent is a dashboard session's to give: a personal token is refused before the request is looked up.

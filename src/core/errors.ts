@@ -357,6 +357,12 @@ export const errors = {
     ),
   projectNotReady: (slug: string, status: string) =>
     new ApiError('PROJECT_NOT_READY', 409, `Project '${slug}' is ${status}, not ready for deployments.`),
+  nothingToRestart: (slug: string) =>
+    new ApiError(
+      'NOTHING_TO_RESTART',
+      409,
+      `Project '${slug}' has no live or crashed deployment to restart; deploy it with 'pier deploy'.`,
+    ),
   // CDN
   assetNotFound: () => new ApiError('ASSET_NOT_FOUND', 404, 'Asset not found.'),
   assetUploadExpired: () =>

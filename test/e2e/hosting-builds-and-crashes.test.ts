@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hostingRuntime } from '../../src/areas/hosting/index.ts';
 import { freePort } from '../../src/areas/hosting/runtime/local-driver.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import type { Db } from '../../src/core/db/client.ts';
@@ -25,6 +26,8 @@ function sourceApp(version: string, edit?: (dir: string) => void): string {
   edit?.(dir);
   return dir;
 }
+
+const hosting = () => hostingRuntime(t.deps)!;
 
 async function logLines(token: string, slug: string): Promise<string[]> {
   const r = await t.call('getAppLogsForCli', { projectSlug: slug, limit: 500 }, token);
@@ -131,39 +134,119 @@ describe('building a source-only artifact', () => {
     expect(started.statusCode).toBe(400);
     expect(started.json().error.message).toMatch(/pnpm is not supported yet/);
   });
+
+  it('`pier deploy` streams the build live, with a progress line of its steps', async () => {
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: token } };
+    const run = await pier(['deploy', sourceApp('6'), '--project', slug], o);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Live at /);
+    // Not a terminal: each step is printed once, in order, between the build's own lines.
+    const steps = run.stderr.split('\n').filter((l) => /^\[[#.]+\] \d\/6 /.test(l));
+    expect(steps.map((l) => l.replace(/^\[[#.]+\] /, ''))).toEqual([
+      '1/6 upload',
+      '2/6 npm ci',
+      '3/6 build',
+      '4/6 prune',
+      '5/6 start',
+      '6/6 healthy',
+    ]);
+    const err = run.stderr;
+    expect(err).toContain('  | > npm run build');
+    expect(err).toContain('  | built dist/server.js');
+    expect(err.indexOf('2/6 npm ci')).toBeLessThan(err.indexOf('  | built dist/server.js'));
+    expect(err.indexOf('  | built dist/server.js')).toBeLessThan(err.indexOf('6/6 healthy'));
+    await waitFor('version 6', async () => JSON.parse((await viaRouter(t, slug)).body).version === '6');
+  }, 300_000);
 });
 
+/** A source-only app without dependencies whose server runs `afterFirst` once it has answered its first request. */
+function afterFirstAnswer(name: string, afterFirst: string): string {
+  return sourceApp(name, (d) => {
+    fs.rmSync(path.join(d, 'package-lock.json'));
+    fs.writeFileSync(
+      path.join(d, 'package.json'),
+      JSON.stringify({ name, private: true, scripts: { start: 'node crash.js' } }),
+    );
+    fs.writeFileSync(
+      path.join(d, 'crash.js'),
+      // Every start passes its health check (the first answer), then fails.
+      "let armed = false; require('node:http').createServer((q, r) => { r.end('ok');" +
+        ` if (!armed) { armed = true; setTimeout(() => { ${afterFirst} }, 1500); } })` +
+        ".listen(Number(process.env.PORT), '127.0.0.1');",
+    );
+  });
+}
+
+async function deploymentOf(token: string, id: string) {
+  return (await t.call('getDeploymentForCli', { deploymentId: id }, token)).json();
+}
+
 describe('a crash loop', () => {
-  it('shows on the live deployment with the reason, while the app keeps being restarted', async () => {
+  it('ends the deployment as crashed with the reason and stops restarting; `pier restart` brings it back', async () => {
     const { org, owner } = await seedOrg(t.deps);
     const p = await seedProject(t.deps, org);
-    const dir = sourceApp('crashy', (d) => {
-      fs.rmSync(path.join(d, 'package-lock.json'));
-      fs.writeFileSync(
-        path.join(d, 'package.json'),
-        JSON.stringify({ name: 'crashy', private: true, scripts: { start: 'node crash.js' } }),
-      );
-      fs.writeFileSync(
-        path.join(d, 'crash.js'),
-        // Dies 1.5 s after its first answer (the health check), so every start passes and then crashes.
-        "let armed = false; require('node:http').createServer((q, r) => { r.end('ok');" +
-          ' if (!armed) { armed = true; setTimeout(() => process.exit(7), 1500); } })' +
-          ".listen(Number(process.env.PORT), '127.0.0.1');",
-      );
-    });
-    const { id } = await deploy(t, owner.token, p.slug, await packDir(dir));
+    const { id } = await deploy(
+      t,
+      owner.token,
+      p.slug,
+      await packDir(afterFirstAnswer('crashy', 'process.exit(7)')),
+    );
     expect((await settle(t, owner.token, id, 60_000)).status).toBe('live');
     const d = await waitFor(
-      'the crash loop on the deployment',
+      'the deployment to end as crashed',
       async () => {
-        const r = (await t.call('getDeploymentForCli', { deploymentId: id }, owner.token)).json();
-        return r.errorMessage ? r : null;
+        const r = await deploymentOf(owner.token, id);
+        return r.status === 'crashed' ? r : null;
       },
-      60_000,
+      90_000,
       200,
     );
-    expect(d.status).toBe('live');
-    expect(d.errorMessage).toMatch(/^Crash loop: the app exited \d+ times in a row \(last: code 7\)/);
+    expect(d.errorMessage).toMatch(
+      /^Crashed: the app exited 5 times within 10 minutes \(last: code 7\); restarts stopped\./,
+    );
+    // Nothing serves it any more, and no restart is pending.
+    // The log line is written in the next batch (app-logs.ts), a moment after the status.
+    const logs = await waitFor('the crash in the log', async () => {
+      const all = await logLines(owner.token, p.slug);
+      return all.at(-1)?.startsWith('Crashed: ') ? all : null;
+    });
+    expect(logs.filter((l) => /the app exited .*; restarting in/.test(l))).toHaveLength(4);
+    expect(hosting().supervisor.lookup(p.slug)).toBeNull();
+
+    // `pier restart` starts that version again: live, reason cleared (until it crashes again).
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: owner.token } };
+    const run = await pier(['restart', '--project', p.slug], o);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^Live at /);
+    const back = await deploymentOf(owner.token, id);
+    expect(back.status === 'live' || back.status === 'crashed').toBe(true);
+    const list = (await t.call('listDeploymentsForCli', { projectSlug: p.slug }, owner.token)).json();
+    expect(list).toHaveLength(1);
     await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
-  }, 90_000);
+  }, 180_000);
+
+  it('says "out of memory" in `pier logs` and on the deployment when an app allocates past its limit', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    // Buffers live outside the JavaScript heap: only the memory limit (512 MB on the free plan) stops them.
+    const hog = 'const keep = []; setInterval(() => keep.push(Buffer.alloc(32 * 1024 * 1024, 1)), 5);';
+    const { id } = await deploy(t, owner.token, p.slug, await packDir(afterFirstAnswer('hog', hog)));
+    expect((await settle(t, owner.token, id, 60_000)).status).toBe('live');
+    const d = await waitFor(
+      'the deployment to end as crashed',
+      async () => {
+        const r = await deploymentOf(owner.token, id);
+        return r.status === 'crashed' ? r : null;
+      },
+      120_000,
+      250,
+    );
+    expect(d.errorMessage).toMatch(/\(last: out of memory, /);
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: owner.token } };
+    const run = await pier(['logs', '--project', p.slug, '-n', '200'], o);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/system the app ran out of memory \(limit 512 MB/);
+    expect(run.stdout).toMatch(/the app exited \(out of memory, SIGKILL\); restarting in/);
+    await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
+  }, 180_000);
 });

@@ -43,7 +43,8 @@ export async function assertDeployQuota(
       and(
         eq(deployments.orgId, org.id),
         ne(deployments.projectId, projectId),
-        inArray(deployments.status, ['live', 'building', 'starting']),
+        // A crashed app still holds its place: `pier restart` brings it back.
+        inArray(deployments.status, ['live', 'crashed', 'building', 'starting']),
         isNull(projects.destroyedAt),
       ),
     );
@@ -155,7 +156,13 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     const old = await tx
       .update(deployments)
       .set({ status: 'superseded', finishedAt: now })
-      .where(and(eq(deployments.projectId, p.id), eq(deployments.status, 'live'), ne(deployments.id, d.id)))
+      .where(
+        and(
+          eq(deployments.projectId, p.id),
+          inArray(deployments.status, ['live', 'crashed']),
+          ne(deployments.id, d.id),
+        ),
+      )
       .returning({ id: deployments.id });
     await tx.update(deployments).set({ status: 'live', liveAt: now }).where(eq(deployments.id, d.id));
     return old;

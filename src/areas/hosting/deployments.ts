@@ -28,7 +28,7 @@ export const deploymentSchema = z.object({
   id: z.string(),
   projectId: z.string(),
   projectSlug: z.string(),
-  status: z.enum(['uploading', 'building', 'starting', 'live', 'failed', 'superseded']),
+  status: z.enum(['uploading', 'building', 'starting', 'live', 'crashed', 'failed', 'superseded']),
   appType: z.enum(['static', 'node']).nullable(),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
@@ -57,8 +57,8 @@ function toDeployment(deps: Deps, d: Deployment, slug: string): z.infer<typeof d
     finishedAt: iso(d.finishedAt),
     url: appUrl(deps, slug),
   };
-  // A live version carries one only while it is in a crash loop (supervisor.ts).
-  if ((d.status === 'failed' || d.status === 'live') && d.errorMessage) out.errorMessage = d.errorMessage;
+  // Why it failed, or why it crashed (supervisor.ts: the crash-loop rule).
+  if ((d.status === 'failed' || d.status === 'crashed') && d.errorMessage) out.errorMessage = d.errorMessage;
   return out;
 }
 

@@ -10,6 +10,7 @@ import {
   startDeploymentForCli,
 } from './deployments.ts';
 import { destroyProjectForCli, provisionProject } from './project-hosting.ts';
+import { restartAppForCli } from './restart.ts';
 import { deployJob } from './runtime/deploy-job.ts';
 import { announceSecretChanges, startHostingRuntime } from './runtime/runtime.ts';
 
@@ -25,6 +26,7 @@ export const hostingArea = defineArea({
     getDeploymentForCli,
     listDeploymentsForCli,
     getAppLogsForCli,
+    restartAppForCli,
     createDeploymentFn,
     startDeploymentFn,
     getDeploymentFn,

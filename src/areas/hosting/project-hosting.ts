@@ -46,7 +46,10 @@ export async function destroyProject(deps: Deps, p: Project): Promise<void> {
     .update(deployments)
     .set({ status: 'superseded', finishedAt: now })
     .where(
-      and(eq(deployments.projectId, p.id), inArray(deployments.status, ['live', 'building', 'starting'])),
+      and(
+        eq(deployments.projectId, p.id),
+        inArray(deployments.status, ['live', 'crashed', 'building', 'starting']),
+      ),
     );
   await deps.db.orm
     .update(deployments)

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
+import { STEPS, type Step, stepLine, stepOfLine } from '../deploy/build-steps.ts';
 import { followDeployment } from '../deploy/follow.ts';
 import { packApp } from '../deploy/pack.ts';
 import { progressBar, uploadArtifact } from '../deploy/upload.ts';
@@ -20,6 +21,39 @@ function projectFor(dir: string, given?: string): string {
     // no pier.json, or not JSON: the server says what is wrong with it at deploy time
   }
   throw usageError('Which project? Pass --project <slug> (or put "project" in pier.json).');
+}
+
+/**
+ * The live log of `pier deploy` on stderr: the deployment's lines as they come, and a progress line of its
+ * steps — redrawn in place on a terminal, printed once per step otherwise (CI logs).
+ */
+function liveLog(err: { write(text: string): unknown }, tty: boolean) {
+  let current: Step | null = null;
+  const redraw = () => {
+    if (tty && current) err.write(`\r\x1b[K${stepLine(current)}`);
+  };
+  const step = (s: Step) => {
+    if (current && STEPS.indexOf(s) <= STEPS.indexOf(current)) return;
+    current = s;
+    if (tty) redraw();
+    else err.write(`${stepLine(s)}\n`);
+  };
+  const print = (text: string) => {
+    err.write(tty ? `\r\x1b[K${text}\n` : `${text}\n`);
+    redraw();
+  };
+  return {
+    step,
+    note: print,
+    line: (text: string) => {
+      const s = stepOfLine(text);
+      if (s) step(s);
+      print(`  | ${text}`);
+    },
+    end: () => {
+      if (tty && current) err.write('\n');
+    },
+  };
 }
 
 export function register(program: Command, ctx: CliContext): void {
@@ -46,14 +80,23 @@ export function register(program: Command, ctx: CliContext): void {
         });
         if (tty) err.write('\n');
         await client.call('startDeploymentForCli', { deploymentId: created.deploymentId });
+        const live = liveLog(err, tty);
+        live.step('upload');
         const { deployment, lastLogs } = await followDeployment(
           {
             getDeployment: (id) => client.call('getDeploymentForCli', { deploymentId: id }),
             logs: async (o) => (await client.call('getAppLogsForCli', { projectSlug, ...o })).lines,
           },
           created.deploymentId,
-          { onStatus: (s) => err.write(`  ${s}\n`) },
+          {
+            onStatus: (s) => {
+              if (s === 'live') live.step('healthy');
+              live.note(`  ${s}`);
+            },
+            onLog: (l) => live.line(l.line),
+          },
         );
+        live.end();
         if (wantsJson(cmd)) ctx.io.stdout.write(toJson({ ...deployment, logs: lastLogs }));
         else if (deployment.status === 'failed') {
           err.write(`Deployment failed: ${deployment.errorMessage ?? 'no reason given'}\n`);
@@ -115,6 +158,32 @@ export function register(program: Command, ctx: CliContext): void {
               `No deployments of ${opts.project} yet; run 'pier deploy --project ${opts.project}'.`,
             ),
       );
+    });
+
+  program
+    .command('restart')
+    .description("Restart a project's app; a crashed deployment is started again and followed to live")
+    .requiredOption('--project <slug>', 'project slug')
+    .action(async (opts: { project: string }, cmd: Command) => {
+      const client = ctx.userClient();
+      const r = await client.call('restartAppForCli', { projectSlug: opts.project });
+      if (r.status === 'live') {
+        ctx.io.stdout.write(wantsJson(cmd) ? toJson(r) : `Restarting ${opts.project}.\n`);
+        return;
+      }
+      const { deployment } = await followDeployment(
+        {
+          getDeployment: (id) => client.call('getDeploymentForCli', { deploymentId: id }),
+          logs: async (o) =>
+            (await client.call('getAppLogsForCli', { projectSlug: opts.project, ...o })).lines,
+        },
+        r.deploymentId,
+        { onStatus: (s) => ctx.io.stderr.write(`  ${s}\n`) },
+      );
+      if (wantsJson(cmd)) ctx.io.stdout.write(toJson(deployment));
+      else if (deployment.status === 'live') ctx.io.stdout.write(`Live at ${deployment.url}\n`);
+      else ctx.io.stderr.write(`Restart failed: ${deployment.errorMessage ?? 'no reason given'}\n`);
+      if (deployment.status !== 'live') ctx.exitCode = 1;
     });
 
   program

@@ -42,7 +42,12 @@ export async function uploadArtifact(
 /** A one-line progress bar for a terminal: `[#####.....] 52% 1.3/2.5 MB`. */
 export function progressBar(sent: number, total: number, width = 24): string {
   const ratio = total ? Math.min(1, sent / total) : 1;
-  const filled = Math.round(ratio * width);
   const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
-  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round(ratio * 100)}% ${mb(sent)}/${mb(total)} MB`;
+  return `${bar(ratio, width)} ${Math.round(ratio * 100)}% ${mb(sent)}/${mb(total)} MB`;
+}
+
+/** `[#####.....]` for a ratio between 0 and 1. */
+export function bar(ratio: number, width = 24): string {
+  const filled = Math.round(Math.min(1, Math.max(0, ratio)) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}]`;
 }

@@ -263,7 +263,10 @@ export async function waitHealthy(
   while (Date.now() < deadline) {
     if (exit) {
       const e = exit as AppExit;
-      return { ok: false, reason: `The app exited during start-up (${e.signal ?? `code ${e.code}`}).` };
+      return {
+        ok: false,
+        reason: `The app exited during start-up (${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}).`,
+      };
     }
     const status = await probe(proc.port, healthPath);
     if (typeof status === 'number' && status < 500) return { ok: true };

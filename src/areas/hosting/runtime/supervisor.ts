@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { eq } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
 import { orgs, PLANS, projectSecretEnv, projects } from '../../orgs/index.ts';
 import { type AppDbServers, projectDir } from './app-databases.ts';
@@ -49,14 +49,20 @@ type Slot = {
   spec: AppSpec;
   current: Instance | null;
   crashes: number;
+  /** When the app exited (or failed to start again) lately, for the crash-loop rule. */
+  exits: number[];
   restartTimer: NodeJS.Timeout | null;
   chain: Promise<unknown>;
   stopped: boolean;
 };
 
 const DRAIN_MS = 10_000;
-/** Exits in a row (none running a minute) after which the deployment shows a crash loop. */
-const CRASH_LOOP = 5;
+/**
+ * The crash-loop rule (docs/decisions/069): CRASH_LIMIT exits within CRASH_WINDOW_MS end the deployment as
+ * `crashed`; restarts stop and the reason is kept until a new deploy or `pier restart`.
+ */
+export const CRASH_LIMIT = 5;
+export const CRASH_WINDOW_MS = 10 * 60_000;
 
 export class Supervisor {
   readonly #deps: Deps;
@@ -106,6 +112,7 @@ export class Supervisor {
         spec,
         current: null,
         crashes: 0,
+        exits: [],
         restartTimer: null,
         chain: Promise.resolve(),
         stopped: false,
@@ -122,6 +129,8 @@ export class Supervisor {
       const inst = await this.#start(spec);
       slot.stopped = false;
       slot.spec = spec;
+      slot.crashes = 0;
+      slot.exits = [];
       this.#swap(slot, inst);
     });
   }
@@ -275,40 +284,43 @@ export class Supervisor {
     if (inst.retiring || this.#closed || !slot || slot.current !== inst || slot.stopped) return;
     inst.agent.destroy();
     // A process that ran a while before crashing starts the back-off afresh.
-    if (Date.now() - inst.startedAt > 60_000) {
-      if (slot.crashes >= CRASH_LOOP)
-        void this.#deps.db.orm
-          .update(deployments)
-          .set({ errorMessage: null })
-          .where(eq(deployments.id, inst.deploymentId))
-          .catch(() => {});
-      slot.crashes = 0;
-    }
-    const delay = Math.min(30_000, 250 * 2 ** slot.crashes);
-    slot.crashes++;
+    if (Date.now() - inst.startedAt > 60_000) slot.crashes = 0;
     const why = `${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}`;
-    this.#logs.write(
-      projectId,
-      inst.deploymentId,
-      'system',
-      `the app exited (${why}); restarting in ${delay} ms`,
-    );
-    this.#noteCrashLoop(slot, inst.deploymentId, why);
-    this.#scheduleRestart(slot, delay);
+    this.#onCrash(slot, inst.deploymentId, why);
   }
 
   /**
-   * After CRASH_LOOP exits in a row the deployment's error message says so, with the last reason (it stays the
-   * live version and keeps being restarted with back-off); a start that then runs a minute clears it.
+   * One more exit (or failed restart): restarts with back-off, or — the CRASH_LIMIT-th within the window — ends
+   * the deployment as `crashed` with the reason, stops restarting and takes the app out of the router.
    */
-  #noteCrashLoop(slot: Slot, deploymentId: string, why: string): void {
-    if (slot.crashes < CRASH_LOOP) return;
-    const message = `Crash loop: the app exited ${slot.crashes} times in a row (last: ${why}); restarting with back-off.`;
-    void this.#deps.db.orm
-      .update(deployments)
-      .set({ errorMessage: message })
-      .where(eq(deployments.id, deploymentId))
-      .catch((err) => this.#deps.log.warn({ err, deploymentId }, 'could not record a crash loop'));
+  #onCrash(slot: Slot, deploymentId: string, why: string): void {
+    const now = Date.now();
+    slot.exits = [...slot.exits.filter((t) => now - t < CRASH_WINDOW_MS), now];
+    if (slot.exits.length >= CRASH_LIMIT) {
+      const minutes = Math.round(CRASH_WINDOW_MS / 60_000);
+      const message =
+        `Crashed: the app exited ${slot.exits.length} times within ${minutes} minutes (last: ${why}); ` +
+        `restarts stopped. Deploy again or run 'pier restart --project ${slot.spec.slug}'.`;
+      this.#logs.write(slot.spec.projectId, deploymentId, 'system', message);
+      slot.stopped = true;
+      slot.current = null;
+      if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
+      void this.#deps.db.orm
+        .update(deployments)
+        .set({ status: 'crashed', errorMessage: message, finishedAt: this.#deps.clock.now() })
+        .where(and(eq(deployments.id, deploymentId), eq(deployments.status, 'live')))
+        .catch((err) => this.#deps.log.warn({ err, deploymentId }, 'could not record a crash loop'));
+      return;
+    }
+    const delay = Math.min(30_000, 250 * 2 ** slot.crashes);
+    slot.crashes++;
+    this.#logs.write(
+      slot.spec.projectId,
+      deploymentId,
+      'system',
+      `the app exited (${why}); restarting in ${delay} ms`,
+    );
+    this.#scheduleRestart(slot, delay);
   }
 
   #scheduleRestart(slot: Slot, delay: number): void {
@@ -320,10 +332,8 @@ export class Supervisor {
         try {
           const inst = await this.#start(slot.spec);
           slot.current = inst;
-        } catch {
-          const next = Math.min(30_000, 250 * 2 ** slot.crashes);
-          slot.crashes++;
-          this.#scheduleRestart(slot, next);
+        } catch (err) {
+          this.#onCrash(slot, slot.spec.deploymentId, err instanceof Error ? err.message : String(err));
         }
       });
     }, delay);

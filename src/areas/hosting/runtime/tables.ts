@@ -17,7 +17,15 @@ export const appDatabases = pgTable('app_databases', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });
 
-export type DeploymentStatus = 'uploading' | 'building' | 'starting' | 'live' | 'failed' | 'superseded';
+/** `crashed`: it was live and then exited too often (supervisor.ts, docs/decisions/069); restarts stopped. */
+export type DeploymentStatus =
+  | 'uploading'
+  | 'building'
+  | 'starting'
+  | 'live'
+  | 'crashed'
+  | 'failed'
+  | 'superseded';
 export type AppKind = 'static' | 'node';
 export type AppManifest = { type: AppKind; start?: string; healthPath: string; spa: boolean };
 
