@@ -138,6 +138,8 @@ describe('hosting a Node app', () => {
       'PIER_APP_DATA',
       // The host's CA bundle (bound read-only), for TLS through a proxy the operator trusts.
       'NODE_EXTRA_CA_CERTS',
+      // The Unix socket its server also listens on (net shim, decision 066): Pier's way in to its network.
+      'PIER_APP_SOCKET',
       'PATH',
       'PORT',
       'PWD',

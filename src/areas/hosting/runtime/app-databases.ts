@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
@@ -7,15 +8,23 @@ import { eq } from 'drizzle-orm';
 import pg from 'pg';
 import { randomBase62 } from '../../../core/crypto.ts';
 import type { Deps } from '../../../deps.ts';
+import { DbGate } from './db-gate.ts';
+import { SANDBOX_RUN } from './sandbox.ts';
 import { appDatabases } from './tables.ts';
 
 // Each project gets its own database. With DATABASE_URL: a database and a login role of its own on the same
 // PostgreSQL server (no superuser, no createdb/createrole, CONNECT revoked from PUBLIC). Embedded: its own
-// PGlite data folder, served over the Postgres wire protocol on a loopback port while the app runs, so the
-// app reads DATABASE_URL the same way in both modes.
+// PGlite data folder, served over the Postgres wire protocol while the app runs, so the app reads DATABASE_URL
+// the same way in both modes. Either way the app reaches it only through its project's database socket
+// (db-gate.ts, decision 067), which checks the project's password and pins its role and database.
 
 export function projectDir(deps: Deps, projectId: string): string {
   return path.join(deps.config.dataDir, 'apps', projectId);
+}
+
+/** The project's socket folder (bound at /run/pier in its sandbox): its app's socket and its database socket. */
+export function projectRunDir(deps: Deps, projectId: string): string {
+  return path.join(projectDir(deps, projectId), 'run');
 }
 
 function names(projectId: string): string {
@@ -104,7 +113,7 @@ export async function dropAppDatabase(deps: Deps, projectId: string): Promise<vo
   await deps.db.orm.delete(appDatabases).where(eq(appDatabases.projectId, projectId));
 }
 
-type Served = { db: PGlite; server: PGLiteSocketServer; port: number };
+type Served = { db: PGlite; server: PGLiteSocketServer; socket: string };
 
 /** The PGlite databases this node serves to its apps, one loopback port each. */
 export class AppDbServers {
@@ -114,24 +123,70 @@ export class AppDbServers {
     this.#deps = deps;
   }
 
-  /** The DATABASE_URL an app of this project should use (opens the PGlite server when needed). */
-  async urlFor(projectId: string): Promise<string> {
+  readonly #gates = new Map<string, Promise<DbGate>>();
+
+  /**
+   * The DATABASE_URL an app of this project should use: its database socket (opened when needed, with the
+   * PGlite server behind it), by the path the app sees — /run/pier/db in its sandbox, the host path without.
+   */
+  async urlFor(projectId: string, opts: { sandboxed: boolean } = { sandboxed: true }): Promise<string> {
     const [row] = await this.#deps.db.orm
       .select()
       .from(appDatabases)
       .where(eq(appDatabases.projectId, projectId));
     if (!row) throw new Error('The project has no database; it was not provisioned.');
     const password = this.#deps.keyring.decrypt(row.passwordEnc);
-    if (row.kind === 'postgres') {
-      const url = new URL(this.#deps.config.databaseUrl!);
-      url.username = row.roleName;
-      url.password = password;
-      url.pathname = `/${row.dbName}`;
-      return url.toString();
+    // PGlite has one database (postgres); the app still names its own, so no two projects' URLs look alike.
+    const database = row.dbName;
+    let gate = this.#gates.get(projectId);
+    if (!gate) {
+      gate = this.#openGate(projectId, row.kind, row.roleName, database, password);
+      gate.catch(() => this.#gates.delete(projectId));
+      this.#gates.set(projectId, gate);
     }
-    const { port } = await this.#open(projectId);
-    // The socket server does not check passwords; it listens on loopback only (see docs/operations.md).
-    return `postgres://${row.roleName}:${password}@127.0.0.1:${port}/postgres?sslmode=disable`;
+    await gate;
+    const dir = opts.sandboxed ? `${SANDBOX_RUN}/db` : path.join(projectRunDir(this.#deps, projectId), 'db');
+    const url = new URL(`postgres://localhost:5432/${database}`);
+    url.username = row.roleName;
+    url.password = password;
+    url.searchParams.set('host', dir);
+    url.searchParams.set('sslmode', 'disable');
+    return url.toString();
+  }
+
+  async #openGate(
+    projectId: string,
+    kind: string,
+    role: string,
+    database: string,
+    password: string,
+  ): Promise<DbGate> {
+    const socketPath = path.join(projectRunDir(this.#deps, projectId), 'db', '.s.PGSQL.5432');
+    if (kind === 'postgres') {
+      const pgUrl = new URL(this.#deps.config.databaseUrl!);
+      const host = pgUrl.searchParams.get('host') ?? (pgUrl.hostname || '127.0.0.1');
+      const port = Number(pgUrl.port || 5432);
+      return DbGate.listen({
+        socketPath,
+        role,
+        database,
+        password,
+        upstream: () =>
+          host.startsWith('/')
+            ? net.connect(path.join(host, `.s.PGSQL.${port}`))
+            : net.connect(port, host.replace(/^\[|\]$/g, '')),
+      });
+    }
+    const { socket } = await this.#open(projectId);
+    return DbGate.listen({
+      socketPath,
+      role,
+      database,
+      upstreamDatabase: 'postgres',
+      upstreamUser: 'postgres',
+      password,
+      upstream: () => net.connect(socket),
+    });
   }
 
   #template: Promise<string> | null = null;
@@ -191,10 +246,14 @@ export class AppDbServers {
           fs.cpSync(await this.template(), dir, { recursive: true });
         }
         const db = await PGlite.create({ dataDir: dir });
-        const server = new PGLiteSocketServer({ db, port: 0, host: '127.0.0.1', maxConnections: 64 });
+        // On a Unix socket in the project's folder, outside every sandbox: it checks no password, so only the
+        // project's database socket (db-gate.ts) connects to it.
+        const socket = path.join(projectDir(this.#deps, projectId), 'pglite.sock');
+        fs.rmSync(socket, { force: true });
+        const server = new PGLiteSocketServer({ db, path: socket, maxConnections: 64 });
         await server.start();
-        const port = Number(server.getServerConn().split(':').pop());
-        return { db, server, port };
+        fs.chmodSync(socket, 0o600);
+        return { db, server, socket };
       })();
       p.catch(() => this.#served.delete(projectId));
       this.#served.set(projectId, p);
@@ -203,6 +262,9 @@ export class AppDbServers {
   }
 
   async close(projectId: string): Promise<void> {
+    const g = this.#gates.get(projectId);
+    this.#gates.delete(projectId);
+    await (await g?.catch(() => null))?.close();
     const p = this.#served.get(projectId);
     if (!p) return;
     this.#served.delete(projectId);
@@ -216,6 +278,7 @@ export class AppDbServers {
     // A template still being initialised is abandoned (its temporary folder is redone next time).
     await this.#worker?.terminate();
     await this.#template?.catch(() => {});
-    await Promise.all([...this.#served.keys()].map((id) => this.close(id)));
+    const ids = new Set([...this.#served.keys(), ...this.#gates.keys()]);
+    await Promise.all([...ids].map((id) => this.close(id)));
   }
 }

@@ -2,6 +2,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type stream from 'node:stream';
 import { sendSocket } from './connection-handoff.ts';
+import { appAddress } from './local-driver.ts';
 import { serveStatic } from './static-site.ts';
 import type { Instance, NodeInstance } from './supervisor.ts';
 
@@ -160,8 +161,7 @@ export class HostRouter {
     const fwd = forwardedHeaders(req, this.#tls);
     const upstream = http.request(
       {
-        host: '127.0.0.1',
-        port: inst.proc.port,
+        ...appAddress(inst.proc),
         method: req.method,
         path: req.url,
         headers: fwd.headers as unknown as http.OutgoingHttpHeaders,
@@ -194,7 +194,9 @@ export class HostRouter {
       return true;
     }
     inst.inflight++;
-    const up = net.connect(inst.proc.port, '127.0.0.1');
+    const up = inst.proc.socketPath
+      ? net.connect(inst.proc.socketPath)
+      : net.connect(inst.proc.port, '127.0.0.1');
     let done = false;
     const close = () => {
       if (done) return;

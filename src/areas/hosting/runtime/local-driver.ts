@@ -17,6 +17,11 @@ import { sandboxProcesses, spawnSandboxed } from './sandboxed-spawn.ts';
 export type AppProcess = {
   pid: number;
   port: number;
+  /**
+   * Where Pier connects to the app: in its sandbox the app's port is on the loopback of its own network
+   * namespace, so Pier uses the Unix socket the net shim listens on (decision 066); null means 127.0.0.1:port.
+   */
+  socketPath: string | null;
   child: ChildProcess;
   /** Started as `node --require handoff-shim.cjs …` with an IPC channel: client connections can be handed to it. */
   ipc: boolean;
@@ -53,6 +58,7 @@ export type SpawnOptions = {
 };
 
 export const HANDOFF_SHIM = fileURLToPath(new URL('./handoff-shim.cjs', import.meta.url));
+export const NET_SHIM = fileURLToPath(new URL('./net-shim.cjs', import.meta.url));
 
 // Words that `sh -c` passes through unchanged: no quoting, expansion, globbing, redirection or comments.
 const PLAIN_WORD = /^[A-Za-z0-9_./@:=,+%-]+$/;
@@ -122,6 +128,7 @@ export async function spawnApp(o: SpawnOptions): Promise<AppProcess> {
   return {
     pid: child.pid ?? -1,
     port,
+    socketPath: null,
     child,
     ipc: nodeArgs !== null,
     exited,
@@ -153,7 +160,11 @@ async function spawnInSandbox(
   o: SpawnOptions,
   sb: NonNullable<SpawnOptions['sandbox']>,
 ): Promise<AppProcess> {
+  // Any port will do inside its own network namespace; a free one on the host keeps log lines unambiguous and
+  // names the app's socket (two versions of an app run side by side during a deploy).
   const port = await freePort();
+  const appSocket = `app-${port}.sock`;
+  const runDir = sb.runDir ?? path.join(sb.dataDir, '..', 'run');
   const nodeArgs =
     o.handoff && !fs.existsSync(path.join(o.cwd, 'node_modules/.bin/node')) ? nodeCommand(o.start) : null;
   const { child, cgroup, initPid } = spawnSandboxed({
@@ -164,6 +175,7 @@ async function spawnInSandbox(
     shim: HANDOFF_SHIM,
     sandbox: sb,
     cgroups: sb.cgroups,
+    run: { dir: runDir, netShim: NET_SHIM, appSocket },
   });
   let heapOom = false;
   pipeLines(child, (stream, line) => {
@@ -212,10 +224,12 @@ async function spawnInSandbox(
     done = true;
     await killAll('SIGKILL');
     await cgroup?.remove();
+    fs.rmSync(path.join(runDir, appSocket), { force: true });
   });
   return {
     pid: child.pid ?? -1,
     port,
+    socketPath: path.join(runDir, appSocket),
     child,
     ipc: nodeArgs !== null,
     exited,
@@ -268,7 +282,7 @@ export async function waitHealthy(
         reason: `The app exited during start-up (${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}).`,
       };
     }
-    const status = await probe(proc.port, healthPath);
+    const status = await probe(proc, healthPath);
     if (typeof status === 'number' && status < 500) return { ok: true };
     last = typeof status === 'number' ? `HTTP ${status}` : status;
     await new Promise((r) => setTimeout(r, 50));
@@ -279,9 +293,14 @@ export async function waitHealthy(
   };
 }
 
-function probe(port: number, p: string): Promise<number | string> {
+/** Where to reach the app: its Unix socket in a sandbox, else its loopback port (http.request options). */
+export function appAddress(proc: AppProcess): { socketPath: string } | { host: string; port: number } {
+  return proc.socketPath ? { socketPath: proc.socketPath } : { host: '127.0.0.1', port: proc.port };
+}
+
+function probe(proc: AppProcess, p: string): Promise<number | string> {
   return new Promise((resolve) => {
-    const req = http.get({ host: '127.0.0.1', port, path: p, timeout: 2000, agent: false }, (res) => {
+    const req = http.get({ ...appAddress(proc), path: p, timeout: 2000, agent: false }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });

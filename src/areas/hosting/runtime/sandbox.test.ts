@@ -1,21 +1,33 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../../../../test/harness.ts';
+import { seedOrg, seedProject } from '../../../../test/seed.ts';
+import { AppDbServers, projectRunDir, provisionAppDatabase } from './app-databases.ts';
 import { detectCgroups } from './cgroups.ts';
-import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
+import { type AppProcess, appAddress, spawnApp, waitHealthy } from './local-driver.ts';
 import { hostUid, isRoot, type SandboxLimits, sandboxProblem } from './sandbox.ts';
-import { sandboxProcesses } from './sandboxed-spawn.ts';
 
 // The sandbox's guarantees, each tried from inside a real app (docs/decisions/035-sandbox-hosted-apps.md): a hostile
-// app reports what it could reach, and every attempt must have failed.
+// app reports what it could reach, and every attempt must have failed. Its network (decision 066) and its
+// database socket (decision 067) are tried on the database this run uses (PGlite, or PostgreSQL with
+// TEST_DATABASE_URL): the hostile app is project A's, with A's DATABASE_URL; B is another project.
 
 const LIMITS: SandboxLimits = { memoryMb: 256, pids: 64, openFiles: 512, diskMb: 64, cpuPercent: 100 };
 let root: string;
 let dataDir: string;
 const procs: AppProcess[] = [];
+let t: TestApp;
+let dbs: AppDbServers;
+/** Stand-ins for Pier's own port (loopback) and a public service on the host's outward address. */
+let pierServer: http.Server;
+let publicServer: http.Server;
+const portOf = (s: http.Server) => (s.address() as net.AddressInfo).port;
 
 /** What the hostile app tries; each entry is the outcome of one attempt ("ok …" or the error code). */
 const PROBE = String.raw`
@@ -23,6 +35,62 @@ const fs = require('node:fs');
 const net = require('node:net');
 const env = JSON.parse(process.env.PROBE);
 const tryIt = (f) => { try { const r = f(); return 'ok ' + String(r).slice(0, 80); } catch (e) { return e.code || e.message; } };
+const connectTo = (opts) => new Promise((resolve) => {
+  const s = require('node:net').connect(opts);
+  const done = (r) => { clearTimeout(timer); s.destroy(); resolve(r); };
+  const timer = setTimeout(() => done('timeout'), 5000);
+  s.on('connect', () => done('ok connected'));
+  s.on('error', (e) => done(e.code || e.message));
+});
+// A Postgres log-in by hand (no driver in the sandbox): start-up message, then the password when asked.
+const pgLogin = (opts, user, database, password) => new Promise((resolve) => {
+  const s = require('node:net').connect(opts);
+  let buf = Buffer.alloc(0);
+  const done = (r) => { clearTimeout(timer); s.destroy(); resolve(r); };
+  const timer = setTimeout(() => done('timeout'), 5000);
+  s.on('error', (e) => done(e.code || e.message));
+  s.on('connect', () => {
+    const body = Buffer.from('user\0' + user + '\0database\0' + database + '\0\0');
+    const h = Buffer.alloc(8); h.writeInt32BE(body.length + 8); h.writeInt32BE(196608, 4);
+    s.write(Buffer.concat([h, body]));
+  });
+  s.on('data', (d) => {
+    buf = Buffer.concat([buf, d]);
+    while (buf.length >= 5) {
+      const type = String.fromCharCode(buf[0]); const len = buf.readInt32BE(1);
+      if (buf.length < len + 1) return;
+      const msg = buf.subarray(5, len + 1); buf = buf.subarray(len + 1);
+      if (type === 'E') return done('error ' + (/C([0-9A-Z]{5})/.exec(msg.toString('latin1')) || [])[1]);
+      if (type !== 'R') continue;
+      const code = msg.readInt32BE(0);
+      if (code === 0) return done('ok authenticated');
+      const p = Buffer.from(password + '\0'); const ph = Buffer.alloc(5); ph.write('p'); ph.writeInt32BE(p.length + 4, 1);
+      s.write(Buffer.concat([ph, p]));
+    }
+  });
+});
+const netProbe = async () => {
+  const own = new URL(process.env.DATABASE_URL);
+  const ownSocket = own.searchParams.get('host') + '/.s.PGSQL.5432';
+  const ownDb = own.pathname.slice(1);
+  const user = decodeURIComponent(own.username), pw = decodeURIComponent(own.password);
+  const gw = '10.0.2.2';
+  return {
+    ownDb: await pgLogin({ path: ownSocket }, user, ownDb, pw),
+    ownDbWrongPassword: await pgLogin({ path: ownSocket }, user, ownDb, 'guess'),
+    otherDbNoPassword: await pgLogin({ path: ownSocket }, env.otherRole, env.otherDb, ''),
+    otherDbWrongPassword: await pgLogin({ path: ownSocket }, env.otherRole, env.otherDb, 'guess'),
+    otherDbOwnPassword: await pgLogin({ path: ownSocket }, user, env.otherDb, pw),
+    otherDbSocket: await pgLogin({ path: env.otherDbSocket }, env.otherRole, env.otherDb, ''),
+    postgresLoopback: await pgLogin({ host: '127.0.0.1', port: 5432 }, 'postgres', 'postgres', ''),
+    postgresGateway: await pgLogin({ host: gw, port: 5432 }, 'postgres', 'postgres', ''),
+    pierPort: await connectTo({ host: '127.0.0.1', port: env.pierPort }),
+    pierPortGateway: await connectTo({ host: gw, port: env.pierPort }),
+    neighbourPort: await connectTo({ host: '127.0.0.1', port: env.neighbourPort }),
+    neighbourSocket: await connectTo({ path: env.neighbourSocket }),
+    outbound: await connectTo({ host: env.publicHost, port: env.publicPort }),
+  };
+};
 const probe = () => ({
   secretKey: tryIt(() => fs.readFileSync(env.dataDir + '/secret.key', 'utf8')),
   operatorKey: tryIt(() => fs.readFileSync(env.dataDir + '/operator.key', 'utf8')),
@@ -49,6 +117,7 @@ const probe = () => ({
 });
 require('node:http').createServer((req, res) => {
   if (req.url === '/probe') return res.end(JSON.stringify(probe()));
+  if (req.url === '/net') return void netProbe().then((r) => res.end(JSON.stringify(r)));
   res.end('ok');
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
@@ -66,6 +135,7 @@ async function start(
   start: string,
   env: Record<string, string>,
   handoff = true,
+  runDir?: string,
 ) {
   const lines: string[] = [];
   const proc = await spawnApp({
@@ -77,6 +147,7 @@ async function start(
     sandbox: {
       projectId,
       dataDir: path.join(dataDir, 'apps', projectId, 'data'),
+      runDir,
       limits: LIMITS,
       cgroups: detectCgroups(),
     },
@@ -85,10 +156,43 @@ async function start(
   return { proc, lines };
 }
 
-async function get(port: number, p: string): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${port}${p}`);
-  return res.text();
+/** GET from the app the way Pier's proxy reaches it (its Unix socket). */
+function get(proc: AppProcess, p: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ ...appAddress(proc), path: p, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => {
+          body += d;
+        });
+        res.on('end', () => resolve(body));
+      })
+      .on('error', reject);
+  });
 }
+
+/** The host's first outward IPv4 address: the app's way out (slirp4netns) reaches it like any other host. */
+function outwardAddress(): string {
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  throw new Error('no outward IPv4 address');
+}
+
+const listen = (host: string) =>
+  new Promise<http.Server>((resolve) => {
+    const s = http.createServer((_q, r) => r.end('pier'));
+    s.listen(0, host, () => resolve(s));
+  });
+
+beforeAll(async () => {
+  t = await testApp();
+  dbs = new AppDbServers(t.deps);
+  pierServer = await listen('127.0.0.1');
+  publicServer = await listen('0.0.0.0');
+  // initdb in WASM takes seconds on a busy machine: once here, not inside a test's time.
+  if (!t.deps.config.databaseUrl) await dbs.template();
+}, 120_000);
 
 beforeAll(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-sandbox-'));
@@ -104,6 +208,10 @@ beforeAll(() => {
 afterAll(async () => {
   delete process.env.PIER_SANDBOX_TEST_SECRET;
   await Promise.all(procs.map((p) => p.stop(500)));
+  await dbs?.closeAll();
+  await t?.close();
+  pierServer?.close();
+  publicServer?.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -120,25 +228,50 @@ describe('the app sandbox', () => {
 
   for (const handoff of [true, false])
     it(`keeps a hostile app away from Pier and other apps (${handoff ? 'node + hand-off shim' : 'sh -c'})`, async () => {
+      const { org } = await seedOrg(t.deps);
+      const a = await seedProject(t.deps, org);
+      const b = await seedProject(t.deps, org);
+      await provisionAppDatabase(t.deps, a.id);
+      await provisionAppDatabase(t.deps, b.id);
+      const urlB = new URL(await dbs.urlFor(b.id));
+      const neighbour = await start(
+        b.id,
+        release('neighbour', { 'server.js': PROBE }),
+        'node server.js',
+        { PROBE: '{}' },
+        true,
+        projectRunDir(t.deps, b.id),
+      );
+      expect(await waitHealthy(neighbour.proc, '/', 15_000)).toEqual({ ok: true });
       const dir = release('hostile', { 'server.js': PROBE });
       const { proc, lines } = await start(
-        'hostile',
+        a.id,
         dir,
         handoff ? 'node server.js' : 'node server.js && true',
         {
+          DATABASE_URL: await dbs.urlFor(a.id),
           PROBE: JSON.stringify({
             dataDir,
             otherFile: path.join(dataDir, 'apps', 'other', 'releases', 'r1', 'secret.txt'),
             otherData: path.join(dataDir, 'apps', 'other', 'data'),
             pierPid: process.pid,
+            otherRole: decodeURIComponent(urlB.username),
+            otherDb: urlB.pathname.slice(1),
+            otherDbSocket: path.join(projectRunDir(t.deps, b.id), 'db', '.s.PGSQL.5432'),
+            pierPort: portOf(pierServer),
+            neighbourPort: neighbour.proc.port,
+            neighbourSocket: neighbour.proc.socketPath,
+            publicHost: outwardAddress(),
+            publicPort: portOf(publicServer),
           }),
         },
         handoff,
+        projectRunDir(t.deps, a.id),
       );
       const health = await waitHealthy(proc, '/', 15_000);
       expect(health, lines.join('\n')).toEqual({ ok: true });
       expect(proc.ipc).toBe(handoff);
-      const r = JSON.parse(await get(proc.port, '/probe'));
+      const r = JSON.parse(await get(proc, '/probe'));
       expect(r.secretKey).toBe('ENOENT');
       expect(r.operatorKey).toBe('ENOENT');
       expect(r.dataDirListing).toBe('ENOENT');
@@ -155,37 +288,36 @@ describe('the app sandbox', () => {
       expect(r.writeData).toBe('ok undefined');
       expect(r.writeTmp).toBe('ok undefined');
       expect(r.uid).toBe(1000);
-      expect(r.rootEntries).toBe('app,bin,data,dev,etc,lib,lib64,opt,proc,sbin,tmp,usr');
+      expect(r.rootEntries).toBe('app,bin,data,dev,etc,lib,lib64,opt,proc,run,sbin,tmp,usr');
       expect(r.etcEntries.split(',')).not.toContain('shadow');
       expect(r.etcEntries.split(',')).not.toContain('postgresql');
       expect(r.passwd).toBe('ok app');
       // No open file of Pier's leaks in (a directory fd from outside would let it climb out with openat).
       expect(r.fds).not.toContain(root);
       // Outside, the app never runs as root.
-      const init = await new Promise<number>((resolve) => {
-        const tick = () => {
-          const pids = fs
-            .readdirSync('/proc')
-            .filter((p) => /^\d+$/.test(p))
-            .filter((p) => {
-              try {
-                return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('--info-fd');
-              } catch {
-                return false;
-              }
-            });
-          const kids = pids.flatMap((p) => sandboxProcesses(Number(p)));
-          if (kids.length) resolve(kids[0]);
-          else setTimeout(tick, 20);
-        };
-        tick();
-      });
+      const [init] = await proc.hostPids();
       const uidLine = fs.readFileSync(`/proc/${init}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)![1];
       expect(Number(uidLine)).not.toBe(0);
-      if (isRoot()) expect(Number(uidLine)).toBe(hostUid('hostile'));
-      expect(fs.readFileSync(path.join(dataDir, 'apps', 'hostile', 'data', 'x'), 'utf8')).toBe('x');
+      if (isRoot()) expect(Number(uidLine)).toBe(hostUid(a.id));
+      expect(fs.readFileSync(path.join(dataDir, 'apps', a.id, 'data', 'x'), 'utf8')).toBe('x');
+      // Its network and databases (decisions 066, 067), each attempt on its own.
+      const n = JSON.parse(await get(proc, '/net'));
+      expect(n.ownDb).toBe('ok authenticated'); // the control: its own database, with its own password
+      expect(n.ownDbWrongPassword).toBe('error 28P01');
+      expect(n.otherDbNoPassword).toBe('error 28P01');
+      expect(n.otherDbWrongPassword).toBe('error 28P01');
+      expect(n.otherDbOwnPassword).toBe('error 3D000');
+      expect(n.otherDbSocket).toBe('ENOENT');
+      expect(n.postgresLoopback).toBe('ECONNREFUSED');
+      expect(n.postgresGateway).not.toMatch(/^ok/);
+      expect(n.pierPort).toBe('ECONNREFUSED');
+      expect(n.pierPortGateway).not.toMatch(/^ok/);
+      expect(n.neighbourPort).toBe('ECONNREFUSED');
+      expect(n.neighbourSocket).toBe('ENOENT');
+      expect(n.outbound).toBe('ok connected');
+      await neighbour.proc.stop(2000);
       await proc.stop(2000);
-    });
+    }, 60_000);
 
   it('stops an app gracefully: SIGTERM reaches the app inside', async () => {
     const dir = release('graceful', {
@@ -211,7 +343,7 @@ describe('the app sandbox', () => {
       });
       const { proc, lines } = await start('hungry', dir, 'node server.js', {});
       expect(await waitHealthy(proc, '/', 15_000)).toEqual({ ok: true });
-      void get(proc.port, '/eat').catch(() => {});
+      void get(proc, '/eat').catch(() => {});
       const exit = await proc.exited;
       expect(exit.oom).toBe(true);
       expect(exit.signal).toBe('SIGKILL');

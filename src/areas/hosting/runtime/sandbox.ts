@@ -12,6 +12,12 @@ export const SANDBOX_APP = '/app';
 export const SANDBOX_DATA = '/data';
 export const SANDBOX_NODE_BIN = '/opt/node/bin';
 export const SANDBOX_SHIM = '/opt/pier/handoff-shim.cjs';
+export const SANDBOX_NET_SHIM = '/opt/pier/net-shim.cjs';
+/** The project's socket folder inside: the app's own listening socket and its database socket (decision 066/067). */
+export const SANDBOX_RUN = '/run/pier';
+/** slirp4netns's DNS forwarder, as the app sees it in its network namespace. */
+const SLIRP_DNS = '10.0.2.3';
+export const SLIRP4NETNS = '/usr/bin/slirp4netns';
 /** The uid and gid the app sees inside its user namespace (whatever it maps to outside). */
 const INSIDE_ID = 1000;
 const BWRAP = '/usr/bin/bwrap';
@@ -31,6 +37,8 @@ export type SandboxSpec = {
   projectId: string;
   /** The app's writable folder on the host (bound at /data). */
   dataDir: string;
+  /** The project's socket folder on the host (bound at /run/pier): its app's and its database's sockets. */
+  runDir?: string;
   limits: SandboxLimits;
 };
 
@@ -64,16 +72,11 @@ function systemBinds(): string[] {
 }
 
 // Only what name resolution, TLS and `whoami` need; never the host's /etc as a whole.
-const ETC_FILES = [
-  '/etc/resolv.conf',
-  '/etc/hosts',
-  '/etc/nsswitch.conf',
-  '/etc/host.conf',
-  '/etc/localtime',
-];
+const ETC_FILES = ['/etc/hosts', '/etc/nsswitch.conf', '/etc/host.conf', '/etc/localtime'];
 const ETC_DIRS = ['/etc/ssl', '/etc/ca-certificates', '/etc/pki'];
 
 export const PASSWD = `root:x:0:0:root:/root:/usr/sbin/nologin\napp:x:${INSIDE_ID}:${INSIDE_ID}:app:${SANDBOX_DATA}:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n`;
+export const RESOLV_CONF = `nameserver ${SLIRP_DNS}\noptions edns0\n`;
 export const GROUP = `root:x:0:\napp:x:${INSIDE_ID}:\nnogroup:x:65534:\n`;
 
 /**
@@ -89,8 +92,18 @@ export function bwrapArgs(o: {
   releaseWritable?: boolean;
   /** More writable folders: [host path, path inside]. */
   binds?: [string, string][];
+  /**
+   * Its own network namespace (decision 066): only its own loopback until slirp4netns gives it a way out, so
+   * bwrap waits on fd 7 before starting the command; /etc/resolv.conf (fd 8) names slirp's DNS forwarder.
+   * Without it the host's network and its /etc/resolv.conf are shared.
+   */
+  net?: boolean;
+  /** The net shim bound at SANDBOX_NET_SHIM (the app's listening socket, decision 066). */
+  netShim?: string;
 }): string[] {
   const etc: string[] = ['--dir', '/etc'];
+  if (o.net) etc.push('--ro-bind-data', '8', '/etc/resolv.conf');
+  else etc.push('--ro-bind-try', '/etc/resolv.conf', '/etc/resolv.conf');
   for (const f of ETC_FILES) etc.push('--ro-bind-try', f, f);
   for (const d of ETC_DIRS) etc.push('--ro-bind-try', d, d);
   return [
@@ -105,6 +118,7 @@ export function bwrapArgs(o: {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
+    ...(o.net ? ['--unshare-net', '--block-fd', '7'] : []),
     '--hostname',
     'app',
     '--die-with-parent',
@@ -131,6 +145,7 @@ export function bwrapArgs(o: {
     '--ro-bind',
     o.shim,
     SANDBOX_SHIM,
+    ...(o.netShim ? ['--ro-bind', o.netShim, SANDBOX_NET_SHIM] : []),
     o.releaseWritable ? '--bind' : '--ro-bind',
     o.releaseDir,
     SANDBOX_APP,
@@ -171,14 +186,22 @@ export function limitWrapper(projectId: string, limits: SandboxLimits): string[]
  * readable by it, and (as root) DATA_DIR down to the release and data folders may be traversed (0711, never
  * listed) because bwrap resolves the paths it binds as the app's uid. Every secret file in DATA_DIR is 0600.
  */
-export function prepareFolders(o: { projectId: string; dataDir: string; releaseDir: string }): void {
+export function prepareFolders(o: {
+  projectId: string;
+  dataDir: string;
+  releaseDir: string;
+  runDir?: string;
+}): void {
   fs.mkdirSync(o.dataDir, { recursive: true, mode: 0o700 });
+  if (o.runDir) fs.mkdirSync(o.runDir, { recursive: true, mode: 0o700 });
   if (!isRoot()) return;
   const id = hostUid(o.projectId);
-  fs.chownSync(o.dataDir, id, id);
-  fs.chmodSync(o.dataDir, 0o700);
+  for (const d of o.runDir ? [o.dataDir, o.runDir] : [o.dataDir]) {
+    fs.chownSync(d, id, id);
+    fs.chmodSync(d, 0o700);
+  }
   chownTree(o.releaseDir, id);
-  for (const leaf of [o.dataDir, o.releaseDir]) {
+  for (const leaf of [o.dataDir, o.releaseDir, ...(o.runDir ? [o.runDir] : [])]) {
     for (let d = path.dirname(leaf); d !== path.dirname(d); d = path.dirname(d)) {
       const st = fs.statSync(d);
       if ((st.mode & 0o001) === 0) fs.chmodSync(d, (st.mode & 0o7777) | 0o001);
@@ -200,6 +223,8 @@ function chownTree(dir: string, id: number): void {
 export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   if (!fs.existsSync(bwrap))
     return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
+  if (!fs.existsSync(SLIRP4NETNS))
+    return 'slirp4netns is not installed (apt-get install slirp4netns): apps get their own network namespace and reach the internet through it. Install it, or set APP_SANDBOX=off to run apps unsandboxed.';
   const projectId = 'sandbox-check';
   const release = path.join(scratch, 'release');
   const data = path.join(scratch, 'data');
@@ -213,11 +238,17 @@ export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   const limits: SandboxLimits = { memoryMb: 256, pids: 64, openFiles: 256, diskMb: 16, cpuPercent: 100 };
   const argv = [
     ...limitWrapper(projectId, limits),
-    ...bwrapArgs({ releaseDir: release, dataDir: data, shim: release + '/check.js', tmpMb: 1 }),
+    // Its own network namespace too (without slirp4netns: nothing here needs the network).
+    ...bwrapArgs({ releaseDir: release, dataDir: data, shim: release + '/check.js', tmpMb: 1 }).flatMap(
+      (a) => (a === '--unshare-cgroup-try' ? [a, '--unshare-net'] : [a]),
+    ),
     `${SANDBOX_NODE_BIN}/node`,
     'check.js',
   ];
   const empty = fs.openSync('/dev/null', 'r+');
+  const slirp = spawnSync(SLIRP4NETNS, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  if (slirp.status !== 0)
+    return `slirp4netns does not run here (${(slirp.stderr || slirp.error?.message || '').trim()}). Reinstall it (apt-get install slirp4netns), or set APP_SANDBOX=off to run apps unsandboxed.`;
   const r = spawnSync(argv[0], argv.slice(1), {
     stdio: ['ignore', 'pipe', 'pipe', 'ignore', empty, empty, empty],
     env: { PATH: '/usr/bin:/bin' },

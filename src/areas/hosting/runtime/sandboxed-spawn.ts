@@ -8,11 +8,15 @@ import {
   limitWrapper,
   PASSWD,
   prepareFolders,
+  RESOLV_CONF,
   SANDBOX_APP,
   SANDBOX_DATA,
+  SANDBOX_NET_SHIM,
   SANDBOX_NODE_BIN,
+  SANDBOX_RUN,
   SANDBOX_SHIM,
   type SandboxSpec,
+  SLIRP4NETNS,
 } from './sandbox.ts';
 
 // Starts one app process inside its sandbox: [sh joining the cgroups →] prlimit [→ setpriv to the app's uid]
@@ -40,9 +44,24 @@ export function spawnSandboxed(o: {
   cgroups: CgroupMode;
   releaseWritable?: boolean;
   binds?: [string, string][];
+  /**
+   * The project's socket folder, bound at /run/pier, and the net shim that makes the app's server listen on
+   * `appSocket` there too (the proxy path's way in, decision 066). Apps get both; builds neither.
+   */
+  run?: { dir: string; netShim: string; appSocket: string };
+  /** Its own network namespace with slirp4netns (decision 066); false shares the host's (tests of the old way). */
+  net?: boolean;
 }): Sandboxed {
   const { sandbox: sb } = o;
-  prepareFolders({ projectId: sb.projectId, dataDir: sb.dataDir, releaseDir: o.releaseDir });
+  const net = o.net ?? true;
+  const binds: [string, string][] = [...(o.binds ?? [])];
+  if (o.run) binds.push([o.run.dir, SANDBOX_RUN]);
+  prepareFolders({
+    projectId: sb.projectId,
+    dataDir: sb.dataDir,
+    releaseDir: o.releaseDir,
+    runDir: o.run?.dir,
+  });
   const cgroup = createAppCgroup(o.cgroups, sb.projectId, sb.limits);
   const inner = o.nodeArgs
     ? [`${SANDBOX_NODE_BIN}/node`, '--require', SANDBOX_SHIM, ...o.nodeArgs]
@@ -55,7 +74,9 @@ export function spawnSandboxed(o: {
       shim: o.shim,
       tmpMb: Math.min(sb.limits.diskMb, 256),
       releaseWritable: o.releaseWritable,
-      binds: o.binds,
+      binds,
+      net,
+      netShim: o.run?.netShim,
     }),
     ...inner,
   ];
@@ -70,9 +91,22 @@ export function spawnSandboxed(o: {
     ...o.env,
     HOME: SANDBOX_DATA,
     PIER_APP_DATA: SANDBOX_DATA,
-    NODE_OPTIONS: `${o.env.NODE_OPTIONS ?? ''} --max-old-space-size=${heapMb}`.trim(),
+    NODE_OPTIONS:
+      `${o.env.NODE_OPTIONS ?? ''} --max-old-space-size=${heapMb}${o.run ? ` --require ${SANDBOX_NET_SHIM}` : ''}`.trim(),
+    ...(o.run ? { PIER_APP_SOCKET: `${SANDBOX_RUN}/${o.run.appSocket}` } : {}),
   };
-  const stdio = ['ignore', 'pipe', 'pipe', o.nodeArgs ? 'ipc' : 'ignore', 'pipe', 'pipe', 'pipe'] as const;
+  // fd 7: bwrap waits on it until the network is set up; fd 8: the sandbox's /etc/resolv.conf.
+  const stdio = [
+    'ignore',
+    'pipe',
+    'pipe',
+    o.nodeArgs ? 'ipc' : 'ignore',
+    'pipe',
+    'pipe',
+    'pipe',
+    net ? 'pipe' : 'ignore',
+    net ? 'pipe' : 'ignore',
+  ] as const;
   // The cgroups are joined by the first process itself (it is still Pier's uid then), so nothing the app
   // starts can run outside them even for a moment.
   const child = cgroup
@@ -90,6 +124,7 @@ export function spawnSandboxed(o: {
   for (const [fd, text] of [
     [5, PASSWD],
     [6, GROUP],
+    ...(net ? ([[8, RESOLV_CONF]] as const) : []),
   ] as const) {
     const s = (child.stdio as unknown as (Writable | null)[])[fd];
     s?.on('error', () => {});
@@ -109,7 +144,63 @@ export function spawnSandboxed(o: {
     info.on('close', () => resolve(null));
     child.once('exit', () => resolve(null));
   });
+  if (net) void initPid.then((pid) => startNetwork(child, pid));
   return { child, cgroup, initPid };
+}
+
+/**
+ * Gives the sandbox's network namespace a way out: slirp4netns, with the host's loopback disabled (10.0.2.2
+ * leads nowhere), its own seccomp filter and mount sandbox. Then bwrap may start the app (fd 7). slirp4netns
+ * ends with the app, and with Pier: it watches a pipe only Pier holds (--exit-fd).
+ */
+function startNetwork(child: ChildProcess, pid: number | null): void {
+  const gate = (child.stdio as unknown as (Writable | null)[])[7];
+  gate?.on('error', () => {});
+  if (pid === null || child.exitCode !== null || child.signalCode !== null) return;
+  const slirp = spawn(
+    SLIRP4NETNS,
+    [
+      '--configure',
+      '--mtu=65520',
+      '--disable-host-loopback',
+      '--enable-sandbox',
+      '--enable-seccomp',
+      '--ready-fd=3',
+      '--exit-fd=4',
+      '--netns-type=path',
+      `/proc/${pid}/ns/net`,
+      'tap0',
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
+  );
+  let why = '';
+  slirp.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    why = (why + d).slice(-500);
+  });
+  const exitFd = (slirp.stdio as unknown as (Writable | null)[])[4];
+  exitFd?.on('error', () => {});
+  const ready = (slirp.stdio as unknown as (Readable | null)[])[3];
+  ready?.on('error', () => {});
+  ready?.once('data', () => gate?.end('1'));
+  slirp.on('error', () => {});
+  slirp.once('exit', (code) => {
+    // No network, no app: without it the app would hang on its first outbound call.
+    if (child.exitCode === null && child.signalCode === null) {
+      child.stderr?.emit(
+        'data',
+        `pier: the app's network (slirp4netns) ended (code ${code}): ${why.trim()}\n`,
+      );
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+  child.once('exit', () => {
+    exitFd?.destroy();
+    slirp.kill('SIGKILL');
+  });
 }
 
 /** Every process below the sandbox's pid 1 (the app and what it started), deepest last. */

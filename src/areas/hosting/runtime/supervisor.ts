@@ -4,7 +4,7 @@ import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
 import { orgs, PLANS, projectSecretEnv, projects } from '../../orgs/index.ts';
-import { type AppDbServers, projectDir } from './app-databases.ts';
+import { type AppDbServers, projectDir, projectRunDir } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
 import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
@@ -163,7 +163,10 @@ export class Supervisor {
 
   async #env(projectId: string): Promise<Record<string, string>> {
     const secrets = await projectSecretEnv(this.#deps, projectId);
-    return { ...secrets, DATABASE_URL: await this.#dbs.urlFor(projectId) };
+    return {
+      ...secrets,
+      DATABASE_URL: await this.#dbs.urlFor(projectId, { sandboxed: this.#sandbox !== null }),
+    };
   }
 
   /**
@@ -223,6 +226,7 @@ export class Supervisor {
       sandbox: this.#sandbox && {
         projectId: spec.projectId,
         dataDir: path.join(projectDir(this.#deps, spec.projectId), 'data'),
+        runDir: projectRunDir(this.#deps, spec.projectId),
         limits: await this.#limits(spec.projectId),
         cgroups: this.#sandbox,
       },
