@@ -6,6 +6,7 @@ import type { V1Tenant } from '../../../test/v1-security.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 import type { ManualClock } from '../../core/clock.ts';
 import { runBatch } from './batches.ts';
+import { runCrawl } from './crawl.ts';
 import { slotOf, tickSchedules } from './schedules.ts';
 import { BATCH_GAVE_UP, CRAWL_INTERRUPTED, MAX_RESUMES, STALE_MS, sweepInterrupted } from './sweep.ts';
 import { webdataBatches, webdataBatchItems, webdataCrawlPages, webdataCrawls } from './tables.ts';
@@ -161,6 +162,29 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
     expect(got).toMatchObject({ status: 'failed', error: CRAWL_INTERRUPTED });
     const pages = (await t.v1('GET', `/webdata/crawl/${c!.id}/pages`, a.live)).json();
     expect(pages.items.map((p: { title: string }) => p.title)).toEqual(['Home']);
+  });
+
+  it('a crawl stopped by a shutdown is not marked completed; the next sweep ends it with the reason', async () => {
+    const [c] = await t.deps.db.orm
+      .insert(webdataCrawls)
+      .values({
+        orgId: a.org.id,
+        environment: 'production',
+        url: `${site.url}/`,
+        status: 'pending',
+        options: { maxDepth: 2, maxPages: 10, formats: ['markdown'], respectRobotsTxt: true, stealth: false },
+        createdAt: clock.now(),
+      })
+      .returning();
+    const stop = new AbortController();
+    stop.abort();
+    await runCrawl(t.deps, c!.id, stop.signal);
+    expect((await t.v1('GET', `/webdata/crawl/${c!.id}`, a.live)).json().status).toBe('processing');
+    expect((await sweepInterrupted(t.deps)).failedCrawls).toEqual([c!.id]);
+    expect((await t.v1('GET', `/webdata/crawl/${c!.id}`, a.live)).json()).toMatchObject({
+      status: 'failed',
+      error: CRAWL_INTERRUPTED,
+    });
   });
 
   it('catches a schedule up once after days without a worker, not once per missed slot', async () => {

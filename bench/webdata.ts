@@ -1,0 +1,256 @@
+// Web data figures, each beside a baseline measured in the same run:
+//  1. crawl pages/s: Pier's crawl (runCrawl: robots.txt, breadth-first, same-site links, markdown stored per
+//     page in the database) vs Crawlee's CheerioCrawler (robots.txt respected, same-hostname links, nothing
+//     stored) on the same local site, same concurrency, same page cap;
+//  2. screenshot p50: Pier's capture in its browser pool (a context per shot behind the SSRF guard, every
+//     request resolved by Node) vs raw playwright-core (a context per shot, Chromium's own network), both on a
+//     warm browser, same page, same viewport, PNG;
+//  3. extraction quality: content F1 (bag of words) of the markdown Pier extracts vs hand-written truth, on
+//     the saved pages in bench/fixtures/webdata/ (articles, docs, products, tables), per page.
+// Usage: npm run bench:webdata [-- --pages 300 --shots 20 --rounds 2]
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { eq } from 'drizzle-orm';
+import { chromium } from 'playwright-core';
+import { toMarkdown } from '../src/areas/webdata/content.ts';
+import { runCrawl } from '../src/areas/webdata/crawl.ts';
+import { createCrawl } from '../src/areas/webdata/crawls.ts';
+import { capture } from '../src/areas/webdata/screenshots/capture.ts';
+import { createBody } from '../src/areas/webdata/screenshots/schema.ts';
+import { webdataCrawls } from '../src/areas/webdata/tables.ts';
+import { loadConfig } from '../src/config.ts';
+import { BrowserPool } from '../src/core/browser/pool.ts';
+import { Keyring } from '../src/core/crypto.ts';
+import { createDeps } from '../src/deps.ts';
+import { seedV1Tenant } from '../test/seed.ts';
+
+const arg = (name: string, def: number) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? Number(process.argv[i + 1]) : def;
+};
+const PAGES = arg('pages', 300);
+const SHOTS = arg('shots', 20);
+const ROUNDS = arg('rounds', 2);
+const CONCURRENCY = 4;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const p50 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const loadavg = () =>
+  os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+console.log(`load before: ${loadavg()} (${os.cpus().length} cores)`);
+
+// The site: PAGES pages, each linking to the next five and to a disallowed /private page; robots.txt with
+// a Disallow and no Crawl-delay (a delay would make both crawlers wait the same and measure nothing).
+const page = (i: number) => {
+  const links = [1, 2, 3, 4, 5].map((d) => `<a href="/p/${(i + d) % PAGES}">Page ${(i + d) % PAGES}</a>`);
+  return `<!doctype html><html><head><title>Page ${i}</title></head><body><nav><a href="/">Home</a> ${links.join(' ')} <a href="/private/${i}">Private</a></nav><main><article><h1>Page ${i}</h1>${'<p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore magna aliqua.</p>'.repeat(8)}<ul><li>One</li><li>Two</li></ul></article></main></body></html>`;
+};
+const hits = { pages: 0, private: 0 };
+const server = http.createServer((req, res) => {
+  const url = req.url ?? '/';
+  if (url === '/robots.txt') {
+    res.setHeader('content-type', 'text/plain');
+    return res.end('User-agent: *\nDisallow: /private\n');
+  }
+  if (url.startsWith('/private')) hits.private++;
+  const m = /^\/(?:p\/(\d+))?$/.exec(url);
+  if (!m) {
+    res.statusCode = 404;
+    return res.end('not found');
+  }
+  hits.pages++;
+  res.setHeader('content-type', 'text/html; charset=utf-8');
+  res.end(page(Number(m[1] ?? 0)));
+});
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const site = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-webdata-'));
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'silent',
+  PUBLIC_URL: 'http://pier.bench',
+  OUTBOUND_ALLOW: '127.0.0.1/32',
+  WEBDATA_CRAWL_CONCURRENCY: String(CONCURRENCY),
+  ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+});
+const deps = await createDeps(config, { keyring: Keyring.random(), inMemory: true });
+await deps.jobs.start();
+const tenant = await seedV1Tenant(deps);
+const scope = { orgId: tenant.org.id, environment: 'production' as const };
+
+// 1. Crawl.
+async function pierCrawl(): Promise<{ pages: number; sec: number }> {
+  const { id } = await createCrawl(deps, scope, {
+    url: `${site}/`,
+    maxDepth: 1000,
+    maxPages: PAGES,
+    formats: ['markdown'],
+    respectRobotsTxt: true,
+  } as Parameters<typeof createCrawl>[2]);
+  const t0 = performance.now();
+  await runCrawl(deps, id);
+  const sec = (performance.now() - t0) / 1000;
+  const [c] = await deps.db.orm.select().from(webdataCrawls).where(eq(webdataCrawls.id, id));
+  if (c?.status !== 'completed') throw new Error(`pier crawl ended ${c?.status}: ${c?.error}`);
+  return { pages: c.pagesCrawled, sec };
+}
+
+type CrawleeMod = typeof import('@crawlee/cheerio');
+async function crawleeCrawl(mod: CrawleeMod): Promise<{ pages: number; sec: number }> {
+  const { CheerioCrawler, Configuration, log } = mod;
+  log.setLevel(log.LEVELS.OFF);
+  let pages = 0;
+  const crawler = new CheerioCrawler(
+    {
+      maxConcurrency: CONCURRENCY,
+      minConcurrency: CONCURRENCY,
+      maxRequestsPerCrawl: PAGES,
+      respectRobotsTxtFile: true,
+      maxRequestRetries: 0,
+      async requestHandler({ $, enqueueLinks }) {
+        pages++;
+        $('title').text();
+        await enqueueLinks({ strategy: 'same-hostname' });
+      },
+    },
+    new Configuration({ persistStorage: false, purgeOnStart: true }),
+  );
+  const t0 = performance.now();
+  await crawler.run([`${site}/`]);
+  return { pages, sec: (performance.now() - t0) / 1000 };
+}
+
+let crawlee: CrawleeMod | null = null;
+try {
+  crawlee = await import('@crawlee/cheerio');
+} catch (err) {
+  console.log(`crawlee: not installed (${(err as Error).message.split('\n')[0]})`);
+}
+const crawlRows: string[] = [];
+let pierBest = 0;
+let crawleeBest = 0;
+for (let r = 0; r < ROUNDS; r++) {
+  hits.private = 0;
+  const p = await pierCrawl();
+  const pPrivate = hits.private;
+  pierBest = Math.max(pierBest, p.pages / p.sec);
+  crawlRows.push(
+    `  round ${r + 1} pier:    ${p.pages} pages in ${p.sec.toFixed(2)} s = ${(p.pages / p.sec).toFixed(1)} pages/s (disallowed hits ${pPrivate})`,
+  );
+  if (crawlee) {
+    hits.private = 0;
+    const c = await crawleeCrawl(crawlee);
+    crawleeBest = Math.max(crawleeBest, c.pages / c.sec);
+    crawlRows.push(
+      `  round ${r + 1} crawlee: ${c.pages} pages in ${c.sec.toFixed(2)} s = ${(c.pages / c.sec).toFixed(1)} pages/s (disallowed hits ${hits.private})`,
+    );
+  }
+}
+console.log(`\n1. crawl, ${PAGES}-page local site, concurrency ${CONCURRENCY}, robots.txt respected`);
+for (const row of crawlRows) console.log(row);
+console.log(
+  `  best: pier ${pierBest.toFixed(1)} pages/s${crawlee ? `, crawlee ${crawleeBest.toFixed(1)} pages/s, ratio ${(pierBest / crawleeBest).toFixed(2)}× (target ≥ 1.0×)` : ''}`,
+);
+
+// 2. Screenshots on a warm browser.
+const shotUrl = `${site}/p/1`;
+const pool = new BrowserPool({
+  executablePath: CHROMIUM,
+  maxPages: 2,
+  recycleAfter: 100_000,
+  pageTimeoutMs: 60_000,
+  outboundAllow: config.outboundAllow,
+});
+const options = (() => {
+  const { url: _u, ...o } = createBody.parse({ url: shotUrl, viewportWidth: 1280, viewportHeight: 800 });
+  return o;
+})();
+const raw = await chromium.launch({
+  executablePath: CHROMIUM,
+  args: ['--headless', '--no-sandbox', '--disable-gpu'],
+});
+const rawShot = async () => {
+  const ctx = await raw.newContext({ viewport: { width: 1280, height: 800 } });
+  const pg = await ctx.newPage();
+  await pg.goto(shotUrl, { waitUntil: 'load' });
+  const b = await pg.screenshot({ type: 'png' });
+  await ctx.close();
+  return b;
+};
+const pierShot = () => capture(pool, shotUrl, options);
+for (let i = 0; i < 3; i++) {
+  await rawShot();
+  await pierShot();
+}
+const tRaw: number[] = [];
+const tPier: number[] = [];
+for (let i = 0; i < SHOTS; i++) {
+  let t0 = performance.now();
+  await rawShot();
+  tRaw.push(performance.now() - t0);
+  t0 = performance.now();
+  await pierShot();
+  tPier.push(performance.now() - t0);
+}
+await raw.close();
+await pool.close();
+console.log(`\n2. screenshot 1280×800 PNG, warm browser, ${SHOTS} shots each (interleaved)`);
+console.log(
+  `  p50 pier ${p50(tPier).toFixed(1)} ms, raw playwright-core ${p50(tRaw).toFixed(1)} ms, ratio ${(p50(tPier) / p50(tRaw)).toFixed(2)}× (target ≤ 1.2×)`,
+);
+
+// 3. Extraction quality.
+const dir = path.join(import.meta.dirname, 'fixtures/webdata');
+const words = (md: string) =>
+  md
+    .toLowerCase()
+    .replace(/\]\([^)]*\)/g, ']')
+    .match(/[\p{L}\p{N}]+/gu) ?? [];
+function f1(pred: string[], truth: string[]) {
+  const bag = new Map<string, number>();
+  for (const w of truth) bag.set(w, (bag.get(w) ?? 0) + 1);
+  let overlap = 0;
+  for (const w of pred) {
+    const n = bag.get(w) ?? 0;
+    if (n > 0) {
+      overlap++;
+      bag.set(w, n - 1);
+    }
+  }
+  const p = pred.length ? overlap / pred.length : 0;
+  const r = truth.length ? overlap / truth.length : 0;
+  return { p, r, f: p + r ? (2 * p * r) / (p + r) : 0 };
+}
+const names = fs
+  .readdirSync(dir)
+  .filter((f) => f.endsWith('.html'))
+  .sort();
+console.log(`\n3. extraction content F1 (markdown vs hand-written truth), ${names.length} pages`);
+const scores: number[] = [];
+const byKind = new Map<string, number[]>();
+for (const f of names) {
+  const html = fs.readFileSync(path.join(dir, f), 'utf8');
+  const truth = fs.readFileSync(path.join(dir, f.replace(/\.html$/, '.truth.md')), 'utf8');
+  const md = toMarkdown(html, `https://example.com/${f}`);
+  const s = f1(words(md), words(truth));
+  scores.push(s.f);
+  const kind = f.split('-')[0]!;
+  byKind.set(kind, [...(byKind.get(kind) ?? []), s.f]);
+  console.log(`  ${f.padEnd(26)} P ${s.p.toFixed(3)}  R ${s.r.toFixed(3)}  F1 ${s.f.toFixed(3)}`);
+}
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+for (const [k, xs] of byKind)
+  console.log(`  mean ${k.padEnd(8)} ${mean(xs).toFixed(3)} (${xs.length} pages)`);
+console.log(`  mean F1 ${mean(scores).toFixed(3)}`);
+
+console.log(`\nload after: ${loadavg()}`);
+
+server.close();
+process.exit(0);
