@@ -23,6 +23,8 @@ import { conversations, type Kind, notes } from './memory-quality-data.ts';
 const N_CONV = Number(process.env.BENCH_CONVERSATIONS ?? 10);
 const N_NOTES = Number(process.env.BENCH_NOTES ?? 600);
 const LAT_QUERIES = Number(process.env.BENCH_LATENCY_QUERIES ?? 200);
+// BENCH_BUDGET=n: run everything with another BM25 candidate budget (quality and latency side by side).
+if (process.env.BENCH_BUDGET) KEYWORD_TUNING.candidateBudget = Number(process.env.BENCH_BUDGET);
 const bdb = await benchDatabase();
 const dbUrl = bdb.url;
 // BENCH_SWEEP=1: also score the default mode under other fusions (set through RECALL_TUNING, restored
