@@ -70,7 +70,11 @@ export class DiskBlobStore implements BlobStore {
     });
     const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
     try {
-      await pipeline(source, counter, fs.createWriteStream(tmp, { flags: 'wx', flush: opts.durable !== false }));
+      await pipeline(
+        source,
+        counter,
+        fs.createWriteStream(tmp, { flags: 'wx', flush: opts.durable !== false }),
+      );
       const meta = { contentType: opts.contentType };
       const metaFile = this.#metaPath(key);
       await mkdirFor(metaFile);
