@@ -83,6 +83,12 @@ export async function startPier(env: Record<string, string> = {}) {
       if (inst?.kind !== 'node') throw new Error('no running app');
       return inst.proc.port;
     },
+    /** Where the app itself listens for Pier: its Unix socket when sandboxed (decision 066), else null. */
+    appSocket: () => {
+      const inst = hostingRuntime(deps)!.supervisor.lookup(project.slug);
+      if (inst?.kind !== 'node') throw new Error('no running app');
+      return inst.proc.socketPath;
+    },
     stop: async () => {
       await app.close();
       await stopBackground();

@@ -16,9 +16,11 @@ const PROXY = process.argv.includes('--proxy');
 const bin = path.resolve('node_modules/.bin/autocannon');
 
 // Asynchronous on purpose: Pier runs in this process and must keep serving while autocannon runs.
-async function cannon(port: number, host?: string): Promise<number> {
+async function cannon(port: number, host?: string, socketPath?: string | null): Promise<number> {
   const args = ['-j', '-c', String(CONNECTIONS), '-d', String(DURATION)];
   if (host) args.push('-H', `host=${host}`);
+  // A sandboxed app listens in its own network namespace: "direct" is then its Unix socket (decision 066).
+  if (socketPath) args.push('-S', socketPath);
   args.push(`http://127.0.0.1:${port}/`);
   const { stdout } = await promisify(execFile)(bin, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
   const out = JSON.parse(stdout);
@@ -36,14 +38,16 @@ try {
     `router path: ${pier.deps.config.appConnectionHandoff ? 'connection hand-off (default)' : 'proxy (APP_CONNECTION_HANDOFF=off)'}; load average ${os
       .loadavg()
       .map((l) => l.toFixed(1))
-      .join(' ')}`,
+      .join(
+        ' ',
+      )}; sandbox ${pier.deps.config.appSandbox ? 'on' : 'off'}; direct via ${pier.appSocket() ? "the app's Unix socket" : 'its TCP port'}`,
   );
-  await cannon(pier.appPort()); // warm-up
+  await cannon(pier.appPort(), undefined, pier.appSocket()); // warm-up
   await cannon(pier.port, host);
   const direct: number[] = [];
   const routed: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
-    direct.push(await cannon(pier.appPort()));
+    direct.push(await cannon(pier.appPort(), undefined, pier.appSocket()));
     routed.push(await cannon(pier.port, host));
   }
   const d = median(direct);

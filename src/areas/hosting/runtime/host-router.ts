@@ -1,8 +1,8 @@
-import http from 'node:http';
+import type http from 'node:http';
 import net from 'node:net';
 import type stream from 'node:stream';
+import type { Dispatcher } from 'undici';
 import { sendSocket } from './connection-handoff.ts';
-import { appAddress } from './local-driver.ts';
 import { serveStatic } from './static-site.ts';
 import type { Instance, NodeInstance } from './supervisor.ts';
 
@@ -20,6 +20,8 @@ const HOP = new Set([
   'upgrade',
   'proxy-authorization',
   'proxy-authenticate',
+  // undici refuses it; Pier's own server has already answered 100 Continue.
+  'expect',
 ]);
 
 /** The project slug an app hostname names, or null when the host is not an app hostname. */
@@ -94,9 +96,13 @@ function forwardedHeaders(
   return { headers: out, host, hasBody };
 }
 
-function responseHeaders(raw: string[]): string[] {
+/** undici's raw response headers (a flat list of buffers) as Node's flat list, hop-by-hop dropped. */
+function rawResponseHeaders(raw: Buffer[]): string[] {
   const out: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) if (!HOP.has(raw[i]!.toLowerCase())) out.push(raw[i]!, raw[i + 1]!);
+  for (let i = 0; i < raw.length; i += 2) {
+    const k = raw[i]!.toString('latin1');
+    if (!HOP.has(k.toLowerCase())) out.push(k, raw[i + 1]!.toString('latin1'));
+  }
   return out;
 }
 
@@ -159,29 +165,31 @@ export class HostRouter {
     };
     res.once('close', finish);
     const fwd = forwardedHeaders(req, this.#tls);
-    const upstream = http.request(
-      {
-        ...appAddress(inst.proc),
-        method: req.method,
-        path: req.url,
-        headers: fwd.headers as unknown as http.OutgoingHttpHeaders,
-        agent: inst.agent,
-      },
-      (up) => {
-        res.writeHead(up.statusCode ?? 502, up.statusMessage, responseHeaders(up.rawHeaders));
-        up.pipe(res);
-        up.on('error', () => res.destroy());
-      },
-    );
-    upstream.on('error', () => {
-      if (!res.headersSent)
-        page(res, 502, 'App unavailable', 'The app did not answer; it may be restarting.');
-      else res.destroy();
-      finish();
-    });
-    // Bodies stream through without buffering; a request without one ends at once.
-    if (fwd.hasBody) req.pipe(upstream);
-    else upstream.end();
+    // undici's pool: keep-alive connections reused across requests, the response body streamed into `res`
+    // as it arrives; a request body streams from `req` (none: nothing to wait for).
+    inst.upstream
+      .stream(
+        {
+          path: req.url ?? '/',
+          method: req.method as Dispatcher.HttpMethod,
+          headers: fwd.headers,
+          body: fwd.hasBody ? req : null,
+          responseHeaders: 'raw',
+          // The client's own pace and time limits apply; the app may stream for as long as it likes.
+          headersTimeout: 0,
+          bodyTimeout: 0,
+        },
+        ({ statusCode, headers }) => {
+          res.writeHead(statusCode, rawResponseHeaders(headers as unknown as Buffer[]));
+          return res;
+        },
+      )
+      .catch(() => {
+        if (!res.headersSent)
+          page(res, 502, 'App unavailable', 'The app did not answer; it may be restarting.');
+        else res.destroy();
+        finish();
+      });
   }
 
   /** WebSocket (and other) upgrades to an app hostname: a raw two-way pipe to the app. */

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -160,10 +161,11 @@ async function spawnInSandbox(
   o: SpawnOptions,
   sb: NonNullable<SpawnOptions['sandbox']>,
 ): Promise<AppProcess> {
-  // Any port will do inside its own network namespace; a free one on the host keeps log lines unambiguous and
-  // names the app's socket (two versions of an app run side by side during a deploy).
+  // Any port will do inside its own network namespace. The socket's name is random, not the port: a port is
+  // free on the host while an older version still uses it inside its namespace, and two versions of an app
+  // run side by side during a deploy (one must never unlink the other's socket).
   const port = await freePort();
-  const appSocket = `app-${port}.sock`;
+  const appSocket = `app-${randomBytes(6).toString('hex')}.sock`;
   const runDir = sb.runDir ?? path.join(sb.dataDir, '..', 'run');
   const nodeArgs =
     o.handoff && !fs.existsSync(path.join(o.cwd, 'node_modules/.bin/node')) ? nodeCommand(o.start) : null;

@@ -7,7 +7,7 @@ import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
 import { type CgroupMode, describeCgroups, detectCgroups } from './cgroups.ts';
 import { HostRouter } from './host-router.ts';
-import { sandboxProblem } from './sandbox.ts';
+import { isRoot, sandboxProblem } from './sandbox.ts';
 import { Supervisor } from './supervisor.ts';
 
 // The hosting runtime of one node (the `router` role): the supervisor of its app processes, the PGlite
@@ -62,7 +62,13 @@ function appSandbox(deps: Deps): CgroupMode | null {
   const problem = sandboxProblem(path.join(deps.config.dataDir, 'apps', '.sandbox-check'));
   if (problem) throw new Error(problem);
   const cgroups = detectCgroups();
-  deps.log.info(`app sandbox on (bubblewrap); limits: ${describeCgroups(cgroups)}`);
+  deps.log.info(
+    `app sandbox on (bubblewrap); network: ${
+      isRoot()
+        ? 'a namespace of its own per app (slirp4netns, no host loopback)'
+        : 'shared with the host — Pier is not root, so apps can reach its loopback ports (decision 066)'
+    }; limits: ${describeCgroups(cgroups)}`,
+  );
   return cgroups;
 }
 

@@ -5,6 +5,7 @@ import { type AppCgroup, type CgroupMode, createAppCgroup } from './cgroups.ts';
 import {
   bwrapArgs,
   GROUP,
+  isRoot,
   limitWrapper,
   PASSWD,
   prepareFolders,
@@ -49,11 +50,12 @@ export function spawnSandboxed(o: {
    * `appSocket` there too (the proxy path's way in, decision 066). Apps get both; builds neither.
    */
   run?: { dir: string; netShim: string; appSocket: string };
-  /** Its own network namespace with slirp4netns (decision 066); false shares the host's (tests of the old way). */
+  /** Its own network namespace with slirp4netns (decision 066; the default as root); false shares the host's. */
   net?: boolean;
 }): Sandboxed {
   const { sandbox: sb } = o;
-  const net = o.net ?? true;
+  // Non-root, slirp4netns cannot enter the namespace bwrap nests under --disable-userns (decision 066).
+  const net = o.net ?? isRoot();
   const binds: [string, string][] = [...(o.binds ?? [])];
   if (o.run) binds.push([o.run.dir, SANDBOX_RUN]);
   prepareFolders({

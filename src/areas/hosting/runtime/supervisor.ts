@@ -1,7 +1,7 @@
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
+import { Pool } from 'undici';
 import type { Deps } from '../../../deps.ts';
 import { orgs, PLANS, projectSecretEnv, projects } from '../../orgs/index.ts';
 import { type AppDbServers, projectDir, projectRunDir } from './app-databases.ts';
@@ -19,7 +19,8 @@ export type NodeInstance = {
   kind: 'node';
   deploymentId: string;
   proc: AppProcess;
-  agent: http.Agent;
+  /** Pooled keep-alive connections to the app for the proxy path (undici; its Unix socket when sandboxed). */
+  upstream: Pool;
   inflight: number;
   startedAt: number;
   retiring: boolean;
@@ -243,7 +244,10 @@ export class Supervisor {
       kind: 'node',
       deploymentId: spec.deploymentId,
       proc,
-      agent: new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }),
+      upstream: new Pool(
+        proc.socketPath ? 'http://app' : `http://127.0.0.1:${proc.port}`,
+        proc.socketPath ? { socketPath: proc.socketPath, connections: 128 } : { connections: 128 },
+      ),
       inflight: 0,
       startedAt: Date.now(),
       retiring: false,
@@ -276,7 +280,7 @@ export class Supervisor {
     while ((inst.inflight > 0 || (h && !h.drained)) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     await inst.proc.stop();
-    inst.agent.destroy();
+    void inst.upstream.destroy().catch(() => {});
   }
 
   #onExit(
@@ -286,7 +290,7 @@ export class Supervisor {
   ): void {
     const slot = this.#byProject.get(projectId);
     if (inst.retiring || this.#closed || !slot || slot.current !== inst || slot.stopped) return;
-    inst.agent.destroy();
+    void inst.upstream.destroy().catch(() => {});
     // A process that ran a while before crashing starts the back-off afresh.
     if (Date.now() - inst.startedAt > 60_000) slot.crashes = 0;
     const why = `${e.oom ? 'out of memory, ' : ''}${e.signal ?? `code ${e.code}`}`;
