@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedOrg, seedUser } from '../../../test/seed.ts';
 import { acceptAudience } from '../../core/auth/resolve.ts';
+import type { ManualClock } from '../../core/clock.ts';
 import { createSession, csrfTokenFor, SESSION_COOKIE } from '../identity/sessions.ts';
+import { pruneOauth } from './prune.ts';
 
 // The authorization server through its HTTP endpoints on PGlite and PostgreSQL: metadata, registration,
 // every refusal of /authorize, consent through the dashboard's functions, code exchange, the token at work
@@ -520,5 +522,56 @@ describe('granted clients', () => {
     });
     expect(refresh.json().error).toBe('invalid_grant');
     expect((await s.session.call('listOauthGrantsForCli', {})).json()).toEqual([]);
+  });
+});
+
+describe('browser clients and housekeeping', () => {
+  it('lets a browser-based client call the token and registration endpoints from another origin', async () => {
+    const pre = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/oauth/token',
+      headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' },
+    });
+    expect(pre.statusCode).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('*');
+    expect(String(pre.headers['access-control-allow-headers'])).toContain('content-type');
+    const res = await token({ grant_type: 'password' });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const meta = await t.app.inject({ url: '/.well-known/oauth-authorization-server' });
+    expect(meta.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  // Last in the file: it moves the shared clock two days on.
+  it('prunes old requests and spent refresh tokens, and keeps live ones', async () => {
+    const s = await setup();
+    const { code, verifier } = await approvedCode(s);
+    const first = (
+      await token({
+        grant_type: 'authorization_code',
+        client_id: s.client.client_id,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      })
+    ).json();
+    const second = (
+      await token({
+        grant_type: 'refresh_token',
+        client_id: s.client.client_id,
+        refresh_token: first.refresh_token,
+      })
+    ).json();
+    (t.clock as ManualClock).advance(2 * 24 * 3600 * 1000);
+    const pruned = await pruneOauth(t.deps);
+    expect(pruned.requests).toBeGreaterThan(0);
+    expect(pruned.refreshTokens).toBeGreaterThan(0);
+    // The live refresh token still works (its access token has expired meanwhile).
+    expect(await t.deps.credentials.verifyCaller(second.access_token)).toBeNull();
+    const again = await token({
+      grant_type: 'refresh_token',
+      client_id: s.client.client_id,
+      refresh_token: second.refresh_token,
+    });
+    expect(again.statusCode).toBe(200);
   });
 });
