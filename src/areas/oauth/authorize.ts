@@ -13,6 +13,7 @@ import { oauthRequests } from './tables.ts';
 export const REQUEST_TTL_MS = 10 * 60 * 1000;
 export const CODE_TTL_MS = 60 * 1000;
 export const SCOPES = ['mcp'] as const;
+export const AUTHORIZE_RULE = { limit: 60, windowSec: 60 };
 
 /** The one resource Pier issues tokens for (RFC 8707): its MCP endpoint. */
 export function mcpAudience(deps: Deps): string {
@@ -62,6 +63,16 @@ export async function startAuthorization(
   q: Query,
   from: { ip: string; userAgent: string | undefined },
 ): Promise<{ consentUrl: string }> {
+  // Anyone may start a request and each one is a row (and maybe a document fetch): bounded per address.
+  const key = `oauth-authorize:${from.ip}`;
+  try {
+    await deps.limiter.assertUnder(key, AUTHORIZE_RULE);
+  } catch {
+    throw new OAuthError('too_many_requests', 'Too many authorization requests from this address.', 429, {
+      'retry-after': String(AUTHORIZE_RULE.windowSec),
+    });
+  }
+  await deps.limiter.hit(key, AUTHORIZE_RULE);
   const client: Client = await findClient(deps, q.client_id);
   if (!q.redirect_uri) throw new OAuthError('invalid_request', 'redirect_uri is required.');
   // Exact string match against a registered URI (OAuth 2.1 §2.3.1): no prefix, no normalisation.

@@ -270,6 +270,20 @@ describe('authorization requests', () => {
     expect([rootPath.statusCode, rootPath.json().error]).toEqual([400, 'invalid_client']);
   });
 
+  it('bounds how many requests one address may start', async () => {
+    const q = { response_type: 'code', client_id: 'pierc_none', redirect_uri: REDIRECT };
+    const from = (i: number) =>
+      t.app.inject({
+        method: 'GET',
+        url: `/api/oauth/authorize?${form(q)}&n=${i}`,
+        remoteAddress: '198.51.100.9',
+      });
+    for (let i = 0; i < 60; i++) expect((await from(i)).statusCode).toBe(400);
+    const over = await from(60);
+    expect([over.statusCode, over.json().error]).toEqual([429, 'too_many_requests']);
+    expect(over.headers['retry-after']).toBe('60');
+  });
+
   it('shows the consent page what it needs, and a refusal goes back as access_denied', async () => {
     const s = await setup();
     const p = pkce();
