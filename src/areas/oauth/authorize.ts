@@ -13,10 +13,23 @@ import { oauthRequests } from './tables.ts';
 export const REQUEST_TTL_MS = 10 * 60 * 1000;
 export const CODE_TTL_MS = 60 * 1000;
 export const SCOPES = ['mcp'] as const;
+export const AUTHORIZE_RULE = { limit: 60, windowSec: 60 };
 
 /** The one resource Pier issues tokens for (RFC 8707): its MCP endpoint. */
 export function mcpAudience(deps: Deps): string {
   return `${deps.config.publicUrl}/mcp`;
+}
+
+/**
+ * The audience a `resource` parameter asks for, or null when Pier issues no token for it. Besides /mcp
+ * itself, the API's root resource (what /.well-known/oauth-protected-resource names, and what an MCP client
+ * sends when the 401 pointed it there) is accepted and narrowed to /mcp: the only resource Pier's OAuth
+ * tokens are for (docs/decisions/063-oauth-tokens-only-at-their-audience.md).
+ */
+export function audienceFor(deps: Deps, resource: string | undefined): string | null {
+  const audience = mcpAudience(deps);
+  if (resource === undefined || resource === audience || resource === deps.config.publicUrl) return audience;
+  return null;
 }
 
 /** Raised once the redirect URI is trusted: the error travels to the client, with its state. */
@@ -50,6 +63,16 @@ export async function startAuthorization(
   q: Query,
   from: { ip: string; userAgent: string | undefined },
 ): Promise<{ consentUrl: string }> {
+  // Anyone may start a request and each one is a row (and maybe a document fetch): bounded per address.
+  const key = `oauth-authorize:${from.ip}`;
+  try {
+    await deps.limiter.assertUnder(key, AUTHORIZE_RULE);
+  } catch {
+    throw new OAuthError('too_many_requests', 'Too many authorization requests from this address.', 429, {
+      'retry-after': String(AUTHORIZE_RULE.windowSec),
+    });
+  }
+  await deps.limiter.hit(key, AUTHORIZE_RULE);
   const client: Client = await findClient(deps, q.client_id);
   if (!q.redirect_uri) throw new OAuthError('invalid_request', 'redirect_uri is required.');
   // Exact string match against a registered URI (OAuth 2.1 §2.3.1): no prefix, no normalisation.
@@ -70,13 +93,11 @@ export async function startAuthorization(
     refuse('invalid_request', "Only the PKCE method 'S256' is accepted ('plain' is refused).");
   if (!/^[A-Za-z0-9_-]{43}$/.test(q.code_challenge!))
     refuse('invalid_request', 'code_challenge must be a base64url SHA-256 digest (43 characters).');
-  const audience = mcpAudience(deps);
-  if (q.resource !== undefined && q.resource !== audience)
-    refuse('invalid_target', `Tokens are issued for ${audience} only.`);
-  const scopes = (q.scope ?? '').split(' ').filter(Boolean);
-  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s));
-  if (unknown.length)
-    refuse('invalid_scope', `Unknown scope '${unknown[0]!.slice(0, 50)}'; supported: ${SCOPES.join(' ')}.`);
+  const audience = audienceFor(deps, q.resource);
+  if (!audience) refuse('invalid_target', `Tokens are issued for ${mcpAudience(deps)} only.`);
+  // Requested scopes are not refused (RFC 6749 §3.3 lets the server grant fewer): a client that read the
+  // API's root metadata asks for the platform scopes. It gets `mcp`, its reach chosen at consent.
+  if (q.scope !== undefined && q.scope.length > 1000) refuse('invalid_scope', 'scope is too long.');
   const now = deps.clock.now();
   const [row] = await deps.db.orm
     .insert(oauthRequests)
@@ -87,7 +108,7 @@ export async function startAuthorization(
       redirectUri: q.redirect_uri,
       codeChallenge: q.code_challenge!,
       state: state ?? null,
-      resource: audience,
+      resource: audience!,
       scope: SCOPES.join(' '),
       sourceIp: from.ip,
       userAgent: from.userAgent?.slice(0, 300) ?? null,

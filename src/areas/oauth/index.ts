@@ -5,6 +5,7 @@ import {
   listOauthGrantsForCli,
   revokeOauthGrantForCli,
 } from './fns.ts';
+import { OAUTH_PRUNE_CRON, OAUTH_PRUNE_JOB, oauthPruneJob } from './prune.ts';
 import { oauthRoutes } from './routes.ts';
 
 // OAuth 2.1 authorization server for the MCP endpoint (issue 21): metadata, authorization code + PKCE,
@@ -15,6 +16,8 @@ export const oauthArea = defineArea({
   name: 'oauth',
   fns: [getOauthRequestForCli, decideOauthRequestForCli, listOauthGrantsForCli, revokeOauthGrantForCli],
   http: oauthRoutes,
+  jobs: [oauthPruneJob],
+  schedules: [{ job: OAUTH_PRUNE_JOB, cron: OAUTH_PRUNE_CRON }],
   migrations: [{ area: 'oauth', schema: ['src/areas/oauth/tables.ts'] }],
   // Consent and grants are the user's to manage in the dashboard, never an agent's.
   notTools: [

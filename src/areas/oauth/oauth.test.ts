@@ -3,7 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedOrg, seedUser } from '../../../test/seed.ts';
 import { acceptAudience } from '../../core/auth/resolve.ts';
+import type { ManualClock } from '../../core/clock.ts';
 import { createSession, csrfTokenFor, SESSION_COOKIE } from '../identity/sessions.ts';
+import { pruneOauth } from './prune.ts';
 
 // The authorization server through its HTTP endpoints on PGlite and PostgreSQL: metadata, registration,
 // every refusal of /authorize, consent through the dashboard's functions, code exchange, the token at work
@@ -84,7 +86,11 @@ async function setup(extra: Record<string, unknown> = {}) {
   return { org, owner, client, session };
 }
 
-async function approvedCode(s: Awaited<ReturnType<typeof setup>>, environment = 'sandbox') {
+async function approvedCode(
+  s: Awaited<ReturnType<typeof setup>>,
+  environment = 'sandbox',
+  resource = AUDIENCE,
+) {
   const p = pkce();
   const res = await authorize({
     response_type: 'code',
@@ -93,7 +99,7 @@ async function approvedCode(s: Awaited<ReturnType<typeof setup>>, environment = 
     code_challenge: p.challenge,
     code_challenge_method: 'S256',
     state: 'st-1',
-    resource: AUDIENCE,
+    resource,
     scope: 'mcp',
   });
   expect(res.statusCode).toBe(302);
@@ -210,7 +216,7 @@ describe('authorization requests', () => {
     expect(missing.statusCode).toBe(400);
   });
 
-  it('sends plain PKCE, a missing challenge, a wrong audience and unknown scopes back as errors with the state', async () => {
+  it('sends plain PKCE, a missing challenge and a wrong audience back as errors with the state', async () => {
     const s = await setup();
     const p = pkce();
     const base = {
@@ -227,8 +233,10 @@ describe('authorization requests', () => {
         { code_challenge: p.challenge, code_challenge_method: 'S256', resource: 'https://other.example/mcp' },
         'invalid_target',
       ],
-      [{ code_challenge: p.challenge, code_challenge_method: 'S256', resource: BASE }, 'invalid_target'],
-      [{ code_challenge: p.challenge, code_challenge_method: 'S256', scope: 'admin' }, 'invalid_scope'],
+      [
+        { code_challenge: p.challenge, code_challenge_method: 'S256', resource: `${BASE}/mcp/` },
+        'invalid_target',
+      ],
       [
         { code_challenge: p.challenge, code_challenge_method: 'S256', response_type: 'token' },
         'unsupported_response_type',
@@ -260,6 +268,20 @@ describe('authorization requests', () => {
     expect(blocked.json().error_description).toMatch(/could not be used/);
     const rootPath = await authorize({ ...q, client_id: 'https://client.example/' });
     expect([rootPath.statusCode, rootPath.json().error]).toEqual([400, 'invalid_client']);
+  });
+
+  it('bounds how many requests one address may start', async () => {
+    const q = { response_type: 'code', client_id: 'pierc_none', redirect_uri: REDIRECT };
+    const from = (i: number) =>
+      t.app.inject({
+        method: 'GET',
+        url: `/api/oauth/authorize?${form(q)}&n=${i}`,
+        remoteAddress: '198.51.100.9',
+      });
+    for (let i = 0; i < 60; i++) expect((await from(i)).statusCode).toBe(400);
+    const over = await from(60);
+    expect([over.statusCode, over.json().error]).toEqual([429, 'too_many_requests']);
+    expect(over.headers['retry-after']).toBe('60');
   });
 
   it('shows the consent page what it needs, and a refusal goes back as access_denied', async () => {
@@ -370,7 +392,8 @@ describe('tokens', () => {
 
   it('rotates refresh tokens; a used one is refused and ends the grant', async () => {
     const s = await setup();
-    const { code, verifier } = await approvedCode(s, 'production');
+    // The API's root resource (what the root metadata names) is narrowed to /mcp.
+    const { code, verifier } = await approvedCode(s, 'production', BASE);
     const first = (
       await token({
         grant_type: 'authorization_code',
@@ -390,7 +413,7 @@ describe('tokens', () => {
     const rotated = second.json();
     expect(rotated.refresh_token).not.toBe(first.refresh_token);
     expect((await t.deps.credentials.verifyCaller(rotated.access_token))?.caller).toMatchObject({
-      oauth: { environment: 'production' },
+      oauth: { environment: 'production', audience: AUDIENCE },
     });
     const otherClient = await register(
       { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
@@ -520,5 +543,56 @@ describe('granted clients', () => {
     });
     expect(refresh.json().error).toBe('invalid_grant');
     expect((await s.session.call('listOauthGrantsForCli', {})).json()).toEqual([]);
+  });
+});
+
+describe('browser clients and housekeeping', () => {
+  it('lets a browser-based client call the token and registration endpoints from another origin', async () => {
+    const pre = await t.app.inject({
+      method: 'OPTIONS',
+      url: '/api/oauth/token',
+      headers: { origin: 'https://inspector.example', 'access-control-request-method': 'POST' },
+    });
+    expect(pre.statusCode).toBe(204);
+    expect(pre.headers['access-control-allow-origin']).toBe('*');
+    expect(String(pre.headers['access-control-allow-headers'])).toContain('content-type');
+    const res = await token({ grant_type: 'password' });
+    expect(res.headers['access-control-allow-origin']).toBe('*');
+    const meta = await t.app.inject({ url: '/.well-known/oauth-authorization-server' });
+    expect(meta.headers['access-control-allow-origin']).toBe('*');
+  });
+
+  // Last in the file: it moves the shared clock two days on.
+  it('prunes old requests and spent refresh tokens, and keeps live ones', async () => {
+    const s = await setup();
+    const { code, verifier } = await approvedCode(s);
+    const first = (
+      await token({
+        grant_type: 'authorization_code',
+        client_id: s.client.client_id,
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: verifier,
+      })
+    ).json();
+    const second = (
+      await token({
+        grant_type: 'refresh_token',
+        client_id: s.client.client_id,
+        refresh_token: first.refresh_token,
+      })
+    ).json();
+    (t.clock as ManualClock).advance(2 * 24 * 3600 * 1000);
+    const pruned = await pruneOauth(t.deps);
+    expect(pruned.requests).toBeGreaterThan(0);
+    expect(pruned.refreshTokens).toBeGreaterThan(0);
+    // The live refresh token still works (its access token has expired meanwhile).
+    expect(await t.deps.credentials.verifyCaller(second.access_token)).toBeNull();
+    const again = await token({
+      grant_type: 'refresh_token',
+      client_id: s.client.client_id,
+      refresh_token: second.refresh_token,
+    });
+    expect(again.statusCode).toBe(200);
   });
 });

@@ -97,14 +97,32 @@ export async function oauthRoutes(app: FastifyInstance, opts: { deps: Deps }): P
     (_req, body, done) => done(null, parseForm(body as string)),
   );
 
+  // Browser-based MCP clients (an inspector page) call these from their own origin. None of them reads a
+  // cookie, so any origin may: the answer depends only on what the request itself carries.
+  const CORS_PATHS = ['/api/oauth/token', '/api/oauth/register', '/api/oauth/revoke'];
+  app.addHook('onSend', async (req, reply) => {
+    if (req.url.startsWith('/.well-known/') || CORS_PATHS.includes(req.url.split('?')[0]!))
+      reply.header('access-control-allow-origin', '*');
+  });
+  for (const path of CORS_PATHS) {
+    app.options(path, async (_req, reply) =>
+      reply
+        .status(204)
+        .header('access-control-allow-methods', 'POST, OPTIONS')
+        .header('access-control-allow-headers', 'authorization, content-type, mcp-protocol-version')
+        .header('access-control-max-age', '600')
+        .send(),
+    );
+  }
+
   for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration']) {
     app.get(path, async (_req, reply) => {
-      reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*');
+      reply.header('cache-control', 'public, max-age=300');
       return asMeta;
     });
   }
   app.get('/.well-known/oauth-protected-resource/mcp', async (_req, reply) => {
-    reply.header('cache-control', 'public, max-age=300').header('access-control-allow-origin', '*');
+    reply.header('cache-control', 'public, max-age=300');
     return rsMeta;
   });
 

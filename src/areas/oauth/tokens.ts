@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { credentials } from '../../core/auth/tables.ts';
 import type { Deps } from '../../deps.ts';
+import { audienceFor } from './authorize.ts';
 import { authenticateClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 import { oauthGrants, oauthRefreshTokens, oauthRequests } from './tables.ts';
@@ -85,8 +86,8 @@ export async function revokeGrant(deps: Deps, grantId: string): Promise<void> {
   for (const t of live) await deps.credentials.revoke(t.id);
 }
 
-function resourceMatches(given: string | undefined, audience: string): void {
-  if (given !== undefined && given !== audience)
+function resourceMatches(deps: Deps, given: string | undefined, audience: string): void {
+  if (audienceFor(deps, given) !== audience)
     throw new OAuthError('invalid_target', `This grant is for ${audience} only.`);
 }
 
@@ -117,7 +118,7 @@ export async function exchangeCode(deps: Deps, body: Record<string, string>, aut
     throw new OAuthError('invalid_grant', 'The code has expired.');
   if (pkceChallenge(body.code_verifier) !== req.codeChallenge)
     throw new OAuthError('invalid_grant', 'code_verifier does not match the code challenge.');
-  resourceMatches(body.resource, req.resource);
+  resourceMatches(deps, body.resource, req.resource);
   const now = deps.clock.now();
   const claimed = await deps.db.orm
     .update(oauthRequests)
@@ -164,7 +165,7 @@ export async function refresh(deps: Deps, body: Record<string, string>, authoriz
   const now = deps.clock.now();
   if (rt.expiresAt.getTime() <= now.getTime())
     throw new OAuthError('invalid_grant', 'The refresh token has expired.');
-  resourceMatches(body.resource, grant.audience);
+  resourceMatches(deps, body.resource, grant.audience);
   const claimed = await deps.db.orm
     .update(oauthRefreshTokens)
     .set({ usedAt: now })

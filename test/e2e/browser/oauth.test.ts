@@ -72,17 +72,23 @@ async function callMcp(token?: string) {
 }
 
 /** Discovery from the 401, the SDK's authorization request, consent in Chromium, code exchange. */
-async function signInWith(provider: MemoryProvider, shotName: string, environment?: 'production') {
+async function signInWith(
+  provider: MemoryProvider,
+  shotName: string,
+  opts: { environment?: 'production'; rootMetadata?: boolean } = {},
+) {
   const first = await callMcp();
   expect(first.status).toBe(401);
-  const { resourceMetadataUrl } = extractWWWAuthenticateParams(first.res);
+  let { resourceMetadataUrl } = extractWWWAuthenticateParams(first.res);
   expect(String(resourceMetadataUrl)).toBe(`${base}/.well-known/oauth-protected-resource/mcp`);
+  // A 401 that points at the API's root document instead: the client then asks for the root resource.
+  if (opts.rootMetadata) resourceMetadataUrl = new URL(`${base}/.well-known/oauth-protected-resource`);
   const started = await auth(provider, { serverUrl: mcpUrl(), resourceMetadataUrl });
   expect(started).toBe('REDIRECT');
   const authUrl = provider.authorizationUrl!;
   expect(authUrl.origin + authUrl.pathname).toBe(`${base}/api/oauth/authorize`);
   expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
-  expect(authUrl.searchParams.get('resource')).toBe(`${base}/mcp`);
+  expect(authUrl.searchParams.get('resource')).toBe(opts.rootMetadata ? base : `${base}/mcp`);
   const arrived = callback.next();
   await page.goto(authUrl.toString());
   await page.waitForURL(/\/oauth\/consent\?request=/);
@@ -94,7 +100,7 @@ async function signInWith(provider: MemoryProvider, shotName: string, environmen
   // One organization: chosen already; sandbox is the default environment.
   expect(await page.getByRole('checkbox', { name: /Test Org/ }).isChecked()).toBe(true);
   expect(await page.getByRole('radio', { name: /Sandbox only/ }).isChecked()).toBe(true);
-  if (environment) await page.getByRole('radio', { name: /Production too/ }).check();
+  if (opts.environment) await page.getByRole('radio', { name: /Production too/ }).check();
   await shot(page, shotName);
   await page.getByRole('button', { name: 'Allow access' }).click();
   const back = await arrived;
@@ -120,7 +126,7 @@ describe('OAuth for MCP clients', () => {
     });
     const provider = new MemoryProvider(callback.redirectUri, { client_name: 'Doc Agent' }, clientId);
     const before = docs.fetches();
-    const tokens = await signInWith(provider, 'oauth-01-consent-cimd', 'production');
+    const tokens = await signInWith(provider, 'oauth-01-consent-cimd', { environment: 'production' });
     // The SDK used the URL as client_id (no registration) and Pier fetched the document over https.
     expect(provider.clientInformation()?.client_id).toBe(clientId);
     expect(docs.fetches()).toBeGreaterThan(before);
@@ -168,11 +174,13 @@ describe('OAuth for MCP clients', () => {
 
   it('signs in a dynamically registered client, and revoking it on the tokens page ends its access within 1 s', async () => {
     const provider = new MemoryProvider(callback.redirectUri, { client_name: 'Registered Agent' });
-    const tokens = await signInWith(provider, 'oauth-02-consent-dcr');
+    const tokens = await signInWith(provider, 'oauth-02-consent-dcr', { rootMetadata: true });
     expect(provider.clientInformation()?.client_id).toMatch(/^pierc_/);
     const call = await callMcp(tokens.access_token);
     expect(call.status).toBe(200);
-    expect(call.body).toMatchObject({ oauth: { environment: 'sandbox', orgIds: [orgId] } });
+    expect(call.body).toMatchObject({
+      oauth: { environment: 'sandbox', orgIds: [orgId], audience: `${base}/mcp` },
+    });
 
     await page.goto(`${base}/tokens`);
     const row = page.getByRole('row', { name: /Registered Agent/ });
