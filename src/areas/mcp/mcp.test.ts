@@ -32,7 +32,7 @@ async function connect(token: string): Promise<Client> {
 }
 
 type Result = Awaited<ReturnType<Client['callTool']>>;
-const errorOf = (r: Result) => (r.structuredContent as { error: { code: string; message: string } }).error;
+const errorOf = (r: Result) => r._meta?.['dev.pier/error'] as { code: string; message: string };
 
 const notTools = new Set(manifests().flatMap((a) => a.notTools ?? []));
 
@@ -119,6 +119,8 @@ describe('tools/call', () => {
     const other = await seedOrg(t.deps);
     const theirs = await seedProject(t.deps, other.org);
     const client = await connect(owner.token);
+    // Listed first, as a client does: the SDK then checks every result against the tool's output schema.
+    await client.listTools();
     const bad = await client.callTool({
       name: 'setSecretForCli',
       arguments: { projectSlug: 5, key: 'A', value: 'b' },
@@ -126,6 +128,7 @@ describe('tools/call', () => {
     expect(bad.isError).toBe(true);
     expect(errorOf(bad).code).toBe('VALIDATION_ERROR');
     expect(errorOf(bad).message).toContain('projectSlug');
+    expect((bad.content as { text: string }[])[0]!.text).toMatch(/^VALIDATION_ERROR: .*projectSlug/);
     const foreign = await client.callTool({
       name: 'setSecretForCli',
       arguments: { projectSlug: theirs.slug, key: 'A', value: 'b' },

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { fn } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
+import { McpCard } from './mcp-card.tsx';
 
 // Personal tokens: one click mints one (shown once), the list shows label, created, last used and expiry;
 // labels are editable; revoking asks first.
@@ -138,6 +139,7 @@ export function TokensPage() {
           ]}
         />
       ) : null}
+      <McpCard token={created?.token} />
     </Page>
   );
 }
