@@ -83,7 +83,7 @@ describe('deployApp', () => {
       arguments: { projectSlug: p.slug, files: { 'readme.txt': 'no index here' } },
     });
     expect(broken.isError).toBe(true);
-    expect((broken._meta?.['dev.pier/error'] as { code: string }).code).toBe('ARTIFACT_INVALID');
+    expect((broken._meta?.['dev.pier/error'] as { code: string } | undefined)?.code).toBe('ARTIFACT_INVALID');
     expect((broken.content as { text: string }[])[0]!.text).toMatch(/index\.html/);
     // An app that builds but never becomes healthy: followed to failed, with the reason.
     const crashing = await c.callTool({

@@ -71,7 +71,7 @@ async function connect(bearer: string): Promise<Client> {
 }
 
 const codeOf = (r: Awaited<ReturnType<Client['callTool']>>) =>
-  (r._meta?.['dev.pier/error'] as { code: string }).code;
+  (r._meta?.['dev.pier/error'] as { code: string } | undefined)?.code;
 
 describe('an OAuth grant at /mcp', () => {
   it('refuses a token bound to another audience with 401 invalid_token', async () => {
