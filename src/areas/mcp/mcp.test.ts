@@ -231,6 +231,11 @@ describe('authentication', () => {
     expect(bad.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", ${meta}`);
     expect((await bad.json()).error.code).toBe('AUTH_REQUIRED');
     expect((await fetch(`${t.url}/mcp`)).status).toBe(405);
+    // The in-process hand-over cannot be presented from outside.
+    const forged = await fetch(`${t.url}/v1/mail/emails`, {
+      headers: { 'x-pier-delegation': 'a'.repeat(43) },
+    });
+    expect(forged.status).toBe(401);
   });
 
   it('names the audience OAuth tokens must carry', () => {
