@@ -24,8 +24,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await client?.close().catch(() => {});
-  await t?.close();
+  // Before close: the test database (and its pool) goes with the app.
   if (t) await dropAppDatabases(t.deps);
+  await t?.close();
 });
 
 async function connect(token: string): Promise<Client> {
