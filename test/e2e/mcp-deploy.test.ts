@@ -24,8 +24,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await client?.close().catch(() => {});
-  await t?.close();
+  // Before close: the test database (and its pool) goes with the app.
   if (t) await dropAppDatabases(t.deps);
+  await t?.close();
 });
 
 async function connect(token: string): Promise<Client> {
@@ -83,7 +84,7 @@ describe('deployApp', () => {
       arguments: { projectSlug: p.slug, files: { 'readme.txt': 'no index here' } },
     });
     expect(broken.isError).toBe(true);
-    expect((broken.structuredContent as { error: { code: string } }).error.code).toBe('ARTIFACT_INVALID');
+    expect((broken._meta?.['dev.pier/error'] as { code: string } | undefined)?.code).toBe('ARTIFACT_INVALID');
     expect((broken.content as { text: string }[])[0]!.text).toMatch(/index\.html/);
     // An app that builds but never becomes healthy: followed to failed, with the reason.
     const crashing = await c.callTool({
@@ -97,10 +98,10 @@ describe('deployApp', () => {
       },
     });
     expect(crashing.isError).toBe(true);
-    const failed = crashing.structuredContent as { status: string; error: { code: string; message: string } };
+    const failed = crashing._meta?.['dev.pier/error'] as { status: string; code: string; message: string };
     expect(failed.status).toBe('failed');
-    expect(failed.error.code).toBe('DEPLOYMENT_FAILED');
-    expect(failed.error.message.length).toBeGreaterThan(0);
+    expect(failed.code).toBe('DEPLOYMENT_FAILED');
+    expect(failed.message.length).toBeGreaterThan(0);
     await c.close();
   });
 });

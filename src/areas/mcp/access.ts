@@ -1,4 +1,4 @@
-import { eq } from 'drizzle-orm';
+import { eq, inArray } from 'drizzle-orm';
 import type { Caller, Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
@@ -89,16 +89,14 @@ export async function checkOAuthArgs(deps: Deps, caller: UserCaller, args: Recor
 export async function narrowToGrant(deps: Deps, caller: UserCaller, name: string, result: unknown) {
   const grant = caller.oauth;
   if (!grant || !Array.isArray(result)) return result;
-  const slugs = new Set(
-    (await deps.db.orm.select({ id: orgs.id, slug: orgs.slug }).from(orgs))
-      .filter((o) => grant.orgIds.includes(o.id))
-      .map((o) => o.slug),
-  );
   if (name === 'listMyOrgsForCli')
     return result.filter((o: { id?: string }) => grant.orgIds.includes(o.id ?? ''));
-  if (name === 'listMyProjectsForCli')
-    return result.filter((p: { orgSlug?: string }) => slugs.has(p.orgSlug ?? ''));
-  return result;
+  if (name !== 'listMyProjectsForCli') return result;
+  const granted = grant.orgIds.length
+    ? await deps.db.orm.select({ slug: orgs.slug }).from(orgs).where(inArray(orgs.id, grant.orgIds))
+    : [];
+  const slugs = new Set(granted.map((o) => o.slug));
+  return result.filter((p: { orgSlug?: string }) => slugs.has(p.orgSlug ?? ''));
 }
 
 /**

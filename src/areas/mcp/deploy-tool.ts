@@ -177,10 +177,7 @@ export async function deployTool(ctx: CallContext, args: Record<string, unknown>
     ...(d.errorMessage ? { errorMessage: d.errorMessage } : {}),
   };
   if (d.status === 'failed') {
-    return {
-      ...toolError('DEPLOYMENT_FAILED', d.errorMessage ?? 'The deployment failed.'),
-      structuredContent: { ...view, error: { code: 'DEPLOYMENT_FAILED', message: d.errorMessage ?? '' } },
-    };
+    return toolError('DEPLOYMENT_FAILED', d.errorMessage ?? 'The deployment failed.', view);
   }
   const result = okResult(view, false);
   if (d.status !== 'live') {

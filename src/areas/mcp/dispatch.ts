@@ -23,15 +23,22 @@ export type ToolResult = {
   content: { type: 'text'; text: string }[];
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
+  _meta?: Record<string, unknown>;
 };
 
 const TEXT_LIMIT = 4000;
 
-/** The envelope's code and message as a tool error (never a protocol error). */
-export function toolError(code: string, message: string): ToolResult {
+/** Where a tool error's envelope travels (clients check structuredContent against the output schema). */
+export const ERROR_META = 'dev.pier/error';
+
+/**
+ * The envelope's code and message as a tool error (never a protocol error): `CODE: message` as text, and
+ * the envelope (with any details) in `_meta`, since structuredContent must match the tool's output schema.
+ */
+export function toolError(code: string, message: string, details: Record<string, unknown> = {}): ToolResult {
   return {
     content: [{ type: 'text', text: `${code}: ${message}` }],
-    structuredContent: { error: { code, message } },
+    _meta: { [ERROR_META]: { code, message, ...details } },
     isError: true,
   };
 }

@@ -32,7 +32,7 @@ async function connect(token: string): Promise<Client> {
 }
 
 type Result = Awaited<ReturnType<Client['callTool']>>;
-const errorOf = (r: Result) => (r.structuredContent as { error: { code: string; message: string } }).error;
+const errorOf = (r: Result) => r._meta?.['dev.pier/error'] as { code: string; message: string };
 
 const notTools = new Set(manifests().flatMap((a) => a.notTools ?? []));
 
@@ -119,6 +119,8 @@ describe('tools/call', () => {
     const other = await seedOrg(t.deps);
     const theirs = await seedProject(t.deps, other.org);
     const client = await connect(owner.token);
+    // Listed first, as a client does: the SDK then checks every result against the tool's output schema.
+    await client.listTools();
     const bad = await client.callTool({
       name: 'setSecretForCli',
       arguments: { projectSlug: 5, key: 'A', value: 'b' },
@@ -126,6 +128,7 @@ describe('tools/call', () => {
     expect(bad.isError).toBe(true);
     expect(errorOf(bad).code).toBe('VALIDATION_ERROR');
     expect(errorOf(bad).message).toContain('projectSlug');
+    expect((bad.content as { text: string }[])[0]!.text).toMatch(/^VALIDATION_ERROR: .*projectSlug/);
     const foreign = await client.callTool({
       name: 'setSecretForCli',
       arguments: { projectSlug: theirs.slug, key: 'A', value: 'b' },
@@ -210,7 +213,7 @@ describe('tools/call', () => {
 
 describe('authentication', () => {
   it('401 without a token or with a bad one, pointing at the protected-resource metadata', async () => {
-    const meta = `resource_metadata="${t.deps.config.publicUrl}/.well-known/oauth-protected-resource"`;
+    const meta = `resource_metadata="${t.deps.config.publicUrl}/.well-known/oauth-protected-resource/mcp"`;
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const none = await fetch(`${t.url}/mcp`, { method: 'POST', headers, body });
@@ -228,6 +231,11 @@ describe('authentication', () => {
     expect(bad.headers.get('www-authenticate')).toBe(`Bearer error="invalid_token", ${meta}`);
     expect((await bad.json()).error.code).toBe('AUTH_REQUIRED');
     expect((await fetch(`${t.url}/mcp`)).status).toBe(405);
+    // The in-process hand-over cannot be presented from outside.
+    const forged = await fetch(`${t.url}/v1/mail/emails`, {
+      headers: { 'x-pier-delegation': 'a'.repeat(43) },
+    });
+    expect(forged.status).toBe(401);
   });
 
   it('names the audience OAuth tokens must carry', () => {

@@ -31,7 +31,8 @@ const INSTRUCTIONS =
 const MCP_BODY_LIMIT = 12 * 1024 * 1024;
 
 function unauthorized(reply: FastifyReply, publicUrl: string, message: string, invalidToken: boolean) {
-  const meta = `resource_metadata="${publicUrl}/.well-known/oauth-protected-resource"`;
+  // The /mcp resource's own metadata (RFC 9728 §3.1: the resource path appended), which names its audience.
+  const meta = `resource_metadata="${publicUrl.replace(/\/+$/, '')}/.well-known/oauth-protected-resource/mcp"`;
   const err = errors.authRequired(message);
   return reply
     .status(401)

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
+import { mcpAudience as mcpResource } from '../mcp/index.ts';
 import { type Client, findClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
 import { oauthRequests } from './tables.ts';
@@ -15,9 +16,9 @@ export const CODE_TTL_MS = 60 * 1000;
 export const SCOPES = ['mcp'] as const;
 export const AUTHORIZE_RULE = { limit: 60, windowSec: 60 };
 
-/** The one resource Pier issues tokens for (RFC 8707): its MCP endpoint. */
+/** The one resource Pier issues tokens for (RFC 8707): its MCP endpoint, as the mcp area names it. */
 export function mcpAudience(deps: Deps): string {
-  return `${deps.config.publicUrl}/mcp`;
+  return mcpResource(deps.config.publicUrl);
 }
 
 /**

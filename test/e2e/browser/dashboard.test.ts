@@ -95,6 +95,13 @@ describe('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Create token' }).click();
     const token = (await page.getByTestId('shown-once').textContent())!;
     expect(token).toMatch(/^pk\./);
+    // The MCP card's configuration holds the token just minted (docs/mcp.md).
+    const mcpConfig = await page.locator('section[aria-labelledby="mcp-heading"] pre').first().textContent();
+    expect(JSON.parse(mcpConfig!).mcpServers.pier).toEqual({
+      type: 'http',
+      url: `${base}/mcp`,
+      headers: { Authorization: `Bearer ${token}` },
+    });
     await shot(page, '05-tokens-created');
     const orgs = await callFn(base, 'listMyOrgsForCli', {}, token);
     expect(orgs.status).toBe(200);

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { fn } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
+import { McpCard } from './mcp-card.tsx';
 import { GrantedClients } from './oauth-grants.tsx';
 
 // Personal tokens: one click mints one (shown once), the list shows label, created, last used and expiry;
@@ -140,6 +141,7 @@ export function TokensPage() {
         />
       ) : null}
       <GrantedClients />
+      <McpCard token={created?.token} />
     </Page>
   );
 }
