@@ -42,6 +42,11 @@ const shared = {
   include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
   testTimeout: 30_000,
   hookTimeout: 60_000,
+  // One worker process runs many files and keeps their modules loaded: the app graph (~250 of our modules,
+  // ~1,200 of node_modules), the first PGlite's WASM compile and the JIT warm-up are paid once per worker instead
+  // of once per file. Safe because state lives on each app's Deps (WeakMaps), not in modules; a test that
+  // changes something process-wide (env, timers, globals) must undo it. Measured in docs/testing.md.
+  isolate: false,
 };
 
 export default defineConfig({
