@@ -164,9 +164,11 @@ describe('the app sandbox', () => {
       // Outside, the app never runs as root.
       const init = await new Promise<number>((resolve) => {
         const tick = () => {
+          // Only this app's own processes: other files (and other suites on the machine) run sandboxes too.
+          const mine = new Set([proc.pid, ...sandboxProcesses(proc.pid)].map(String));
           const pids = fs
             .readdirSync('/proc')
-            .filter((p) => /^\d+$/.test(p))
+            .filter((p) => /^\d+$/.test(p) && mine.has(p))
             .filter((p) => {
               try {
                 return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('--info-fd');
