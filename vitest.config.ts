@@ -53,7 +53,7 @@ export default defineConfig({
   test: {
     // Vitest's default is one worker per core less one: a single worker on the 2-core CI machine, so every wait
     // (timers, child processes, the PostgreSQL server, pg-boss polling) ran end to end. Two workers overlap
-    // them; measured in docs/testing.md. Each file still runs in its own process.
+    // them; measured in docs/testing.md. A worker runs many files in turn (isolate: false, below).
     maxWorkers: 2,
     projects: [
       { test: { ...shared, name: 'unit', include: dbFree, setupFiles: ['test/no-database.ts'] } },
