@@ -18,6 +18,8 @@ const CHANNEL = 'pier_hosting';
 type HostingMessage = { op: 'restart' | 'stop'; projectId: string };
 
 export type HostingRuntime = {
+  /** The cgroups in force when apps run sandboxed; null when APP_SANDBOX=off. */
+  sandbox: CgroupMode | null;
   supervisor: Supervisor;
   dbs: AppDbServers;
   logs: AppLogWriter;
@@ -101,6 +103,7 @@ export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
     deps.log.error({ err }, 'recovering live apps failed'),
   );
   const rt: HostingRuntime = {
+    sandbox,
     supervisor,
     dbs,
     logs,
