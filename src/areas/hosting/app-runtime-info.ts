@@ -30,17 +30,20 @@ export function appRuntimeInfo(deps: Deps): z.infer<typeof appRuntimeSchema> {
       limitsEnforcedBy: 'unknown',
       detail: 'The node that runs apps says which limits it enforces in its start-up log.',
     };
+  const disk =
+    rt.disk?.kind === 'image'
+      ? '/data by a disk image of the plan\'s size (writes past it fail with "no space left").'
+      : `/data by a usage check (${rt.disk?.why ?? 'no image'}): an app over it is stopped.`;
   return rt.sandbox.kind === 'v1'
     ? {
         sandbox: true,
         limitsEnforcedBy: 'cgroups',
-        detail:
-          'Memory, processes and CPU by cgroups (v1); open files and the largest file by rlimits; /data by its disk quota.',
+        detail: `Memory, processes and CPU by cgroups (v1); open files and the largest file by rlimits; ${disk}`,
       }
     : {
         sandbox: true,
         limitsEnforcedBy: 'rlimits',
-        detail: `No cgroups (${rt.sandbox.why}): memory by Node's heap flag, processes by RLIMIT_NPROC (as root only), open files and file size by rlimits.`,
+        detail: `No cgroups (${rt.sandbox.why}): memory by Node's heap flag, processes by RLIMIT_NPROC (as root only), open files and file size by rlimits; ${disk}`,
       };
 }
 
