@@ -33,6 +33,7 @@ const dbFree = [
   'src/areas/hosting/runtime/handoff-config.test.ts',
   'src/areas/hosting/runtime/handoff-shim.test.ts',
   'src/areas/hosting/runtime/local-driver.test.ts',
+  'src/areas/hosting/runtime/disk-quota.test.ts',
   'src/sdk/client.test.ts',
   'test/boundaries.test.ts',
   'test/docs-self-contained.test.ts',

@@ -117,6 +117,7 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   listDeploymentsForCli: (c) => ({ projectSlug: c.projectSlug }),
   getAppLogsForCli: (c) => ({ projectSlug: c.projectSlug }),
   restartAppForCli: (c) => ({ projectSlug: c.projectSlug }),
+  getAppRuntimeForCli: (c) => ({ projectSlug: c.projectSlug }),
   // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
   destroyProjectForCli: () => ({ slug: 'no-such-project' }),
   getOauthRequestForCli: () => ({ requestId: MISSING_ID }),

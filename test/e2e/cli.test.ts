@@ -91,7 +91,7 @@ describe('pier CLI against a running server', () => {
       appLimits: { plan: 'free', memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
     });
     expect((await run(['project', slug])).stdout).toMatch(
-      /app limits:\s+free plan: memory 512 MB, 128 processes\/threads, CPU 0.5 core, 1024 open files, 1024 MB largest file/,
+      /app limits:\s+free plan: memory 512 MB, 128 processes\/threads, CPU 0.5 core, 1024 open files, 1024 MB disk \(\/data, and the largest file\)/,
     );
 
     const value = 'v3ry-s3cret-value';

@@ -28,6 +28,7 @@ function sourceApp(version: string, edit?: (dir: string) => void): string {
 }
 
 const hosting = () => hostingRuntime(t.deps)!;
+const dataDir0 = () => dataDir;
 
 async function logLines(token: string, slug: string): Promise<string[]> {
   const r = await t.call('getAppLogsForCli', { projectSlug: slug, limit: 500 }, token);
@@ -248,5 +249,40 @@ describe('a crash loop', () => {
     expect(run.stdout).toMatch(/system the app ran out of memory \(limit 512 MB/);
     expect(run.stdout).toMatch(/the app exited \(out of memory, SIGKILL\); restarting in/);
     await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
+  }, 180_000);
+});
+
+describe('the disk quota of /data', () => {
+  it("gives an app writing past its plan's disk ENOSPC, visible in its log; the image is mounted on /data", async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    // 200 MB files (under the largest-file limit) until the 1 GB of the free plan is full.
+    const fill =
+      "const fs = require('node:fs'); const chunk = Buffer.alloc(16 * 1024 * 1024, 1); let mb = 0;" +
+      ' try { for (let f = 0; f < 8; f++) { const fd = fs.openSync(`/data/fill-${f}`, "w");' +
+      ' for (let i = 0; i < 12; i++) { fs.writeSync(fd, chunk); mb += 16; } fs.closeSync(fd); }' +
+      ' console.log(`wrote ${mb} MB without error`); }' +
+      ' catch (e) { console.error(`write failed: ${e.code} after ${mb} MB`); }';
+    const { id } = await deploy(t, owner.token, p.slug, await packDir(afterFirstAnswer('filler', fill)));
+    expect((await settle(t, owner.token, id, 60_000)).status).toBe('live');
+    const dataDir = path.join(dataDir0(), 'apps', p.id, 'data');
+    if (hosting().disk?.kind === 'image') {
+      const mounts = fs.readFileSync('/proc/self/mountinfo', 'utf8');
+      expect(mounts).toContain(` ${dataDir} `);
+    }
+    const failed = await waitFor(
+      'the write to fail',
+      async () => (await logLines(owner.token, p.slug)).find((l) => l.startsWith('write failed:')),
+      120_000,
+      500,
+    );
+    expect(failed).toMatch(/^write failed: ENOSPC after (\d+) MB$/);
+    const mb = Number(/after (\d+) MB/.exec(failed)![1]);
+    expect(mb).toBeGreaterThan(900);
+    expect(mb).toBeLessThanOrEqual(1024);
+    await t.call('destroyProjectForCli', { slug: p.slug }, owner.token);
+    // Destroying the project unmounts and removes its image.
+    expect(fs.readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(` ${dataDir} `);
+    expect(fs.existsSync(`${dataDir}.img`)).toBe(false);
   }, 180_000);
 });

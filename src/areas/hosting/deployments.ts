@@ -271,6 +271,8 @@ export const getAppLogsForCli = defineFn({
     limit: z.number().int().min(1).max(1000).optional(),
     since: z.iso.datetime({ offset: true }).optional(),
     afterId: z.number().int().min(0).optional(),
+    /** Only this deployment's lines (its build output and Pier's notes about it). */
+    deploymentId: z.string().regex(UUID_RE).optional(),
   }),
   output: z.object({
     lines: z.array(
@@ -284,12 +286,13 @@ export const getAppLogsForCli = defineFn({
     ),
   }),
   errors: ['PROJECT_NOT_FOUND'],
-  handler: async ({ deps, caller }, { projectSlug, limit, since, afterId }) => {
+  handler: async ({ deps, caller }, { projectSlug, limit, since, afterId, deploymentId }) => {
     const { project } = await projectForUser(deps, caller.userId, projectSlug);
     const rows = await readAppLogs(deps, project.id, {
       limit: limit ?? 100,
       since: since ? new Date(since) : undefined,
       afterId,
+      deploymentId,
     });
     return {
       lines: rows.map((r) => ({

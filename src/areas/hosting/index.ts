@@ -1,4 +1,5 @@
 import { defineArea } from '../manifest.ts';
+import { getAppRuntimeForCli } from './app-runtime-info.ts';
 import {
   createDeploymentFn,
   createDeploymentForCli,
@@ -27,6 +28,7 @@ export const hostingArea = defineArea({
     listDeploymentsForCli,
     getAppLogsForCli,
     restartAppForCli,
+    getAppRuntimeForCli,
     createDeploymentFn,
     startDeploymentFn,
     getDeploymentFn,

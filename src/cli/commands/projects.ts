@@ -80,7 +80,7 @@ export function register(program: Command, ctx: CliContext): void {
                 [
                   'app limits',
                   `${l.plan} plan: memory ${l.memoryMb} MB, ${l.pids} processes/threads, CPU ${l.cpuPercent / 100} core, ` +
-                    `${l.openFiles} open files, ${l.diskMb} MB largest file`,
+                    `${l.openFiles} open files, ${l.diskMb} MB disk (/data, and the largest file)`,
                 ],
               ]),
       );

@@ -1,6 +1,12 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { fn, isManager, type Org, type SessionInfo } from '../api.ts';
 import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import {
+  type AppLimits,
+  AppLimitsPanel,
+  DeploymentDetail,
+  deploymentInProgress,
+} from './project-hosting.tsx';
 import { appUrl } from './projects.tsx';
 
 // One project: status, address, region, deployments with the app's recent logs, and write-only secrets.
@@ -12,6 +18,7 @@ type Project = {
   region: string;
   status: string;
   errorMessage?: string;
+  appLimits: AppLimits;
 };
 type Deployment = {
   id: string;
@@ -53,6 +60,7 @@ export function ProjectPage(props: { slug: string; orgs: Org[]; session: Session
         <dt>Organization</dt>
         <dd>{org?.name ?? '—'}</dd>
       </dl>
+      <AppLimitsPanel slug={project.slug} limits={project.appLimits} />
       <Deployments slug={project.slug} />
       <Secrets slug={project.slug} canWrite={isManager(org)} />
     </Page>
@@ -61,10 +69,19 @@ export function ProjectPage(props: { slug: string; orgs: Org[]; session: Session
 
 // ── Deployments (newest first) from the hosting area, and the app's last log lines.
 function Deployments(props: { slug: string }) {
-  const { data, error } = useLoad(
+  const { data, error, reload } = useLoad(
     () => fn<Deployment[]>('listDeploymentsForCli', { projectSlug: props.slug, limit: 20 }),
     [props.slug],
   );
+  const [picked, setPicked] = useState<string | null>(null);
+  // The newest deployment opens by itself while it is on its way to live, so its build log shows live; it
+  // stays open once it ends (live or failed, with the reason).
+  const newest = data?.[0];
+  const auto = newest && deploymentInProgress(newest.status) ? newest.id : null;
+  useEffect(() => {
+    if (auto) setPicked(auto);
+  }, [auto]);
+  const open = picked ?? auto;
   return (
     <section aria-labelledby="deployments-title" class="block">
       <h2 id="deployments-title">Deployments</h2>
@@ -84,7 +101,15 @@ function Deployments(props: { slug: string }) {
             {data.map((d) => (
               <tr key={d.id}>
                 <td data-label="Deployment">
-                  <code>{d.id.slice(0, 8)}</code>
+                  <button
+                    type="button"
+                    class="link"
+                    aria-pressed={open === d.id}
+                    aria-label={`Show deployment ${d.id.slice(0, 8)}`}
+                    onClick={() => setPicked(d.id)}
+                  >
+                    <code>{d.id.slice(0, 8)}</code>
+                  </button>
                 </td>
                 <td data-label="Status">
                   <span class={`status status-${d.status}`}>{d.status}</span>
@@ -96,6 +121,7 @@ function Deployments(props: { slug: string }) {
           </tbody>
         </table>
       )}
+      {open ? <DeploymentDetail key={open} slug={props.slug} id={open} onChange={reload} /> : null}
       {data?.length ? <AppLogs slug={props.slug} /> : null}
     </section>
   );

@@ -76,11 +76,12 @@ export class AppLogWriter {
 export async function readAppLogs(
   deps: Deps,
   projectId: string,
-  opts: { limit: number; since?: Date; afterId?: number },
+  opts: { limit: number; since?: Date; afterId?: number; deploymentId?: string },
 ) {
   const conds = [eq(appLogs.projectId, projectId)];
   if (opts.since) conds.push(gt(appLogs.ts, opts.since));
   if (opts.afterId) conds.push(gt(appLogs.id, opts.afterId));
+  if (opts.deploymentId) conds.push(eq(appLogs.deploymentId, opts.deploymentId));
   const rows = await deps.db.orm
     .select()
     .from(appLogs)

@@ -6,6 +6,7 @@ import { recoverLiveApps } from '../deploy-pipeline.ts';
 import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
 import { type CgroupMode, describeCgroups, detectCgroups } from './cgroups.ts';
+import { type DiskQuotaMode, detectDiskQuota } from './disk-quota.ts';
 import { HostRouter } from './host-router.ts';
 import { isRoot, sandboxProblem } from './sandbox.ts';
 import { Supervisor } from './supervisor.ts';
@@ -18,6 +19,10 @@ const CHANNEL = 'pier_hosting';
 type HostingMessage = { op: 'restart' | 'stop'; projectId: string };
 
 export type HostingRuntime = {
+  /** The cgroups in force when apps run sandboxed; null when APP_SANDBOX=off. */
+  sandbox: CgroupMode | null;
+  /** How /data's size is bounded (decision 068); null when APP_SANDBOX=off. */
+  disk: DiskQuotaMode | null;
   supervisor: Supervisor;
   dbs: AppDbServers;
   logs: AppLogWriter;
@@ -75,6 +80,13 @@ function appSandbox(deps: Deps): CgroupMode | null {
 /** Starts the runtime of this node: recovers its live apps and listens for restarts and stops. */
 export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
   const sandbox = appSandbox(deps);
+  const disk = sandbox ? detectDiskQuota() : null;
+  if (disk)
+    deps.log.info(
+      disk.kind === 'image'
+        ? 'app disk quota: a loop-mounted ext4 image per app (writes past it get ENOSPC)'
+        : `app disk quota: usage check every 30 s (${disk.why}); an app over it is stopped`,
+    );
   const dbs = new AppDbServers(deps);
   const logs = new AppLogWriter(deps);
   const handoff = deps.config.appConnectionHandoff;
@@ -82,6 +94,7 @@ export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
     healthTimeoutMs: deps.config.appHealthTimeoutMs,
     handoff,
     sandbox,
+    disk,
   });
   const router = new HostRouter(deps.config.appsDomain, (slug) => supervisor.lookup(slug), {
     tls: deps.config.publicUrl.startsWith('https:'),
@@ -107,6 +120,8 @@ export async function startHostingRuntime(deps: Deps): Promise<HostingRuntime> {
     deps.log.error({ err }, 'recovering live apps failed'),
   );
   const rt: HostingRuntime = {
+    sandbox,
+    disk,
     supervisor,
     dbs,
     logs,

@@ -8,6 +8,7 @@ import { type AppDbServers, projectDir, projectRunDir } from './app-databases.ts
 import type { AppLogWriter } from './app-logs.ts';
 import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
+import { type DiskQuotaMode, folderBytes, mountDataImage, unmountDataImage } from './disk-quota.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
 import { type AppManifest, deployments } from './tables.ts';
 
@@ -72,6 +73,10 @@ export class Supervisor {
   readonly #healthTimeoutMs: number;
   readonly #handoff: boolean;
   readonly #sandbox: CgroupMode | null;
+  readonly #disk: DiskQuotaMode | null;
+  /** Projects whose /data is a mounted image; the others (fallback) get the usage check. */
+  readonly #mounted = new Set<string>();
+  readonly #diskTimer: NodeJS.Timeout;
   readonly #bySlug = new Map<string, Slot>();
   readonly #byProject = new Map<string, Slot>();
   #closed = false;
@@ -81,9 +86,19 @@ export class Supervisor {
     dbs: AppDbServers,
     logs: AppLogWriter,
     /** sandbox: the cgroups in use when apps run sandboxed; null runs them unsandboxed (APP_SANDBOX=off). */
-    opts: { healthTimeoutMs: number; handoff: boolean; sandbox?: CgroupMode | null },
+    opts: {
+      healthTimeoutMs: number;
+      handoff: boolean;
+      sandbox?: CgroupMode | null;
+      /** How /data's size is bounded (decision 068); null with the sandbox off. */
+      disk?: DiskQuotaMode | null;
+      diskCheckMs?: number;
+    },
   ) {
     this.#sandbox = opts.sandbox ?? null;
+    this.#disk = opts.disk ?? null;
+    this.#diskTimer = setInterval(() => this.#checkDisks(), opts.diskCheckMs ?? 30_000);
+    this.#diskTimer.unref();
     this.#deps = deps;
     this.#dbs = dbs;
     this.#logs = logs;
@@ -159,6 +174,7 @@ export class Supervisor {
       if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
       this.#byProject.delete(projectId);
       if (old) await this.#retire(old, 0);
+      this.#unmount(projectId);
     });
   }
 
@@ -218,6 +234,9 @@ export class Supervisor {
       return { kind: 'static', deploymentId: spec.deploymentId, root: spec.dir, spa: spec.manifest.spa };
     const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
       this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
+    const dataDir = path.join(projectDir(this.#deps, spec.projectId), 'data');
+    const limits = await this.#limits(spec.projectId);
+    if (this.#sandbox) this.#ensureDisk(spec.projectId, dataDir, limits.diskMb, log);
     const proc = await spawnApp({
       cwd: spec.dir,
       start: spec.manifest.start!,
@@ -226,9 +245,9 @@ export class Supervisor {
       handoff: this.#handoff,
       sandbox: this.#sandbox && {
         projectId: spec.projectId,
-        dataDir: path.join(projectDir(this.#deps, spec.projectId), 'data'),
+        dataDir,
         runDir: projectRunDir(this.#deps, spec.projectId),
-        limits: await this.#limits(spec.projectId),
+        limits,
         cgroups: this.#sandbox,
       },
     });
@@ -306,18 +325,12 @@ export class Supervisor {
     slot.exits = [...slot.exits.filter((t) => now - t < CRASH_WINDOW_MS), now];
     if (slot.exits.length >= CRASH_LIMIT) {
       const minutes = Math.round(CRASH_WINDOW_MS / 60_000);
-      const message =
+      this.#end(
+        slot,
+        deploymentId,
         `Crashed: the app exited ${slot.exits.length} times within ${minutes} minutes (last: ${why}); ` +
-        `restarts stopped. Deploy again or run 'pier restart --project ${slot.spec.slug}'.`;
-      this.#logs.write(slot.spec.projectId, deploymentId, 'system', message);
-      slot.stopped = true;
-      slot.current = null;
-      if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
-      void this.#deps.db.orm
-        .update(deployments)
-        .set({ status: 'crashed', errorMessage: message, finishedAt: this.#deps.clock.now() })
-        .where(and(eq(deployments.id, deploymentId), eq(deployments.status, 'live')))
-        .catch((err) => this.#deps.log.warn({ err, deploymentId }, 'could not record a crash loop'));
+          `restarts stopped. Deploy again or run 'pier restart --project ${slot.spec.slug}'.`,
+      );
       return;
     }
     const delay = Math.min(30_000, 250 * 2 ** slot.crashes);
@@ -329,6 +342,71 @@ export class Supervisor {
       `the app exited (${why}); restarting in ${delay} ms`,
     );
     this.#scheduleRestart(slot, delay);
+  }
+
+  /** Ends the live version as `crashed` with the reason: no restarts, out of the router, process stopped. */
+  #end(slot: Slot, deploymentId: string, message: string): void {
+    this.#logs.write(slot.spec.projectId, deploymentId, 'system', message);
+    slot.stopped = true;
+    if (slot.restartTimer) clearTimeout(slot.restartTimer);
+    const old = slot.current;
+    slot.current = null;
+    if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
+    if (old) void this.#retire(old, 0);
+    void this.#deps.db.orm
+      .update(deployments)
+      .set({ status: 'crashed', errorMessage: message, finishedAt: this.#deps.clock.now() })
+      .where(and(eq(deployments.id, deploymentId), eq(deployments.status, 'live')))
+      .catch((err) => this.#deps.log.warn({ err, deploymentId }, 'could not record a crash'));
+  }
+
+  /** The image of the project's /data mounted (decision 068); on failure the usage check covers it. */
+  #ensureDisk(
+    projectId: string,
+    dataDir: string,
+    diskMb: number,
+    log: (s: 'system', l: string) => void,
+  ): void {
+    if (this.#disk?.kind !== 'image') return;
+    try {
+      mountDataImage(dataDir, diskMb);
+      this.#mounted.add(projectId);
+    } catch (err) {
+      this.#mounted.delete(projectId);
+      log(
+        'system',
+        `could not mount the ${diskMb} MB disk image of /data (${(err as Error).message}); its size is checked instead`,
+      );
+    }
+  }
+
+  #unmount(projectId: string): void {
+    if (!this.#mounted.delete(projectId)) return;
+    try {
+      unmountDataImage(path.join(projectDir(this.#deps, projectId), 'data'));
+    } catch (err) {
+      this.#deps.log.warn({ err, projectId }, 'could not unmount the data image');
+    }
+  }
+
+  /** The fallback quota: a running app whose /data is over the plan's disk is stopped with the reason. */
+  #checkDisks(): void {
+    if (!this.#disk || this.#closed) return;
+    for (const slot of this.#byProject.values()) {
+      const cur = slot.current;
+      if (slot.stopped || cur?.kind !== 'node' || this.#mounted.has(slot.spec.projectId)) continue;
+      const dataDir = path.join(projectDir(this.#deps, slot.spec.projectId), 'data');
+      void this.#limits(slot.spec.projectId).then((l) => {
+        const used = folderBytes(dataDir);
+        if (used <= l.diskMb * 1024 * 1024 || slot.current !== cur) return;
+        this.#end(
+          slot,
+          cur.deploymentId,
+          `Stopped: /data uses ${Math.ceil(used / 1024 / 1024)} MB, over the plan's disk quota of ${l.diskMb} MB. ` +
+            `Free space in /data, then deploy again or run 'pier restart --project ${slot.spec.slug}'.`,
+        );
+      });
+    }
   }
 
   #scheduleRestart(slot: Slot, delay: number): void {
@@ -351,6 +429,7 @@ export class Supervisor {
   /** Stops every app of this node (Pier shutting down; they come back from the database on the next start). */
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#diskTimer);
     const all = [...this.#byProject.values()];
     for (const s of all) if (s.restartTimer) clearTimeout(s.restartTimer);
     await Promise.all(
@@ -359,6 +438,7 @@ export class Supervisor {
         if (s.current) await this.#retire(s.current, 2000);
       }),
     );
+    for (const projectId of [...this.#mounted]) this.#unmount(projectId);
     this.#byProject.clear();
     this.#bySlug.clear();
   }
