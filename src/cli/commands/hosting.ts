@@ -90,7 +90,12 @@ export function register(program: Command, ctx: CliContext): void {
           created.deploymentId,
           {
             onStatus: (s) => {
-              if (s === 'live') live.step('healthy');
+              // Every deployment starts before it is healthy; its "starting deployment" line can arrive after
+              // the status (they are polled separately), and a step is never shown out of order.
+              if (s === 'live') {
+                live.step('start');
+                live.step('healthy');
+              }
               live.note(`  ${s}`);
             },
             onLog: (l) => live.line(l.line),
