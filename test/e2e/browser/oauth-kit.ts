@@ -12,15 +12,10 @@ import type {
   OAuthClientMetadata,
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { bearerFrom } from '../../../src/core/auth/format.ts';
-import { acceptAudience } from '../../../src/core/auth/resolve.ts';
-import type { Deps } from '../../../src/deps.ts';
 
 // The parts around Pier that the OAuth flow needs: an https server for a Client ID Metadata Document (its
 // certificate trusted by this process, where Pier runs), the client's redirect target, an in-memory
-// OAuthClientProvider for the MCP SDK, and a stand-in for /mcp until the MCP endpoint lands: a front
-// server at PUBLIC_URL that answers /mcp itself (401 with resource_metadata, or the verified caller) and
-// passes everything else to Pier.
+// OAuthClientProvider for the MCP SDK, and a fetch that records what the SDK asked for.
 
 function listen(server: net.Server): Promise<string> {
   return new Promise((resolve) =>
@@ -99,50 +94,18 @@ export async function startCallbackServer() {
   };
 }
 
-/**
- * The front server at PUBLIC_URL. `/mcp` and `/other` are protected resources verified here with Pier's
- * credential service and the audience check (`/other` plays a second resource: Pier's tokens are not for
- * it); everything else is proxied to Pier.
- */
-export async function startFront(deps: () => Deps, pierUrl: () => string) {
-  let base = '';
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://x');
-    if (url.pathname === '/mcp' || url.pathname === '/other') {
-      const bearer = bearerFrom(req.headers.authorization);
-      const v = bearer ? await deps().credentials.verifyCaller(bearer) : null;
-      const caller = acceptAudience(v?.caller ?? null, { audience: `${base}${url.pathname}` });
-      if (caller?.kind !== 'user') {
-        res
-          .writeHead(401, {
-            'content-type': 'application/json',
-            'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource${url.pathname}"${bearer ? ', error="invalid_token"' : ''}`,
-          })
-          .end(JSON.stringify({ error: { code: 'AUTH_REQUIRED', message: 'Sign in.' } }));
-        return;
-      }
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ userId: caller.userId, via: caller.via, oauth: caller.oauth }));
-      return;
-    }
-    const target = new URL(req.url ?? '/', pierUrl());
-    const fwd = http.request(target, { method: req.method, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    fwd.on('error', () => res.writeHead(502).end());
-    req.pipe(fwd);
-  });
-  base = `http://127.0.0.1:${await listen(server)}`;
-  return {
-    base,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
+/** A fetch for the MCP SDK that notes each request it makes ("METHOD path -> status"), in order. */
+export function recordingFetch() {
+  const seen: string[] = [];
+  const fetchFn = async (input: string | URL | Request, init?: RequestInit) => {
+    const res = await fetch(input, init);
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    seen.push(
+      `${init?.method ?? (input instanceof Request ? input.method : 'GET')} ${url.pathname} -> ${res.status}`,
+    );
+    return res;
   };
+  return { fetch: fetchFn, seen };
 }
 
 /** An OAuthClientProvider that keeps everything in memory and hands the authorization URL to the test. */
@@ -194,5 +157,11 @@ export class MemoryProvider implements OAuthClientProvider {
   }
   codeVerifier() {
     return this.#verifier;
+  }
+  /** Called by the SDK when the server refuses what it holds (a dead refresh token: 'tokens'). */
+  invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery') {
+    if (scope === 'all' || scope === 'client') this.#info = undefined;
+    if (scope === 'all' || scope === 'tokens') this.#tokens = undefined;
+    if (scope === 'all' || scope === 'verifier') this.#verifier = '';
   }
 }

@@ -1,54 +1,55 @@
 import crypto from 'node:crypto';
-import { auth, extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  auth,
+  extractWWWAuthenticateParams,
+  UnauthorizedError,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSession, SESSION_COOKIE } from '../../../src/areas/identity/sessions.ts';
-import { type TestApp, testApp, uniq } from '../../harness.ts';
-import { seedOrg } from '../../seed.ts';
-import { freePort, launchBrowser, shot } from './browser-kit.ts';
+import { createOrg } from '../../../src/areas/orgs/index.ts';
+import { type TestApp, uniq } from '../../harness.ts';
+import { seedOrg, seedProject } from '../../seed.ts';
+import { launchBrowser, shot, startPier } from './browser-kit.ts';
 import {
   MemoryProvider,
+  recordingFetch,
   startCallbackServer,
   startDocServer,
-  startFront,
   trustedLoopbackCert,
 } from './oauth-kit.ts';
 
-// The MCP authorization flow end to end, driven by the MCP SDK's own client auth (`auth()` with an
-// OAuthClientProvider) against Pier on real ports: discovery from a 401, a client identified by a metadata
-// document served over https on 127.0.0.1 (reached through OUTBOUND_ALLOW), a dynamically registered
-// client, consent clicked in Chromium, code exchange, calls, refresh with rotation, revocation on the
-// tokens page, and the refusals (wrong audience, plain PKCE, mismatched redirect URI).
+// The MCP authorization flow end to end against Pier's real /mcp on a real port, driven by the MCP SDK's own
+// client (`Client` + `StreamableHTTPClientTransport` with an OAuthClientProvider, and `auth()`): discovery
+// from /mcp's 401, a client identified by a metadata document served over https on 127.0.0.1 (reached
+// through OUTBOUND_ALLOW), a dynamically registered client, consent clicked in Chromium, code exchange, tool
+// calls narrowed to the grant, refresh with rotation, revocation on the tokens page, and the refusals (wrong
+// audience, plain PKCE, mismatched redirect URI, a metadata document naming another client).
 
 let t: TestApp;
-let front: Awaited<ReturnType<typeof startFront>>;
 let docs: Awaited<ReturnType<typeof startDocServer>>;
 let callback: Awaited<ReturnType<typeof startCallbackServer>>;
 let browser: Browser;
 let ctx: BrowserContext;
 let page: Page;
 let base = '';
-let orgId = '';
 let orgSlug = '';
+let ownerId = '';
+let projectSlug = '';
+const clients: Client[] = [];
 
 beforeAll(async () => {
   const tlsPair = trustedLoopbackCert();
   docs = await startDocServer(tlsPair);
   callback = await startCallbackServer();
-  let pierUrl = '';
-  front = await startFront(
-    () => t.deps,
-    () => pierUrl,
-  );
-  base = front.base;
-  t = await testApp({ env: { PUBLIC_URL: base, OUTBOUND_ALLOW: '127.0.0.1/32' } });
-  const port = await freePort();
-  await t.app.listen({ port, host: '127.0.0.1' });
-  pierUrl = `http://127.0.0.1:${port}`;
-  // A signed-in owner of one organization: the session cookie goes straight into the browser.
+  ({ t, base } = await startPier({ OUTBOUND_ALLOW: '127.0.0.1/32' }));
+  // A signed-in owner of one organization with one project: the session cookie goes straight into the browser.
   const { org, owner } = await seedOrg(t.deps);
-  orgId = org.id;
   orgSlug = org.slug;
+  ownerId = owner.user.id;
+  projectSlug = (await seedProject(t.deps, org)).slug;
   const { secret } = await createSession(t.deps, owner.user.id, { ip: '127.0.0.1' });
   browser = await launchBrowser();
   ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
@@ -57,38 +58,56 @@ beforeAll(async () => {
   page.setDefaultTimeout(10_000);
 });
 afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => {});
   await browser?.close();
   await t?.close();
-  await front?.close();
   await docs?.close();
   await callback?.close();
 });
 
 const mcpUrl = () => new URL(`${base}/mcp`);
 
-async function callMcp(token?: string) {
-  const res = await fetch(mcpUrl(), { headers: token ? { authorization: `Bearer ${token}` } : {} });
-  return { status: res.status, res, body: (await res.json()) as Record<string, unknown> };
+/** One JSON-RPC tools/list POSTed to /mcp by hand, to see the status and headers a client gets. */
+async function rawMcp(token?: string) {
+  const res = await fetch(mcpUrl(), {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+  });
+  await res.body?.cancel();
+  return res;
 }
 
-/** Discovery from the 401, the SDK's authorization request, consent in Chromium, code exchange. */
-async function signInWith(
+/** A connected MCP client whose transport takes its bearer (and any new sign-in) from the provider. */
+async function connect(provider: MemoryProvider, fetchFn?: typeof fetch) {
+  const transport = new StreamableHTTPClientTransport(mcpUrl(), { authProvider: provider, fetch: fetchFn });
+  const client = new Client({ name: 'oauth-e2e', version: '1.0.0' });
+  clients.push(client);
+  await client.connect(transport);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown> = {}) {
+  const r = await client.callTool({ name, arguments: args });
+  // A tool error carries the API error code in _meta (src/areas/mcp/dispatch.ts).
+  const code = (r._meta?.['dev.pier/error'] as { code: string } | undefined)?.code;
+  return { ok: !r.isError, code, data: r.structuredContent as Record<string, unknown> };
+}
+
+/** The consent page for the authorization request the SDK made: checks, optional choices, Allow. */
+async function consent(
   provider: MemoryProvider,
   shotName: string,
-  opts: { environment?: 'production'; rootMetadata?: boolean } = {},
-) {
-  const first = await callMcp();
-  expect(first.status).toBe(401);
-  let { resourceMetadataUrl } = extractWWWAuthenticateParams(first.res);
-  expect(String(resourceMetadataUrl)).toBe(`${base}/.well-known/oauth-protected-resource/mcp`);
-  // A 401 that points at the API's root document instead: the client then asks for the root resource.
-  if (opts.rootMetadata) resourceMetadataUrl = new URL(`${base}/.well-known/oauth-protected-resource`);
-  const started = await auth(provider, { serverUrl: mcpUrl(), resourceMetadataUrl });
-  expect(started).toBe('REDIRECT');
+  opts: { environment?: 'production'; resource: string; pickOrg?: boolean },
+): Promise<string> {
   const authUrl = provider.authorizationUrl!;
   expect(authUrl.origin + authUrl.pathname).toBe(`${base}/api/oauth/authorize`);
   expect(authUrl.searchParams.get('code_challenge_method')).toBe('S256');
-  expect(authUrl.searchParams.get('resource')).toBe(opts.rootMetadata ? base : `${base}/mcp`);
+  expect(authUrl.searchParams.get('resource')).toBe(opts.resource);
   const arrived = callback.next();
   await page.goto(authUrl.toString());
   await page.waitForURL(/\/oauth\/consent\?request=/);
@@ -97,8 +116,17 @@ async function signInWith(
   expect(await page.getByTestId('client-name').textContent()).toBe(name);
   expect(await page.getByTestId('redirect-host').textContent()).toBe(new URL(callback.redirectUri).host);
   expect(await page.getByTestId('request-ip').textContent()).toBe('127.0.0.1');
-  // One organization: chosen already; sandbox is the default environment.
-  expect(await page.getByRole('checkbox', { name: /Test Org/ }).isChecked()).toBe(true);
+  const testOrg = page.getByRole('checkbox', { name: /Test Org/ });
+  if (opts.pickOrg) {
+    // Several organizations: none is chosen for the user.
+    expect(await testOrg.isChecked()).toBe(false);
+    expect(await page.getByRole('checkbox', { name: /Other Org/ }).isChecked()).toBe(false);
+    await testOrg.check();
+  } else {
+    // One organization: chosen already.
+    expect(await testOrg.isChecked()).toBe(true);
+  }
+  // Sandbox is the default environment.
   expect(await page.getByRole('radio', { name: /Sandbox only/ }).isChecked()).toBe(true);
   if (opts.environment) await page.getByRole('radio', { name: /Production too/ }).check();
   await shot(page, shotName);
@@ -106,15 +134,26 @@ async function signInWith(
   const back = await arrived;
   expect(back.searchParams.get('state')).toBe('sdk-state-1');
   expect(back.searchParams.get('iss')).toBe(base);
-  const code = back.searchParams.get('code')!;
-  expect(await auth(provider, { serverUrl: mcpUrl(), resourceMetadataUrl, authorizationCode: code })).toBe(
-    'AUTHORIZED',
-  );
-  return provider.tokens()!;
+  return back.searchParams.get('code')!;
 }
 
+const refreshWith = (refreshToken: string, clientId: string) =>
+  fetch(`${base}/api/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: clientId,
+    }),
+  });
+
 describe('OAuth for MCP clients', () => {
-  it('signs in a client identified by its metadata document, refreshes with rotation, refuses the old refresh token', async () => {
+  // The tests run in order: the first makes a second organization after its consent, so the second test's
+  // user has two to choose from.
+  let otherSlug = '';
+
+  it("signs in a client identified by its metadata document from /mcp's 401, calls tools within the grant, refreshes with rotation, refuses the old refresh token", async () => {
     const clientId = `${docs.base}/agent/client.json`;
     docs.set('/agent/client.json', {
       client_id: clientId,
@@ -124,68 +163,134 @@ describe('OAuth for MCP clients', () => {
       response_types: ['code'],
       token_endpoint_auth_method: 'none',
     });
+    // What any client meets first: a 401 naming /mcp's own resource metadata.
+    const first = await rawMcp();
+    expect(first.status).toBe(401);
+    expect(String(extractWWWAuthenticateParams(first).resourceMetadataUrl)).toBe(
+      `${base}/.well-known/oauth-protected-resource/mcp`,
+    );
+
+    // The SDK's client connects, meets that 401, discovers Pier and asks the user (UnauthorizedError).
     const provider = new MemoryProvider(callback.redirectUri, { client_name: 'Doc Agent' }, clientId);
+    const rec = recordingFetch();
     const before = docs.fetches();
-    const tokens = await signInWith(provider, 'oauth-01-consent-cimd', { environment: 'production' });
+    const transport = new StreamableHTTPClientTransport(mcpUrl(), {
+      authProvider: provider,
+      fetch: rec.fetch,
+    });
+    const signingIn = new Client({ name: 'oauth-e2e', version: '1.0.0' });
+    clients.push(signingIn);
+    await expect(signingIn.connect(transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(rec.seen.slice(0, 2)).toEqual([
+      'POST /mcp -> 401',
+      'GET /.well-known/oauth-protected-resource/mcp -> 200',
+    ]);
+    expect(rec.seen).toContain('GET /.well-known/oauth-authorization-server -> 200');
+    const code = await consent(provider, 'oauth-01-consent-cimd', {
+      environment: 'production',
+      resource: `${base}/mcp`,
+    });
+    await transport.finishAuth(code);
     // The SDK used the URL as client_id (no registration) and Pier fetched the document over https.
     expect(provider.clientInformation()?.client_id).toBe(clientId);
+    expect(rec.seen.some((r) => r.includes('/api/oauth/register'))).toBe(false);
+    expect(rec.seen).toContain('POST /api/oauth/token -> 200');
     expect(docs.fetches()).toBeGreaterThan(before);
+    const tokens = provider.tokens()!;
     expect(tokens.access_token).toMatch(/^mcpat\./);
-    const call = await callMcp(tokens.access_token);
-    expect(call.status).toBe(200);
-    expect(call.body).toMatchObject({
-      via: 'oauth',
-      oauth: { clientId, audience: `${base}/mcp`, orgIds: [orgId], environment: 'production' },
-    });
 
-    // The token is for /mcp only: another resource, the function API and v1 refuse it.
-    const other = await fetch(`${base}/other`, {
-      headers: { authorization: `Bearer ${tokens.access_token}` },
+    // Connected again with the token: the tools an OAuth grant reaches, as the signed-in user.
+    const client = await connect(provider);
+    const names = (await client.listTools()).tools.map((x) => x.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'whoamiForCli',
+        'listMyOrgsForCli',
+        'listMyProjectsForCli',
+        'setSecretForCli',
+        'mail.list',
+      ]),
+    );
+    for (const n of ['createTokenForCli', 'listTokensForCli', 'createOrgForCli', 'revokeOauthGrantForCli']) {
+      expect(names).not.toContain(n);
+    }
+    expect((await call(client, 'whoamiForCli')).data).toMatchObject({
+      user: { id: ownerId },
+      token: { label: 'Doc Agent' },
     });
-    expect(other.status).toBe(401);
+    // An organization the user makes after consenting is not in the grant: answers leave it out.
+    const other = await createOrg(t.deps, { slug: uniq('other'), name: 'Other Org', ownerUserId: ownerId });
+    otherSlug = other.slug;
+    const theirs = await seedProject(t.deps, other);
+    const projects = await call(client, 'listMyProjectsForCli');
+    expect((projects.data.result as { slug: string }[]).map((p) => p.slug)).toEqual([projectSlug]);
+    const orgs = await call(client, 'listMyOrgsForCli');
+    expect((orgs.data.result as { slug: string }[]).map((o) => o.slug)).toEqual([orgSlug]);
+    expect((await call(client, 'setSecretForCli', { projectSlug, key: 'K', value: 'v' })).ok).toBe(true);
+    expect(
+      (await call(client, 'setSecretForCli', { projectSlug: theirs.slug, key: 'K', value: 'v' })).code,
+    ).toBe('PROJECT_NOT_FOUND');
+    // Production was granted: v1 tools act there, not in sandbox, and only in the granted organization.
+    expect((await call(client, 'mail.list', { organization: orgSlug })).ok).toBe(true);
+    expect((await call(client, 'mail.list', { organization: orgSlug, environment: 'sandbox' })).code).toBe(
+      'FORBIDDEN',
+    );
+    expect((await call(client, 'mail.list', { organization: otherSlug })).code).toBe('ORG_NOT_FOUND');
+
+    // The token is for /mcp only: the function API and v1 refuse it.
+    const bearer = { authorization: `Bearer ${tokens.access_token}` };
     const fnCall = await fetch(`${base}/api/fn/listMyOrgsForCli`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' },
+      headers: { ...bearer, 'content-type': 'application/json' },
       body: '{}',
     });
     expect(fnCall.status).toBe(401);
+    expect((await fetch(`${base}/v1/mail/emails`, { headers: bearer })).status).toBe(401);
 
-    // Refresh through the SDK: a new pair; the new access token works.
+    // Refresh through the SDK: a new pair; the connected client now sends the new access token, and it works.
     const oldRefresh = tokens.refresh_token!;
     expect(await auth(provider, { serverUrl: mcpUrl() })).toBe('AUTHORIZED');
     const rotated = provider.tokens()!;
     expect(rotated.refresh_token).not.toBe(oldRefresh);
     expect(rotated.access_token).not.toBe(tokens.access_token);
-    expect((await callMcp(rotated.access_token)).status).toBe(200);
+    expect((await call(client, 'whoamiForCli')).ok).toBe(true);
     // The old refresh token is refused (and, being replayed, ends the grant).
-    const replay = await fetch(`${base}/api/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: oldRefresh,
-        client_id: clientId,
-      }),
-    });
+    const replay = await refreshWith(oldRefresh, clientId);
     expect(replay.status).toBe(400);
     expect(((await replay.json()) as { error: string }).error).toBe('invalid_grant');
-    expect((await callMcp(rotated.access_token)).status).toBe(401);
+    expect((await rawMcp(rotated.access_token)).status).toBe(401);
+    // The client's own refresh fails too, so the SDK sends the user back to consent.
+    provider.authorizationUrl = undefined;
+    await expect(client.listTools()).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(provider.authorizationUrl).toBeDefined();
   });
 
-  it('signs in a dynamically registered client, and revoking it on the tokens page ends its access within 1 s', async () => {
+  it('signs in a dynamically registered client sent to the root metadata, and revoking it on the tokens page ends its access within 1 s', async () => {
     const provider = new MemoryProvider(callback.redirectUri, { client_name: 'Registered Agent' });
-    const tokens = await signInWith(provider, 'oauth-02-consent-dcr', { rootMetadata: true });
+    // A client sent to the API's root document instead asks for the root resource; Pier narrows the grant
+    // to /mcp, so the token works there.
+    const resourceMetadataUrl = new URL(`${base}/.well-known/oauth-protected-resource`);
+    expect(await auth(provider, { serverUrl: mcpUrl(), resourceMetadataUrl })).toBe('REDIRECT');
     expect(provider.clientInformation()?.client_id).toMatch(/^pierc_/);
-    const call = await callMcp(tokens.access_token);
-    expect(call.status).toBe(200);
-    expect(call.body).toMatchObject({
-      oauth: { environment: 'sandbox', orgIds: [orgId], audience: `${base}/mcp` },
-    });
+    const code = await consent(provider, 'oauth-02-consent-dcr', { resource: base, pickOrg: true });
+    expect(await auth(provider, { serverUrl: mcpUrl(), resourceMetadataUrl, authorizationCode: code })).toBe(
+      'AUTHORIZED',
+    );
+    const tokens = provider.tokens()!;
+    const client = await connect(provider);
+    const orgs = await call(client, 'listMyOrgsForCli');
+    expect((orgs.data.result as { slug: string }[]).map((o) => o.slug)).toEqual([orgSlug]);
+    // Sandbox was granted (the default): production is refused.
+    expect((await call(client, 'mail.list', { organization: orgSlug })).ok).toBe(true);
+    expect((await call(client, 'mail.list', { organization: orgSlug, environment: 'production' })).code).toBe(
+      'FORBIDDEN',
+    );
 
     await page.goto(`${base}/tokens`);
     const row = page.getByRole('row', { name: /Registered Agent/ });
     await row.waitFor();
     expect(await row.textContent()).toContain(orgSlug);
+    expect(await row.textContent()).not.toContain(otherSlug);
     expect(await row.textContent()).toContain('sandbox');
     await shot(page, 'oauth-03-tokens-page');
     await row.getByRole('button', { name: 'Revoke' }).click();
@@ -194,19 +299,17 @@ describe('OAuth for MCP clients', () => {
     await page.getByText('No application is connected.').waitFor();
     // Revocation is synchronous (caches cleared before the answer): the first call after it is refused.
     let status = 200;
-    while (status === 200 && Date.now() - clicked < 1000)
-      status = (await callMcp(tokens.access_token)).status;
+    while (status === 200 && Date.now() - clicked < 1000) status = (await rawMcp(tokens.access_token)).status;
     expect(status).toBe(401);
-    const refreshed = await fetch(`${base}/api/oauth/token`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({
-        grant_type: 'refresh_token',
-        refresh_token: tokens.refresh_token!,
-        client_id: String(provider.clientInformation()?.client_id),
-      }),
-    });
+    const refreshed = await refreshWith(
+      tokens.refresh_token!,
+      String(provider.clientInformation()?.client_id),
+    );
     expect(((await refreshed.json()) as { error: string }).error).toBe('invalid_grant');
+    // The connected client cannot refresh either: the SDK asks the user again.
+    provider.authorizationUrl = undefined;
+    await expect(client.listTools()).rejects.toBeInstanceOf(UnauthorizedError);
+    expect(provider.authorizationUrl).toBeDefined();
   });
 
   it('refuses a wrong audience, a plain PKCE challenge and a mismatched redirect URI', async () => {
