@@ -32,8 +32,42 @@ async function freePort(): Promise<number> {
 
 export async function startDnsServer(): Promise<DnsServer> {
   const txt = new Map<string, string[]>();
+  // The port is free for UDP when picked, but TCP on the same number can be taken meanwhile (by another
+  // suite's connection): then the listen fails with EADDRINUSE, and a fresh port is tried.
+  for (let attempt = 1; ; attempt++) {
+    const server = dnsServer(txt);
+    const port = await freePort();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server
+          .listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } })
+          .then(() => {
+            server.off('error', reject);
+            resolve();
+          }, reject);
+      });
+    } catch (err) {
+      try {
+        server.close();
+      } catch {}
+      if (attempt >= 5) throw err;
+      continue;
+    }
+    const resolver = new Resolver({ timeout: 2000, tries: 1 });
+    resolver.setServers([`127.0.0.1:${port}`]);
+    return {
+      address: `127.0.0.1:${port}`,
+      txt,
+      resolve: (name, rr) => resolver.resolve(name, rr) as Promise<string[] | string[][]>,
+      close: () => server.close(),
+    };
+  }
+}
+
+function dnsServer(txt: Map<string, string[]>) {
   const { Packet } = dns2;
-  const server = dns2.createServer({
+  return dns2.createServer({
     udp: true,
     tcp: true,
     handle: (request, send) => {
@@ -56,14 +90,4 @@ export async function startDnsServer(): Promise<DnsServer> {
       send(response);
     },
   });
-  const port = await freePort();
-  await server.listen({ udp: { port, address: '127.0.0.1' }, tcp: { port, address: '127.0.0.1' } });
-  const resolver = new Resolver({ timeout: 2000, tries: 1 });
-  resolver.setServers([`127.0.0.1:${port}`]);
-  return {
-    address: `127.0.0.1:${port}`,
-    txt,
-    resolve: (name, rr) => resolver.resolve(name, rr) as Promise<string[] | string[][]>,
-    close: () => server.close(),
-  };
 }
