@@ -181,10 +181,12 @@ describe('JobQueue schedules', () => {
       const run = await until('cron run', () => runs.find((r) => r.job === 'test.echo'), 20_000);
       expect(run.data).toEqual({ n: 42, tag: 'cron' });
       // pg-boss debounces a schedule to once a minute (singleton key), so a second check adds nothing
-      // unless a new minute began meanwhile (then that minute's run is due).
+      // unless a new minute began meanwhile (then that minute's run is due). Near a minute's turn the run of
+      // the minute just ended can still be fired, so one more run than minutes spanned is allowed; without
+      // the debounce, checks every second would add two or three runs in these 2.5 s.
       await sleep(2500);
       const minutes = Math.floor(Date.now() / 60_000) - Math.floor(run.at / 60_000) + 1;
-      expect(runs.filter((r) => r.job === 'test.echo').length).toBeLessThanOrEqual(minutes);
+      expect(runs.filter((r) => r.job === 'test.echo').length).toBeLessThanOrEqual(minutes + 1);
     } finally {
       await q.stop(2000);
       await db.close();
