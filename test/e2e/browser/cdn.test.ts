@@ -1,14 +1,9 @@
-import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../../src/areas/identity/account-tables.ts';
-import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
-import { seedOrg } from '../../seed.ts';
-import { mailedToken } from '../../system-mail.ts';
-import { launchBrowser, shot, startPier } from './browser-kit.ts';
+import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // The Assets page in headless Chromium against a real Pier: a plain member uploads an image through the
 // page's file input (XHR PUT to the presigned URL, then confirm) and a text file by dropping it, sees the
@@ -35,16 +30,7 @@ afterAll(async () => {
 
 describe('assets page in a browser', { timeout: 120_000 }, () => {
   it('a member uploads by file input and drop, sees the thumbnail, the details and the usage chart', async () => {
-    await page.goto(`${base}/sign-up`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
-    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
-    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
-    const { org } = await seedOrg(t.deps);
-    const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
-    await addMember(t.deps, org.id, me!.id, 'member');
+    await signUpIntoOrg(page, t, base, email, 'member');
 
     await page.goto(`${base}/projects`);
     await page.getByRole('link', { name: 'Assets' }).click();

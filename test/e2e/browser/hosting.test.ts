@@ -1,15 +1,12 @@
 import { eq } from 'drizzle-orm';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostingRuntime } from '../../../src/areas/hosting/index.ts';
 import { appLogs, deployments } from '../../../src/areas/hosting/runtime/tables.ts';
-import { users } from '../../../src/areas/identity/account-tables.ts';
-import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
-import { seedOrg, seedProject } from '../../seed.ts';
-import { mailedToken } from '../../system-mail.ts';
-import { launchBrowser, shot, startPier } from './browser-kit.ts';
+import { seedProject } from '../../seed.ts';
+import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // What the project page shows about hosting (issue 15), in headless Chromium against a real Pier: the
 // plan's limits and what enforces them, the build log of a deployment growing while it builds and then its
@@ -33,16 +30,7 @@ async function ownerOnPier(env: Record<string, string>, hosting: boolean) {
   const page = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage();
   page.setDefaultTimeout(30_000);
   const email = `${uniq('host')}@example.com`;
-  await page.goto(`${base}/sign-up`);
-  await page.getByLabel('E-mail').fill(email);
-  await page.getByLabel('Password').fill('a long enough password');
-  await page.getByRole('button', { name: 'Create account' }).click();
-  await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
-  await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
-  await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
-  const { org } = await seedOrg(t.deps);
-  const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
-  await addMember(t.deps, org.id, me!.id, 'admin');
+  const { org } = await signUpIntoOrg(page, t, base, email, 'admin');
   const project = await seedProject(t.deps, org);
   return { t, base, page, project };
 }

@@ -1,15 +1,10 @@
-import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../../src/areas/identity/account-tables.ts';
-import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import { startHubspot } from '../../fakes/integration-providers.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { providerEnv } from '../../integrations-kit.ts';
-import { seedOrg } from '../../seed.ts';
-import { mailedToken } from '../../system-mail.ts';
-import { launchBrowser, shot, startPier } from './browser-kit.ts';
+import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // The integrations page in headless Chromium: an owner sees the connectors (configured or not, with the
 // variables an unconfigured one needs), presses Connect on HubSpot, goes through the fake provider's consent
@@ -38,16 +33,7 @@ afterAll(async () => {
 
 describe('integrations page in a browser', () => {
   it('lists connectors and runs Connect against a fake provider', async () => {
-    await page.goto(`${base}/sign-up`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
-    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
-    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
-    const { org } = await seedOrg(t.deps);
-    const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
-    await addMember(t.deps, org.id, me!.id, 'admin');
+    await signUpIntoOrg(page, t, base, email, 'admin');
 
     await page.goto(`${base}/integrations`);
     await page.getByRole('link', { name: 'Integrations' }).waitFor();

@@ -1,13 +1,9 @@
-import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../../src/areas/identity/account-tables.ts';
-import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
-import { seedApiKey, seedOrg } from '../../seed.ts';
-import { mailedToken } from '../../system-mail.ts';
-import { launchBrowser, shot, startPier } from './browser-kit.ts';
+import { seedApiKey } from '../../seed.ts';
+import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // The memory page in headless Chromium against a real Pier: an app stores memories through v1 with API
 // keys; a plain member of the organization browses them, opens one with its history, tries a recall and
@@ -48,16 +44,7 @@ describe('memory page in a browser', () => {
   it('a member browses memories stored through v1 and tries a recall', async () => {
     if (!t.deps.db.features.has('vector')) return; // the browser suite runs on PGlite, which has pgvector
     // Sign up in the browser, then join an organization someone else owns, as a plain member.
-    await page.goto(`${base}/sign-up`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
-    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
-    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
-    const { org } = await seedOrg(t.deps);
-    const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
-    await addMember(t.deps, org.id, me!.id, 'member');
+    const { org } = await signUpIntoOrg(page, t, base, email, 'member');
     live = (await seedApiKey(t.deps, org.id, 'live')).key;
     sandbox = (await seedApiKey(t.deps, org.id, 'test')).key;
 

@@ -1,16 +1,12 @@
-import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../../src/areas/identity/account-tables.ts';
-import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import { tickSchedules } from '../../../src/areas/webdata/schedules.ts';
 import { closeSharedBrowserPool } from '../../../src/core/browser/shared.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
-import { seedApiKey, seedOrg } from '../../seed.ts';
-import { mailedToken } from '../../system-mail.ts';
+import { seedApiKey } from '../../seed.ts';
 import { type Site, startSite } from '../../webdata-site.ts';
-import { launchBrowser, shot, startPier } from './browser-kit.ts';
+import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // The "Web data" page in headless Chromium against a real Pier with its workers: an app makes a screenshot,
 // a crawl, a batch and a schedule through v1; a member opens the page and sees the screenshot as a picture
@@ -62,16 +58,7 @@ afterAll(async () => {
 
 describe('web data page in a browser', { timeout: 240_000 }, () => {
   it('shows screenshots as pictures, crawl and batch progress, and schedules with their last run', async () => {
-    await page.goto(`${base}/sign-up`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
-    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
-    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
-    const { org } = await seedOrg(t.deps);
-    const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
-    await addMember(t.deps, org.id, me!.id, 'member');
+    const { org } = await signUpIntoOrg(page, t, base, email, 'member');
     const live = (await seedApiKey(t.deps, org.id, 'live')).key;
 
     const s = await v1(live, 'POST', '/webdata/screenshots', {

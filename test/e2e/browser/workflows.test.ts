@@ -1,13 +1,9 @@
-import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { users } from '../../../src/areas/identity/account-tables.ts';
-import { addMember } from '../../../src/areas/orgs/orgs.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
-import { seedApiKey, seedOrg, seedProject } from '../../seed.ts';
-import { mailedToken } from '../../system-mail.ts';
-import { launchBrowser, shot, startPier } from './browser-kit.ts';
+import { seedApiKey, seedProject } from '../../seed.ts';
+import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // The workflows pages in headless Chromium against a real Pier with its engine: an app runs a three-step
 // workflow through v1; a member opens the list, then the finished run, and sees one bar per step, the
@@ -44,16 +40,7 @@ afterAll(async () => {
 
 describe('workflows pages in a browser', { timeout: 60_000 }, () => {
   it('a member opens a completed run and sees one bar per step', async () => {
-    await page.goto(`${base}/sign-up`);
-    await page.getByLabel('E-mail').fill(email);
-    await page.getByLabel('Password').fill('a long enough password');
-    await page.getByRole('button', { name: 'Create account' }).click();
-    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
-    await page.goto(`${base}/verify-email#token=${await mailedToken(t.deps, email, 'verify-email')}`);
-    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
-    const { org } = await seedOrg(t.deps);
-    const [me] = await t.deps.db.orm.select().from(users).where(eq(users.email, email));
-    await addMember(t.deps, org.id, me!.id, 'member');
+    const { org } = await signUpIntoOrg(page, t, base, email, 'member');
     const live = (await seedApiKey(t.deps, org.id, 'live')).key;
     const projectSlug = (await seedProject(t.deps, org)).slug;
 
