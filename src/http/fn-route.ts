@@ -8,32 +8,11 @@ import { type CallerResolver, resolveCaller, resolveCallerCached } from '../core
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 import { fastSerializerCompiler, fastValidatorCompiler } from './fast-schemas.ts';
+import { authorize, hasNul } from './fn-call.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
 import { functions } from './fn-registry.ts';
 
 export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
-
-function authorize(auth: FnAuth, caller: Caller | null): void {
-  if (auth.kind === 'none') return;
-  if (!caller) throw errors.authRequired();
-  if (auth.kind === 'user' && caller.kind !== 'user')
-    throw errors.forbidden('This function needs a personal token.');
-  if (auth.kind === 'operator' && caller.kind !== 'operator')
-    throw errors.forbidden('This function needs the operator key.');
-  if (auth.kind === 'platform') {
-    if (caller.kind !== 'platform') throw errors.forbidden('This function needs a platform credential.');
-    if (!caller.scopes.includes(auth.scope)) throw errors.scopeDenied(auth.scope);
-  }
-}
-
-/** PostgreSQL text cannot hold NUL; refuse it up front instead of failing in the database. */
-function hasNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 32 || value === null || typeof value !== 'object') return false;
-  const o = value as Record<string, unknown>;
-  for (const k in o) if (k.includes('\u0000') || hasNul(o[k], depth + 1)) return true;
-  return false;
-}
 
 /**
  * Resolves and authorizes the caller. Callback-style, with a synchronous path for a cached credential: on

@@ -43,8 +43,8 @@ export const hostingArea = defineArea({
     return () => runtime.stop();
   },
   provides: { provisionProject },
-  // Partner functions (platform credentials) are not tools: an agent signs in as a person.
-  notTools: ['createDeployment', 'startDeployment', 'getDeployment'],
+  // The partner functions (createDeployment, startDeployment, getDeployment) are tools for a platform
+  // credential with the deploy scope only (src/areas/mcp/access.ts).
 });
 
 export { interceptConnections } from './runtime/connection-handoff.ts';

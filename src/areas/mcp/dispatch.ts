@@ -1,14 +1,16 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Caller } from '../../core/auth/caller.ts';
 import { DELEGATION_HEADER, delegate } from '../../core/auth/delegation.ts';
 import { ApiError, errorBody } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { callFunction } from '../../http/fn-call.ts';
+import type { FnDef } from '../../http/fn-kit.ts';
 import { checkOAuthArgs, narrowToGrant, v1CallerFor } from './access.ts';
-import type { FnTool, Tool, V1Tool } from './tools.ts';
+import type { Tool, V1Tool } from './tools.ts';
 
-// A tool call is a request to the real route, made in-process with app.inject: the same validation, auth
-// checks, rate limits and error envelope as over HTTP, with no second code path to keep in step
-// (docs/decisions/060-mcp-stateless-over-inject.md).
+// A v1 tool call is a request to the real route, made in-process with app.inject: the same validation, auth
+// checks, rate limits, idempotency and error envelope as over HTTP (docs/decisions/060). A function tool
+// goes through the function route's own shared path instead (docs/decisions/084).
 
 export type CallContext = {
   deps: Deps;
@@ -17,6 +19,10 @@ export type CallContext = {
   /** The bearer as sent, passed on when the route accepts it as is. */
   authorization: string;
   ip: string;
+  /** The /mcp request's logger (functions log through it, as through their own request's). */
+  log: FastifyBaseLogger;
+  /** Every function of the areas by name (tools or not: the deploy tool calls a few). */
+  fnByName: (name: string) => FnDef | undefined;
 };
 
 export type ToolResult = {
@@ -52,9 +58,8 @@ export function errorResult(err: unknown): ToolResult {
 }
 
 /** structuredContent plus a short text: the JSON itself when small, else its start and a note. */
-export function okResult(value: unknown, wraps: boolean): ToolResult {
+export function okResult(value: unknown, wraps: boolean, json = JSON.stringify(value)): ToolResult {
   const structured = (wraps ? { result: value } : value) as Record<string, unknown>;
-  const json = JSON.stringify(value);
   const text =
     json.length <= TEXT_LIMIT
       ? json
@@ -78,27 +83,19 @@ function resultOf(res: Injected, tool: Pick<Tool, 'name'>): ToolResult | { ok: u
   return { ok: parsed };
 }
 
-async function callFn(ctx: CallContext, tool: Pick<FnTool, 'name'>, args: Record<string, unknown>) {
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  let release = () => {};
-  if (ctx.caller.kind === 'user' && ctx.caller.oauth) {
-    await checkOAuthArgs(ctx.deps, ctx.caller, args);
-    // The OAuth token was checked here (audience, grant); the route gets the resolved caller.
-    const d = delegate(ctx.caller);
-    headers[DELEGATION_HEADER] = d.value;
-    release = d.release;
-  } else headers.authorization = ctx.authorization;
-  try {
-    return await ctx.app.inject({
-      method: 'POST',
-      url: `/api/fn/${tool.name}`,
-      headers,
-      payload: JSON.stringify(args),
-      remoteAddress: ctx.ip,
-    });
-  } finally {
-    release();
+/**
+ * A function tool goes through the function route's own path (fn-call.ts: authorisation, the compiled input
+ * check, the NUL check, the handler and the serializer) with the caller this endpoint resolved; no
+ * in-process HTTP request (docs/decisions/084-mcp-shared-path-for-function-tools.md).
+ */
+async function callFn(ctx: CallContext, def: FnDef, args: Record<string, unknown>) {
+  if (ctx.caller.kind === 'user' && ctx.caller.oauth) await checkOAuthArgs(ctx.deps, ctx.caller, args);
+  const res = await callFunction(ctx.deps, def, ctx.caller, args, ctx);
+  if (!res.ok) {
+    const { error } = errorBody(res.error);
+    return toolError(error.code, error.message);
   }
+  return res;
 }
 
 function v1Request(tool: V1Tool, args: Record<string, unknown>) {
@@ -155,7 +152,10 @@ export async function invokeFn(
   name: string,
   args: Record<string, unknown>,
 ): Promise<ToolResult | { ok: unknown }> {
-  return resultOf(await callFn(ctx, { name }, args), { name });
+  const def = ctx.fnByName(name);
+  if (!def) return toolError('FUNCTION_NOT_FOUND', `No function named ${name}.`);
+  const res = await callFn(ctx, def, args);
+  return 'content' in res ? res : { ok: JSON.parse(res.json) };
 }
 
 /** Calls one tool; every failure the caller can act on comes back as a tool error. */
@@ -165,15 +165,20 @@ export async function callTool(
   args: Record<string, unknown>,
 ): Promise<ToolResult> {
   try {
-    const res = tool.kind === 'fn' ? await callFn(ctx, tool, args) : await callV1(ctx, tool, args);
+    if (tool.kind === 'fn') {
+      const res = await callFn(ctx, tool.fn, args);
+      if ('content' in res) return res;
+      if (ctx.caller.kind === 'user' && ctx.caller.oauth) {
+        const value = await narrowToGrant(ctx.deps, ctx.caller, tool.name, JSON.parse(res.json));
+        return okResult(value, tool.wrapsResult);
+      }
+      return okResult(JSON.parse(res.json), tool.wrapsResult, res.json);
+    }
+    const res = await callV1(ctx, tool, args);
     if ('content' in res) return res;
     const out = resultOf(res, tool);
     if ('content' in out) return out;
-    const value =
-      tool.kind === 'fn' && ctx.caller.kind === 'user'
-        ? await narrowToGrant(ctx.deps, ctx.caller, tool.name, out.ok)
-        : out.ok;
-    return okResult(value, tool.wrapsResult);
+    return okResult(out.ok, tool.wrapsResult);
   } catch (err) {
     return errorResult(err);
   }

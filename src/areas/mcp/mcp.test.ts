@@ -89,8 +89,56 @@ describe('tools/list', () => {
     expect(Object.keys(send.inputSchema.properties ?? {})).not.toContain('organization');
     const plat = await seedPlatform(t.deps, ['deploy']);
     const platTools = (await (await connect(plat.token)).listTools()).tools;
-    // Every platform function is a partner API, not a tool (notTools): nothing is left to list.
-    expect(platTools.map((x) => x.name)).toEqual([]);
+    // Its own partner functions for its scopes, nothing of a person's and no v1 operation.
+    expect(platTools.map((x) => x.name).sort()).toEqual([
+      'createDeployment',
+      'getDeployment',
+      'startDeployment',
+    ]);
+  });
+});
+
+describe('platform credentials', () => {
+  it('provision an organization, a project and a deployment through their own tools', async () => {
+    const plat = await seedPlatform(t.deps, ['org.create', 'project.create', 'deploy']);
+    const client = await connect(plat.token);
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual([
+      'createDeployment',
+      'createOrganization',
+      'createProjectInOrg',
+      'getDeployment',
+      'startDeployment',
+    ]);
+    const org = await client.callTool({
+      name: 'createOrganization',
+      arguments: { email: 'Partner.Customer@example.com', name: 'Partner customer' },
+    });
+    expect(org.isError).toBeFalsy();
+    const created = org.structuredContent as { id: string; slug: string; owner: { email: string } };
+    expect(created.owner.email).toBe('partner.customer@example.com');
+    const project = await client.callTool({
+      name: 'createProjectInOrg',
+      arguments: { orgId: created.id, slug: `pp-${created.slug.slice(0, 20)}`, name: 'Partner app' },
+    });
+    expect(project.isError).toBeFalsy();
+    const projectId = (project.structuredContent as { id: string }).id;
+    const dep = await client.callTool({ name: 'createDeployment', arguments: { projectId } });
+    expect(dep.isError).toBeFalsy();
+    const deploymentId = (dep.structuredContent as { deploymentId: string }).deploymentId;
+    const got = await client.callTool({ name: 'getDeployment', arguments: { deploymentId } });
+    expect((got.structuredContent as { status: string }).status).toBe('uploading');
+    // A person's function is not a tool for it; the route's checks still answer for a scope it lacks.
+    const personal = await client.callTool({ name: 'listMyProjectsForCli', arguments: {} });
+    expect(errorOf(personal).code).toBe('TOOL_NOT_FOUND');
+    const narrow = await connect((await seedPlatform(t.deps, ['deploy'])).token);
+    const refused = await narrow.callTool({
+      name: 'createOrganization',
+      arguments: { email: 'x@example.com', name: 'X' },
+    });
+    expect(errorOf(refused).code).toBe('TOOL_NOT_FOUND');
+    const missing = await narrow.callTool({ name: 'getDeployment', arguments: { deploymentId: 'nope' } });
+    expect(errorOf(missing).code).toBe('DEPLOYMENT_NOT_FOUND');
   });
 });
 

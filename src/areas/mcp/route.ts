@@ -1,12 +1,17 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../core/auth/caller.ts';
 import { bearerFrom } from '../../core/auth/format.ts';
 import { errorBody, errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import type { FnDef } from '../../http/fn-kit.ts';
 import type { AreaManifest } from '../manifest.ts';
 import { DEPLOY_TOOL, usableBy, visibleTools } from './access.ts';
 import { deployTool, deployToolDef } from './deploy-tool.ts';
@@ -46,6 +51,38 @@ async function verify(deps: Deps, bearer: string): Promise<Caller | null> {
   return v?.caller ?? null;
 }
 
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A single, well-formed `tools/call` request with headers the SDK's transport accepts, or null: anything
+ * else (initialize, tools/list, notifications, batches, tasks, a bad header or message) goes to the SDK,
+ * which answers it, errors included, as the protocol says.
+ */
+function plainToolCall(
+  req: FastifyRequest,
+): { id: string | number; name: string; args: Record<string, unknown> } | null {
+  const m = req.body;
+  if (!isPlainObject(m) || m.jsonrpc !== '2.0' || m.method !== 'tools/call') return null;
+  const id = m.id;
+  if (typeof id !== 'string' && !Number.isInteger(id)) return null;
+  const p = m.params;
+  if (!isPlainObject(p) || typeof p.name !== 'string' || 'task' in p) return null;
+  if (p.arguments !== undefined && !isPlainObject(p.arguments)) return null;
+  if (p._meta !== undefined && !isPlainObject(p._meta)) return null;
+  const accept = req.headers.accept;
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return null;
+  if (!/^application\/json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) return null;
+  const version = req.headers['mcp-protocol-version'];
+  if (
+    version !== undefined &&
+    (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))
+  )
+    return null;
+  return { id: id as string | number, name: p.name, args: (p.arguments ?? {}) as Record<string, unknown> };
+}
+
 function webRequest(req: FastifyRequest, url: string): Request {
   const headers = new Headers();
   for (const name of ['accept', 'content-type', 'mcp-protocol-version', 'mcp-session-id', 'last-event-id']) {
@@ -74,6 +111,21 @@ export async function mcpRoutes(
     return { tools, byName };
   };
 
+  const fns = new Map(opts.areas.flatMap((a) => a.fns ?? []).map((f) => [f.name, f as FnDef]));
+  const fnByName = (name: string) => fns.get(name);
+
+  /** tools/call's answer, whichever way the request came (the SDK's server or the direct path). */
+  async function callToolFor(ctx: CallContext, name: string, args: Record<string, unknown>) {
+    if (name === DEPLOY_TOOL && usableBy(ctx.caller, { name, kind: 'deploy' })) {
+      return await deployTool(ctx, args).catch(errorResult);
+    }
+    const tool = registry().byName.get(name);
+    if (!tool || !usableBy(ctx.caller, tool)) {
+      return toolError('TOOL_NOT_FOUND', `No tool named ${name.slice(0, 128)} for this credential.`);
+    }
+    return await callTool(ctx, tool, args);
+  }
+
   function serverFor(ctx: CallContext): Server {
     const server = new Server(
       { name: 'pier', title: 'Pier', version: '1.0.0' },
@@ -92,19 +144,8 @@ export async function mcpRoutes(
       return { tools: list };
     });
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
-      const name = request.params.name;
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-      if (name === DEPLOY_TOOL && usableBy(ctx.caller, { name, kind: 'deploy' })) {
-        return (await deployTool(ctx, args).catch(errorResult)) as never;
-      }
-      const tool = registry().byName.get(name);
-      if (!tool || !usableBy(ctx.caller, tool)) {
-        return toolError(
-          'TOOL_NOT_FOUND',
-          `No tool named ${name.slice(0, 128)} for this credential.`,
-        ) as never;
-      }
-      return (await callTool(ctx, tool, args)) as never;
+      return (await callToolFor(ctx, request.params.name, args)) as never;
     });
     return server;
   }
@@ -124,7 +165,33 @@ export async function mcpRoutes(
     if (caller.kind === 'user' && caller.via === 'oauth' && caller.oauth?.audience !== audience) {
       return unauthorized(reply, publicUrl, `The token was not issued for ${audience}.`, true);
     }
-    const ctx: CallContext = { deps, app, caller, authorization: `Bearer ${bearer}`, ip: req.ip };
+    const ctx: CallContext = {
+      deps,
+      app,
+      caller,
+      authorization: `Bearer ${bearer}`,
+      ip: req.ip,
+      log: req.log,
+      fnByName,
+    };
+    const call = plainToolCall(req);
+    if (call) {
+      // The commonest request, answered without building the SDK's server and transport for it.
+      let body: string;
+      try {
+        const result = await callToolFor(ctx, call.name, call.args);
+        body = JSON.stringify({ result, jsonrpc: '2.0', id: call.id });
+      } catch (err) {
+        // As the SDK's server answers a handler that throws: a JSON-RPC internal error.
+        req.log.error({ err }, 'MCP tool call failed');
+        body = JSON.stringify({
+          jsonrpc: '2.0',
+          id: call.id,
+          error: { code: -32603, message: 'Internal error' },
+        });
+      }
+      return reply.status(200).header('content-type', 'application/json').send(body);
+    }
     const server = serverFor(ctx);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

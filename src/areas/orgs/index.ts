@@ -65,9 +65,8 @@ export const orgsArea = defineArea({
   ],
   start: async (deps) => startAccessCache(deps),
   provides: { onEmailVerified: promotePendingGrants },
+  // createOrganization and createProjectInOrg are tools for a platform credential with their scope only.
   notTools: [
-    'createOrganization',
-    'createProjectInOrg',
     'adminCreateApiKey',
     'adminCreateUser',
     'adminCreateOrg',
