@@ -286,6 +286,51 @@ describe('authentication', () => {
     expect(forged.status).toBe(401);
   });
 
+  it('answers a bare tools/call as JSON-RPC, and leaves bad headers and messages to the SDK’s refusals', async () => {
+    const { owner, org } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      authorization: `Bearer ${owner.token}`,
+      'mcp-protocol-version': '2025-11-25',
+    };
+    const call = (body: unknown, h: Record<string, string> = headers) =>
+      fetch(`${t.url}/mcp`, { method: 'POST', headers: h, body: JSON.stringify(body) });
+    const msg = {
+      jsonrpc: '2.0',
+      id: 'call-1',
+      method: 'tools/call',
+      params: { name: 'getProjectForCli', arguments: { slug: p.slug } },
+    };
+    const ok = await call(msg);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toContain('application/json');
+    const json = await ok.json();
+    expect(json).toMatchObject({
+      jsonrpc: '2.0',
+      id: 'call-1',
+      result: { structuredContent: { slug: p.slug } },
+    });
+    const direct = await t.call('getProjectForCli', { slug: p.slug }, owner.token);
+    expect(json.result.structuredContent).toEqual(direct.json());
+    expect(JSON.parse(json.result.content[0].text)).toEqual(direct.json());
+    // A tool error is a result, not a protocol error.
+    const missing = await (
+      await call({ ...msg, id: 7, params: { name: 'getProjectForCli', arguments: {} } })
+    ).json();
+    expect(missing).toMatchObject({ id: 7, result: { isError: true } });
+    expect(missing.result.content[0].text).toMatch(/^VALIDATION_ERROR: .*slug/);
+    // The transport's own refusals still come from the SDK.
+    expect((await call(msg, { ...headers, 'mcp-protocol-version': '1999-01-01' })).status).toBe(400);
+    expect((await call(msg, { ...headers, accept: 'application/json' })).status).toBe(406);
+    const bad = await call({ ...msg, params: { name: 5 } });
+    // The SDK's server refuses it as a JSON-RPC error naming the field (as before any direct path).
+    const refused = await bad.json();
+    expect(refused).toMatchObject({ jsonrpc: '2.0', id: 'call-1', error: { code: -32603 } });
+    expect(refused.error.message).toContain('name');
+  });
+
   it('names the audience OAuth tokens must carry', () => {
     expect(mcpAudience('https://pier.example.com/')).toBe('https://pier.example.com/mcp');
   });
