@@ -128,7 +128,13 @@ function agentFor(host: string): http.Agent {
   return a;
 }
 
-export type RouterResponse = { status: number; headers: http.IncomingHttpHeaders; body: string };
+export type RouterResponse = {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+  /** The body's bytes, for binary files. */
+  raw: Buffer;
+};
 
 /** A request to an app through Pier's router, by Host header (fetch cannot set Host, so plain http). */
 export function viaRouter(
@@ -157,6 +163,7 @@ export function viaRouter(
             status: res.statusCode ?? 0,
             headers: res.headers,
             body: Buffer.concat(chunks).toString(),
+            raw: Buffer.concat(chunks),
           }),
         );
         res.on('error', reject);

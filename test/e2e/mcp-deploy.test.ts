@@ -12,6 +12,7 @@ import { seedOrg, seedProject } from '../seed.ts';
 
 let t: TestApp;
 let client: Client;
+const logo = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
 
 beforeAll(async () => {
   const port = await freePort();
@@ -52,6 +53,8 @@ describe('deployApp', () => {
           'index.html':
             '<!doctype html><link rel="stylesheet" href="/site.css"><h1>Deployed by an agent</h1>',
           'site.css': 'h1 { color: teal; }',
+          // A binary file travels as base64: every byte value, NUL and invalid UTF-8 included.
+          'img/logo.bin': { base64: logo.toString('base64') },
         },
       },
     });
@@ -64,6 +67,9 @@ describe('deployApp', () => {
     expect(home.body).toContain('Deployed by an agent');
     const css = await viaRouter(t, p.slug, '/site.css');
     expect(css.body).toContain('teal');
+    const bin = await viaRouter(t, p.slug, '/img/logo.bin');
+    expect(bin.status).toBe(200);
+    expect(bin.raw.equals(logo)).toBe(true);
   });
 
   it('refuses files past the caps and unsafe paths with a clear tool error; a bad app is refused, a crashing one fails with its reason', async () => {
@@ -79,6 +85,21 @@ describe('deployApp', () => {
       arguments: { projectSlug: p.slug, files: { '../evil.html': 'x' } },
     });
     expect((outside.content as { text: string }[])[0]!.text).toMatch(/relative file path/);
+    const notBase64 = await c.callTool({
+      name: 'deployApp',
+      arguments: { projectSlug: p.slug, files: { 'index.html': 'x', 'a.png': { base64: 'not base64!' } } },
+    });
+    expect((notBase64.content as { text: string }[])[0]!.text).toMatch(
+      /^VALIDATION_ERROR: files\.a\.png\.base64: not base64/,
+    );
+    const big = Buffer.alloc(1024 * 1024 + 1).toString('base64');
+    const tooBig = await c.callTool({
+      name: 'deployApp',
+      arguments: { projectSlug: p.slug, files: { 'index.html': 'x', 'big.bin': { base64: big } } },
+    });
+    expect((tooBig.content as { text: string }[])[0]!.text).toMatch(
+      /big\.bin: 1048577 bytes; .* at most 1048576/,
+    );
     const broken = await c.callTool({
       name: 'deployApp',
       arguments: { projectSlug: p.slug, files: { 'readme.txt': 'no index here' } },

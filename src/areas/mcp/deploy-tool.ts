@@ -22,9 +22,15 @@ const POLL_MS = 250;
 const input = z.strictObject({
   projectSlug: slugInput,
   files: z
-    .record(z.string().min(1).max(300), z.string())
+    .record(
+      z.string().min(1).max(300),
+      z.union([
+        z.string(),
+        z.strictObject({ base64: z.string().describe("The file's bytes in base64 (images, fonts, …).") }),
+      ]),
+    )
     .describe(
-      `The app's files, path → text content (at most ${MAX_FILES} files, ${MAX_FILE_BYTES} bytes each, ${MAX_TOTAL_BYTES} in all). A static site needs index.html; a Node app a package.json with a start script.`,
+      `The app's files, path → text content, or { "base64": "…" } for a binary file (at most ${MAX_FILES} files, ${MAX_FILE_BYTES} bytes each once decoded, ${MAX_TOTAL_BYTES} in all). A static site needs index.html; a Node app a package.json with a start script.`,
     ),
   waitSeconds: z
     .number()
@@ -62,15 +68,36 @@ function stripSchema(s: Record<string, unknown>) {
   return s;
 }
 
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** A file's bytes: text as UTF-8, or base64 decoded (refused when it is not base64 or past the cap). */
+function bytesOf(p: string, content: string | { base64: string }): Buffer {
+  if (typeof content === 'string') return Buffer.from(content, 'utf8');
+  const b64 = content.base64.replace(/\s+/g, '');
+  // Checked before decoding: a huge string is refused without allocating its bytes.
+  if (Math.floor((b64.length * 3) / 4) - 2 > MAX_FILE_BYTES)
+    throw tooBig(p, Math.floor((b64.length * 3) / 4));
+  if (b64.length % 4 !== 0 || !BASE64_RE.test(b64)) {
+    throw errors.validation(`files.${p}.base64: not base64 (A–Z, a–z, 0–9, + and /, padded with =).`);
+  }
+  return Buffer.from(b64, 'base64');
+}
+
+function tooBig(p: string, size: number) {
+  return errors.validation(
+    `files.${p}: ${size} bytes; a file sent inline is at most ${MAX_FILE_BYTES} bytes.`,
+  );
+}
+
 /** The files, checked: safe relative paths, within the caps (a clear error names the cap passed). */
-function checkFiles(files: Record<string, string>): Map<string, string> {
+function checkFiles(files: Record<string, string | { base64: string }>): Map<string, Buffer> {
   const entries = Object.entries(files);
   if (entries.length === 0) throw errors.validation('files: give at least one file.');
   if (entries.length > MAX_FILES) {
     throw errors.validation(`files: ${entries.length} files; at most ${MAX_FILES} can be sent inline.`);
   }
   let total = 0;
-  const out = new Map<string, string>();
+  const out = new Map<string, Buffer>();
   for (const [p, content] of entries) {
     const norm = path.posix.normalize(p.replace(/\\/g, '/')).replace(/^\.\//, '');
     if (
@@ -85,24 +112,20 @@ function checkFiles(files: Record<string, string>): Map<string, string> {
     if (norm.split('/').some((s) => s === '.git' || s === '.pier')) {
       throw errors.validation(`files.${p}: .git and .pier are never deployed.`);
     }
-    const size = Buffer.byteLength(content, 'utf8');
-    if (size > MAX_FILE_BYTES) {
-      throw errors.validation(
-        `files.${p}: ${size} bytes; a file sent inline is at most ${MAX_FILE_BYTES} bytes.`,
-      );
-    }
-    total += size;
+    const bytes = bytesOf(p, content);
+    if (bytes.length > MAX_FILE_BYTES) throw tooBig(p, bytes.length);
+    total += bytes.length;
     if (total > MAX_TOTAL_BYTES) {
       throw errors.validation(
         `files: more than ${MAX_TOTAL_BYTES} bytes in all; deploy a bigger app with pier deploy.`,
       );
     }
-    out.set(norm, content);
+    out.set(norm, bytes);
   }
   return out;
 }
 
-async function pack(files: Map<string, string>): Promise<Buffer> {
+async function pack(files: Map<string, Buffer>): Promise<Buffer> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-mcp-deploy-'));
   try {
     for (const [p, content] of files) {
