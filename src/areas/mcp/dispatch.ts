@@ -86,7 +86,7 @@ function resultOf(res: Injected, tool: Pick<Tool, 'name'>): ToolResult | { ok: u
 /**
  * A function tool goes through the function route's own path (fn-call.ts: authorisation, the compiled input
  * check, the NUL check, the handler and the serializer) with the caller this endpoint resolved; no
- * in-process HTTP request (docs/decisions/084-mcp-shared-path-for-function-tools.md).
+ * in-process HTTP request (docs/decisions/084-mcp-function-tools-through-the-route-path.md).
  */
 async function callFn(ctx: CallContext, def: FnDef, args: Record<string, unknown>) {
   if (ctx.caller.kind === 'user' && ctx.caller.oauth) await checkOAuthArgs(ctx.deps, ctx.caller, args);
