@@ -19,7 +19,7 @@ import type {
 // List cursors wrap the provider's own (cursor, page token, offset) in a signed Pier cursor bound to the
 // connection and the list, so a cursor from another connection, list or tenant is refused.
 
-type Ops = {
+export type Ops = {
   crm: CrmOps;
   storage: StorageOps;
   communication: CommunicationOps;
