@@ -1,8 +1,9 @@
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../../test/harness.ts';
+import type { TestApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
-import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import type { V1Tenant } from '../../../test/v1-security.ts';
+import { expectJobRoutesSecured, settled, webdataTestApp } from '../../../test/webdata-kit.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 import type { Environment } from '../../core/auth/caller.ts';
 import type { ManualClock } from '../../core/clock.ts';
@@ -24,15 +25,7 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
   beforeAll(async () => {
     site = await startSite({ articles: 3 });
     slow = await startSite({ articles: 3, latencyMs: 300 });
-    t = await testApp({
-      background: true,
-      env: {
-        OUTBOUND_ALLOW: '127.0.0.1/32',
-        WEBDATA_FETCH_TIMEOUT_MS: '3000',
-        V1_RATE_LIMIT_BURST: '1000000',
-        V1_RATE_LIMIT_PER_SEC: '100000',
-      },
-    });
+    t = await webdataTestApp({ WEBDATA_FETCH_TIMEOUT_MS: '3000' });
     a = await seedV1Tenant(t.deps);
   }, 180_000);
   afterAll(async () => {
@@ -41,14 +34,7 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
     await slow?.close();
   });
 
-  const batchDone = async (id: string) => {
-    for (let i = 0; i < 1200; i++) {
-      const b = (await t.v1('GET', `/webdata/batch/${id}`, a.live)).json();
-      if (!['pending', 'processing'].includes(b.status)) return b;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`batch ${id} did not finish`);
-  };
+  const batchDone = (id: string) => settled(t, a.live, `/webdata/batch/${id}`);
 
   it('runs a batch of extractions whose counts add up', async () => {
     const urls = ['/articles/1', '/docs', '/missing', '/garbage'].map((p) => `${site.url}${p}`);
@@ -123,18 +109,10 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
       await t.v1('POST', '/webdata/batch/extractions', a.live, { urls: [`${site.url}/about`] })
     ).json().id;
     await batchDone(id);
-    await expectV1Security(t, {
-      method: 'GET',
-      url: `/webdata/batch/${id}`,
-      owner: a,
-      notFoundCode: 'BATCH_NOT_FOUND',
-    });
-    await expectV1Security(t, {
-      method: 'POST',
-      url: `/webdata/batch/${id}/cancel`,
-      owner: a,
-      notFoundCode: 'BATCH_NOT_FOUND',
-    });
+    await expectJobRoutesSecured(t, a, 'BATCH_NOT_FOUND', [
+      ['GET', `/webdata/batch/${id}`],
+      ['POST', `/webdata/batch/${id}/cancel`],
+    ]);
   });
 
   const runs = async (id: string, q = '') =>
@@ -197,18 +175,10 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
     expect((await t.v1('POST', `/webdata/schedules/${id}/toggle`, a.live)).json()).toEqual({
       isActive: true,
     });
-    await expectV1Security(t, {
-      method: 'POST',
-      url: `/webdata/schedules/${id}/toggle`,
-      owner: a,
-      notFoundCode: 'SCHEDULE_NOT_FOUND',
-    });
-    await expectV1Security(t, {
-      method: 'GET',
-      url: `/webdata/schedules/${id}/runs`,
-      owner: a,
-      notFoundCode: 'SCHEDULE_NOT_FOUND',
-    });
+    await expectJobRoutesSecured(t, a, 'SCHEDULE_NOT_FOUND', [
+      ['POST', `/webdata/schedules/${id}/toggle`],
+      ['GET', `/webdata/schedules/${id}/runs`],
+    ]);
     expect((await t.v1('DELETE', `/webdata/schedules/${id}`, a.live)).json()).toEqual({ success: true });
   });
 

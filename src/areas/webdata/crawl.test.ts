@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../../test/harness.ts';
+import type { TestApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
-import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import type { V1Tenant } from '../../../test/v1-security.ts';
+import { expectJobRoutesSecured, settled, webdataTestApp } from '../../../test/webdata-kit.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 
 // Crawls through the API with the job worker running, against the local test site: breadth-first order,
@@ -25,14 +26,7 @@ describe('web data crawl', { timeout: 90_000 }, () => {
 
   beforeAll(async () => {
     site = await startSite({ articles: 8 });
-    t = await testApp({
-      background: true,
-      env: {
-        OUTBOUND_ALLOW: '127.0.0.1/32',
-        V1_RATE_LIMIT_BURST: '1000000',
-        V1_RATE_LIMIT_PER_SEC: '100000',
-      },
-    });
+    t = await webdataTestApp();
     a = await seedV1Tenant(t.deps);
   }, 180_000);
   afterAll(async () => {
@@ -46,15 +40,12 @@ describe('web data crawl', { timeout: 90_000 }, () => {
     expect(res.json().status).toBe('pending');
     return res.json().id as string;
   };
-  const finished = async (id: string) => {
-    for (let i = 0; i < 1200; i++) {
-      const c = (await t.v1('GET', `/webdata/crawl/${id}?includePages=true`, a.live)).json();
-      if (!['pending', 'processing'].includes(c.status))
-        return c as { status: string; pages: Page[]; [k: string]: unknown };
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`crawl ${id} did not finish`);
-  };
+  const finished = async (id: string) =>
+    (await settled(t, a.live, `/webdata/crawl/${id}?includePages=true`)) as {
+      status: string;
+      pages: Page[];
+      [k: string]: unknown;
+    };
 
   it('crawls breadth-first to maxDepth, skips robots-disallowed paths, 404s and canonical duplicates', async () => {
     site.reset();
@@ -164,24 +155,11 @@ describe('web data crawl', { timeout: 90_000 }, () => {
     }
     const id = await start({ maxDepth: 0 });
     await finished(id);
-    await expectV1Security(t, {
-      method: 'GET',
-      url: `/webdata/crawl/${id}`,
-      owner: a,
-      notFoundCode: 'CRAWL_NOT_FOUND',
-    });
-    await expectV1Security(t, {
-      method: 'GET',
-      url: `/webdata/crawl/${id}/pages`,
-      owner: a,
-      notFoundCode: 'CRAWL_NOT_FOUND',
-    });
-    await expectV1Security(t, {
-      method: 'POST',
-      url: `/webdata/crawl/${id}/cancel`,
-      owner: a,
-      notFoundCode: 'CRAWL_NOT_FOUND',
-    });
+    await expectJobRoutesSecured(t, a, 'CRAWL_NOT_FOUND', [
+      ['GET', `/webdata/crawl/${id}`],
+      ['GET', `/webdata/crawl/${id}/pages`],
+      ['POST', `/webdata/crawl/${id}/cancel`],
+    ]);
     expect((await t.v1('GET', `/webdata/crawl/${id}/pages?cursor=nope`, a.live)).statusCode).toBe(400);
   });
 });

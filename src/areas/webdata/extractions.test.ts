@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../../test/harness.ts';
+import type { TestApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
-import { expectV1Security, type V1Tenant } from '../../../test/v1-security.ts';
+import type { V1Tenant } from '../../../test/v1-security.ts';
+import { expectJobRoutesSecured, settled, webdataTestApp } from '../../../test/webdata-kit.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 import type { ManualClock } from '../../core/clock.ts';
 import { plugInto } from './plugins.ts';
@@ -18,15 +19,7 @@ describe('web data extractions', { timeout: 60_000 }, () => {
 
   beforeAll(async () => {
     site = await startSite();
-    t = await testApp({
-      background: true,
-      env: {
-        OUTBOUND_ALLOW: '127.0.0.1/32',
-        WEBDATA_FETCH_TIMEOUT_MS: '1500',
-        V1_RATE_LIMIT_BURST: '1000000',
-        V1_RATE_LIMIT_PER_SEC: '100000',
-      },
-    });
+    t = await webdataTestApp({ WEBDATA_FETCH_TIMEOUT_MS: '1500' });
     a = await seedV1Tenant(t.deps);
   }, 180_000);
   afterAll(async () => {
@@ -38,13 +31,7 @@ describe('web data extractions', { timeout: 60_000 }, () => {
     const res = await t.v1('POST', '/webdata/extractions', key, body);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json().status).toBe('pending');
-    const id = res.json().id as string;
-    for (let i = 0; i < 600; i++) {
-      const got = (await t.v1('GET', `/webdata/extractions/${id}`, key)).json();
-      if (got.status === 'completed' || got.status === 'failed') return got;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`extraction ${id} did not finish`);
+    return settled(t, key, `/webdata/extractions/${res.json().id}`, 600);
   };
 
   it('markdown mode keeps headings, lists, code and links, drops navigation, and reads the metadata', async () => {
@@ -212,18 +199,10 @@ describe('web data extractions', { timeout: 60_000 }, () => {
 
   it('another organization, or the sandbox key, sees a 404', async () => {
     const x = await extract({ url: `${site.url}/about`, mode: 'markdown' });
-    await expectV1Security(t, {
-      method: 'GET',
-      url: `/webdata/extractions/${x.id}`,
-      owner: a,
-      notFoundCode: 'EXTRACTION_NOT_FOUND',
-    });
-    await expectV1Security(t, {
-      method: 'DELETE',
-      url: `/webdata/extractions/${x.id}`,
-      owner: a,
-      notFoundCode: 'EXTRACTION_NOT_FOUND',
-    });
+    await expectJobRoutesSecured(t, a, 'EXTRACTION_NOT_FOUND', [
+      ['GET', `/webdata/extractions/${x.id}`],
+      ['DELETE', `/webdata/extractions/${x.id}`],
+    ]);
     const other = await seedV1Tenant(t.deps);
     const list = (await t.v1('GET', '/webdata/extractions', other.live)).json();
     expect(list.items).toEqual([]);

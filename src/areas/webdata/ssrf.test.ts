@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
+import { settled } from '../../../test/webdata-kit.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 
 // The SSRF guard on every web data path. With OUTBOUND_ALLOW empty, loopback, the private ranges, link-local
@@ -48,14 +49,7 @@ describe('web data SSRF guard', { timeout: 90_000 }, () => {
     `http://2130706433:${site.port}/`,
   ];
 
-  const settle = async (t: TestApp, key: string, path: string) => {
-    for (let i = 0; i < 600; i++) {
-      const r = (await t.v1('GET', path, key)).json();
-      if (!['pending', 'processing'].includes(r.status)) return r;
-      await new Promise((res) => setTimeout(res, 50));
-    }
-    throw new Error(`${path} did not finish`);
-  };
+  const settle = (t: TestApp, key: string, path: string) => settled(t, key, path, 600);
 
   it('extraction and crawl fail with "Blocked address" for every private target', async () => {
     for (const url of targets()) {

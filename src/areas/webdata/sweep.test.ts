@@ -1,8 +1,9 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../../test/harness.ts';
+import type { TestApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
+import { settled, webdataTestApp } from '../../../test/webdata-kit.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 import type { ManualClock } from '../../core/clock.ts';
 import { runBatch } from './batches.ts';
@@ -24,15 +25,7 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
 
   beforeAll(async () => {
     site = await startSite({ articles: 3 });
-    t = await testApp({
-      background: true,
-      env: {
-        OUTBOUND_ALLOW: '127.0.0.1/32',
-        WEBDATA_FETCH_TIMEOUT_MS: '20000',
-        V1_RATE_LIMIT_BURST: '1000000',
-        V1_RATE_LIMIT_PER_SEC: '100000',
-      },
-    });
+    t = await webdataTestApp({ WEBDATA_FETCH_TIMEOUT_MS: '20000' });
     a = await seedV1Tenant(t.deps);
     clock = t.clock as ManualClock;
   }, 180_000);
@@ -73,14 +66,7 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
   }
 
   const batch = async (id: string) => (await t.v1('GET', `/webdata/batch/${id}`, a.live)).json();
-  async function settled(id: string) {
-    for (let i = 0; i < 1200; i++) {
-      const b = await batch(id);
-      if (!['pending', 'processing'].includes(b.status)) return b;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error(`batch ${id} did not finish`);
-  }
+  const batchSettled = (id: string) => settled(t, a.live, `/webdata/batch/${id}`);
 
   it('resumes a batch whose worker stopped, and leaves a live one alone', async () => {
     const before = site.hits.get('/articles/1') ?? 0;
@@ -89,7 +75,7 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
     const swept = await sweepInterrupted(t.deps);
     expect(swept.resumed).toEqual([dead]);
     expect(swept.resumed).not.toContain(live);
-    const b = await settled(dead);
+    const b = await batchSettled(dead);
     expect(b, JSON.stringify(b.items)).toMatchObject({
       status: 'completed',
       processedUrls: 3,
@@ -129,7 +115,7 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
     await runBatch(t.deps, id, stop.signal);
     expect((await batch(id)).status).toBe('processing');
     expect((await sweepInterrupted(t.deps)).resumed).toEqual([id]);
-    expect((await settled(id)).status).toBe('completed');
+    expect((await batchSettled(id)).status).toBe('completed');
   });
 
   it('fails a crawl whose worker stopped, keeping its pages', async () => {
