@@ -86,6 +86,22 @@ async function setup(extra: Record<string, unknown> = {}) {
   return { org, owner, client, session };
 }
 
+/** Exchanges an approved code (with its PKCE verifier) at the token endpoint, as `s`'s client. */
+function exchangeCode(s: { client: { client_id: string } }, code: string, verifier: string) {
+  return token({
+    grant_type: 'authorization_code',
+    client_id: s.client.client_id,
+    code,
+    redirect_uri: REDIRECT,
+    code_verifier: verifier,
+  });
+}
+
+/** A refresh-token grant as `clientId`, with any extra fields (a resource). */
+function refreshGrant(clientId: string, refreshToken: string, extra: Record<string, string> = {}) {
+  return token({ grant_type: 'refresh_token', client_id: clientId, refresh_token: refreshToken, ...extra });
+}
+
 async function approvedCode(
   s: Awaited<ReturnType<typeof setup>>,
   environment = 'sandbox',
@@ -394,21 +410,8 @@ describe('tokens', () => {
     const s = await setup();
     // The API's root resource (what the root metadata names) is narrowed to /mcp.
     const { code, verifier } = await approvedCode(s, 'production', BASE);
-    const first = (
-      await token({
-        grant_type: 'authorization_code',
-        client_id: s.client.client_id,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-      })
-    ).json();
-    const second = await token({
-      grant_type: 'refresh_token',
-      client_id: s.client.client_id,
-      refresh_token: first.refresh_token,
-      resource: AUDIENCE,
-    });
+    const first = (await exchangeCode(s, code, verifier)).json();
+    const second = await refreshGrant(s.client.client_id, first.refresh_token, { resource: AUDIENCE });
     expect(second.statusCode).toBe(200);
     const rotated = second.json();
     expect(rotated.refresh_token).not.toBe(first.refresh_token);
@@ -419,24 +422,12 @@ describe('tokens', () => {
       { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
       '10.5.0.1',
     );
-    const stolen = await token({
-      grant_type: 'refresh_token',
-      client_id: otherClient.json().client_id,
-      refresh_token: rotated.refresh_token,
-    });
+    const stolen = await refreshGrant(otherClient.json().client_id, rotated.refresh_token);
     expect([stolen.statusCode, stolen.json().error]).toEqual([400, 'invalid_grant']);
-    const old = await token({
-      grant_type: 'refresh_token',
-      client_id: s.client.client_id,
-      refresh_token: first.refresh_token,
-    });
+    const old = await refreshGrant(s.client.client_id, first.refresh_token);
     expect([old.statusCode, old.json().error]).toEqual([400, 'invalid_grant']);
     expect(await t.deps.credentials.verifyCaller(rotated.access_token)).toBeNull();
-    const after = await token({
-      grant_type: 'refresh_token',
-      client_id: s.client.client_id,
-      refresh_token: rotated.refresh_token,
-    });
+    const after = await refreshGrant(s.client.client_id, rotated.refresh_token);
     expect(after.json().error).toBe('invalid_grant');
   });
 
@@ -504,15 +495,7 @@ describe('granted clients', () => {
   it('are listed with their organizations and last use, and revoking ends access at once', async () => {
     const s = await setup();
     const { code, verifier } = await approvedCode(s);
-    const tokens = (
-      await token({
-        grant_type: 'authorization_code',
-        client_id: s.client.client_id,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-      })
-    ).json();
+    const tokens = (await exchangeCode(s, code, verifier)).json();
     expect(await t.deps.credentials.verifyCaller(tokens.access_token)).not.toBeNull();
     // The verification above marked the token used (written off the request path).
     await new Promise((r) => setTimeout(r, 50));
@@ -536,11 +519,7 @@ describe('granted clients', () => {
     expect(revoked.statusCode).toBe(200);
     expect(await t.deps.credentials.verifyCaller(tokens.access_token)).toBeNull();
     expect(t.deps.credentials.verifyCached(tokens.access_token) ?? null).toBeNull();
-    const refresh = await token({
-      grant_type: 'refresh_token',
-      client_id: s.client.client_id,
-      refresh_token: tokens.refresh_token,
-    });
+    const refresh = await refreshGrant(s.client.client_id, tokens.refresh_token);
     expect(refresh.json().error).toBe('invalid_grant');
     expect((await s.session.call('listOauthGrantsForCli', {})).json()).toEqual([]);
   });
@@ -566,33 +545,15 @@ describe('browser clients and housekeeping', () => {
   it('prunes old requests and spent refresh tokens, and keeps live ones', async () => {
     const s = await setup();
     const { code, verifier } = await approvedCode(s);
-    const first = (
-      await token({
-        grant_type: 'authorization_code',
-        client_id: s.client.client_id,
-        code,
-        redirect_uri: REDIRECT,
-        code_verifier: verifier,
-      })
-    ).json();
-    const second = (
-      await token({
-        grant_type: 'refresh_token',
-        client_id: s.client.client_id,
-        refresh_token: first.refresh_token,
-      })
-    ).json();
+    const first = (await exchangeCode(s, code, verifier)).json();
+    const second = (await refreshGrant(s.client.client_id, first.refresh_token)).json();
     (t.clock as ManualClock).advance(2 * 24 * 3600 * 1000);
     const pruned = await pruneOauth(t.deps);
     expect(pruned.requests).toBeGreaterThan(0);
     expect(pruned.refreshTokens).toBeGreaterThan(0);
     // The live refresh token still works (its access token has expired meanwhile).
     expect(await t.deps.credentials.verifyCaller(second.access_token)).toBeNull();
-    const again = await token({
-      grant_type: 'refresh_token',
-      client_id: s.client.client_id,
-      refresh_token: second.refresh_token,
-    });
+    const again = await refreshGrant(s.client.client_id, second.refresh_token);
     expect(again.statusCode).toBe(200);
   });
 });
