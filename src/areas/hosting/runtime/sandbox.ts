@@ -222,6 +222,16 @@ function chownTree(dir: string, id: number): void {
   walk(dir);
 }
 
+/**
+ * bwrap's own set-up failure that a second start clears, found in the lines a start printed before it exited:
+ * the line, or null. Its loopback set-up failed when something else brought `lo` up first (slirp4netns's
+ * --configure did, decision 082); bwrap 0.8 then prints a stale errno ("No child processes"). Pier no longer
+ * races it, so a retry is only the guard for what is left (a kernel refusing the address for another reason).
+ */
+export function retryableSandboxFailure(stderrLines: readonly string[]): string | null {
+  return stderrLines.find((l) => /^bwrap: loopback: Failed RTM_NEW(ADDR|LINK)\b/.test(l)) ?? null;
+}
+
 /** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
 export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   if (!fs.existsSync(bwrap))
