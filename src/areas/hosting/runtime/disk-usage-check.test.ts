@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../../../../test/harness.ts';
+import { dropAppDatabases, type TestApp, testApp } from '../../../../test/harness.ts';
 import { seedOrg, seedProject } from '../../../../test/seed.ts';
 import { AppDbServers, projectDir, provisionAppDatabase } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
@@ -32,6 +32,7 @@ afterAll(async () => {
   await supervisor?.close();
   await logs?.close();
   await dbs?.closeAll();
+  if (t) await dropAppDatabases(t.deps);
   await t?.close();
 });
 
