@@ -100,6 +100,7 @@ const netProbe = async () => {
     hostAddress: await timed({ host: env.publicHost, port: env.publicPort }),
     metadata: await timed({ host: '169.254.169.254', port: 80 }),
     privateRange: await timed({ host: '10.1.2.3', port: 80 }),
+    ipv6: await timed({ host: env.publicHostV6, port: env.publicPort }),
     dns: await require('node:dns').promises.resolve4(env.dnsName).then((a) => a.sort().join(), (e) => e.code),
     routeDel: ipCmd(['route', 'del', 'unreachable', '169.254.0.0/16']),
     routeOpen: ipCmd(['route', 'replace', env.publicHost + '/32', 'via', '10.0.2.2', 'dev', 'tap0']),
@@ -189,10 +190,12 @@ function get(proc: AppProcess, p: string): Promise<string> {
   });
 }
 
-/** The host's first outward IPv4 address: the app's way out (slirp4netns) reaches it like any other host. */
-function outwardAddress(): string {
+/** The host's first outward address; for IPv6 a documentation address when it has none (any will do). */
+function outwardAddress(family: 'IPv4' | 'IPv6' = 'IPv4'): string {
   for (const list of Object.values(os.networkInterfaces()))
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+    for (const a of list ?? [])
+      if (a.family === family && !a.internal && !a.address.startsWith('fe80:')) return a.address;
+  if (family === 'IPv6') return '2001:db8::1';
   throw new Error('no outward IPv4 address');
 }
 
@@ -284,6 +287,7 @@ describe('the app sandbox', () => {
             neighbourSocket: neighbour.proc.socketPath,
             publicHost: outwardAddress(),
             publicPort: portOf(publicServer),
+            publicHostV6: outwardAddress('IPv6'),
             dnsName: DNS_NAME,
             ip: ipBinary(),
           }),
@@ -341,6 +345,8 @@ describe('the app sandbox', () => {
       expect(n.hostAddress).toBe('EHOSTUNREACH fast');
       expect(n.metadata).toBe('EHOSTUNREACH fast');
       expect(n.privateRange).toBe('EHOSTUNREACH fast');
+      // No IPv6 in the namespace at all (slirp4netns runs without --enable-ipv6).
+      expect(n.ipv6).toBe('ENETUNREACH fast');
       // slirp's DNS forwarder still answers, as the host's resolver does.
       if (hostDns !== 'ECONNREFUSED' && hostDns !== 'ETIMEOUT') expect(n.dns).toBe(hostDns);
       // The app cannot change its routes: no CAP_NET_ADMIN in its namespace.
