@@ -36,6 +36,20 @@ describe('the routes of an app namespace', () => {
     expect(lines.join()).not.toMatch(/\blo\b/);
   });
 
+  it('leaves a closed range inside a wider opening open (0.0.0.0/0 opens all but the metadata address)', () => {
+    const lines = routeScript({ hostAddresses: ['192.0.2.2'], allow: ['0.0.0.0/0'] })
+      .trim()
+      .split('\n');
+    expect(lines.filter((l) => l.includes('unreachable'))).toEqual([
+      'route replace unreachable 169.254.169.254/32',
+    ]);
+    const some = routeScript({ hostAddresses: ['172.20.0.5', '192.0.2.2'], allow: ['172.0.0.0/8'] });
+    expect(some).not.toContain('unreachable 172.16.0.0/12');
+    expect(some).not.toContain('unreachable 172.20.0.5/32');
+    expect(some).toContain('route add unreachable 192.0.2.2/32');
+    expect(some).toContain('route add unreachable 10.0.0.0/8');
+  });
+
   it("takes OUTBOUND_ALLOW's IPv4 ranges as network CIDRs and leaves host names and IPv6 out", () => {
     const { allow, problems } = parseOutboundAllow(
       '10.1.2.3/16, 192.168.1.7, hooks.corp.example, *.lan.example, fd12::/64, ::ffff:172.16.0.0/108',

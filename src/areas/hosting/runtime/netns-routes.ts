@@ -72,17 +72,25 @@ export function allowedCidrs(allow: OutboundAllow): string[] {
  * the metadata address last. `lo` is left alone: bwrap sets it up itself (decision 082, the RTM_NEWADDR race).
  */
 export function routeScript(o: { hostAddresses: string[]; allow: string[] }): string {
+  const allow = o.allow.map((c) => ipaddr.IPv4.parseCIDR(c));
+  // A closed range inside a wider opening is not closed at all (0.0.0.0/0 opens everything, as for the SSRF
+  // guard); the opening's own route would lose to the more specific closed one otherwise.
+  const opened = (cidr: string) => {
+    const [ip, bits] = ipaddr.IPv4.parseCIDR(cidr);
+    return allow.some(([a, b]) => b < bits && ip.match(a, b));
+  };
   const lines = [
     `link set ${TAP} up mtu ${MTU}`,
     `addr add ${SLIRP_GUEST} dev ${TAP}`,
     `route add default via ${SLIRP_GATEWAY} dev ${TAP}`,
-    ...BLOCKED_V4.map((r) => `route add unreachable ${r}`),
+    ...BLOCKED_V4.filter((r) => !opened(r)).map((r) => `route add unreachable ${r}`),
   ];
   const seen = new Set(BLOCKED_V4);
   for (const a of o.hostAddresses) {
     const cidr = `${a}/32`;
     // slirp answers 10.0.2.x itself (gateway, DNS): those never reach the host's interfaces.
-    if (seen.has(cidr) || !ipaddr.IPv4.isValid(a) || inSlirpNet(ipaddr.IPv4.parse(a), 32)) continue;
+    if (seen.has(cidr) || !ipaddr.IPv4.isValid(a) || inSlirpNet(ipaddr.IPv4.parse(a), 32) || opened(cidr))
+      continue;
     seen.add(cidr);
     lines.push(`route add unreachable ${cidr}`);
   }
