@@ -97,7 +97,9 @@ beforeAll(async () => {
     const { org, owner } = await seedOrg(t.deps);
     const p = await seedProject(t.deps, org);
     const { id } = await deploy(t, owner.token, p.slug, await packDir(appDir(name)));
-    expect((await settle(t, owner.token, id, 180_000)).status).toBe('live');
+    // The deployment itself on failure (its errorMessage says why), not only its status.
+    const d = await settle(t, owner.token, id, 180_000);
+    expect(d.status, JSON.stringify(d)).toBe('live');
     apps.push({ slug: p.slug, host: `${p.slug}.apps.test` });
   }
   // Two deploys, the first of which prepares the embedded databases' template: slow on a loaded machine.

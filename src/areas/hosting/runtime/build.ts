@@ -63,6 +63,8 @@ export async function runBuild(o: {
   limits: SandboxLimits;
   /** Null when the sandbox is off (APP_SANDBOX=off): the build then runs as a plain child like the apps. */
   cgroups: CgroupMode | null;
+  /** OUTBOUND_ALLOW's CIDRs (a registry mirror on the LAN, decision 082). */
+  outboundAllow?: string[];
   timeoutMs: number;
   onLine: (stream: 'stdout' | 'stderr' | 'system', line: string) => void;
 }): Promise<BuildResult> {
@@ -82,7 +84,7 @@ export async function runBuild(o: {
       nodeArgs: null,
       env: { ...env, npm_config_cache: '/cache' },
       shim: '/dev/null',
-      sandbox: { projectId: o.projectId, dataDir: home, limits: o.limits },
+      sandbox: { projectId: o.projectId, dataDir: home, limits: o.limits, outboundAllow: o.outboundAllow },
       cgroups: o.cgroups,
       releaseWritable: true,
       binds: [[cache, '/cache']],

@@ -11,9 +11,9 @@ export type DiskQuotaMode = { kind: 'image' } | { kind: 'usage-check'; why: stri
 
 const MKFS = '/usr/sbin/mkfs.ext4';
 
-/** Whether images can be used here: decided once at start-up and logged. */
-export function detectDiskQuota(): DiskQuotaMode {
-  if (process.getuid?.() !== 0) return { kind: 'usage-check', why: 'Pier does not run as root' };
+/** Whether images can be used here: decided once at start-up and logged. `uid` lets a test take the non-root path. */
+export function detectDiskQuota(uid = process.getuid?.()): DiskQuotaMode {
+  if (uid !== 0) return { kind: 'usage-check', why: 'Pier does not run as root' };
   if (!fs.existsSync(MKFS)) return { kind: 'usage-check', why: 'mkfs.ext4 is not installed (e2fsprogs)' };
   if (!fs.existsSync('/dev/loop-control')) return { kind: 'usage-check', why: 'no loop devices' };
   return { kind: 'image' };

@@ -70,7 +70,7 @@ function appSandbox(deps: Deps): CgroupMode | null {
   deps.log.info(
     `app sandbox on (bubblewrap); network: ${
       isRoot()
-        ? 'a namespace of its own per app (slirp4netns, no host loopback)'
+        ? "a namespace of its own per app (slirp4netns, no host loopback; private ranges and the host's own addresses unreachable, decision 082)"
         : 'shared with the host — Pier is not root, so apps can reach its loopback ports (decision 066)'
     }; limits: ${describeCgroups(cgroups)}`,
   );

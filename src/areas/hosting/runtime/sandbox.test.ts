@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import dns from 'node:dns';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -11,6 +12,7 @@ import { seedOrg, seedProject } from '../../../../test/seed.ts';
 import { AppDbServers, projectRunDir, provisionAppDatabase } from './app-databases.ts';
 import { detectCgroups } from './cgroups.ts';
 import { type AppProcess, appAddress, spawnApp, waitHealthy } from './local-driver.ts';
+import { ipBinary } from './netns-routes.ts';
 import { hostUid, isRoot, type SandboxLimits, sandboxProblem } from './sandbox.ts';
 
 // The sandbox's guarantees, each tried from inside a real app (docs/decisions/035-sandbox-hosted-apps.md): a hostile
@@ -28,6 +30,9 @@ let dbs: AppDbServers;
 let pierServer: http.Server;
 let publicServer: http.Server;
 const portOf = (s: http.Server) => (s.address() as net.AddressInfo).port;
+/** A name the host's resolver knows; the app asks slirp's forwarder (10.0.2.3) and must get the same answer. */
+const DNS_NAME = 'registry.npmjs.org';
+let hostDns: string;
 
 /** What the hostile app tries; each entry is the outcome of one attempt ("ok …" or the error code). */
 const PROBE = String.raw`
@@ -42,6 +47,10 @@ const connectTo = (opts) => new Promise((resolve) => {
   s.on('connect', () => done('ok connected'));
   s.on('error', (e) => done(e.code || e.message));
 });
+// A connect that must fail at once: the outcome and whether it took under a second.
+const timed = async (opts) => { const t0 = Date.now(); const r = await connectTo(opts); return r + (Date.now() - t0 < 1000 ? ' fast' : ' slow'); };
+// iproute2 speaks netlink: the app trying to change its own namespace's routes.
+const ipCmd = (args) => { const r = require('node:child_process').spawnSync(env.ip, args, { encoding: 'utf8' }); return r.status === 0 ? 'ok ' + r.stdout.trim() : 'failed ' + r.stderr.trim(); };
 // A Postgres log-in by hand (no driver in the sandbox): start-up message, then the password when asked.
 const pgLogin = (opts, user, database, password) => new Promise((resolve) => {
   const s = require('node:net').connect(opts);
@@ -88,7 +97,14 @@ const netProbe = async () => {
     pierPortGateway: await connectTo({ host: gw, port: env.pierPort }),
     neighbourPort: await connectTo({ host: '127.0.0.1', port: env.neighbourPort }),
     neighbourSocket: await connectTo({ path: env.neighbourSocket }),
-    outbound: await connectTo({ host: env.publicHost, port: env.publicPort }),
+    hostAddress: await timed({ host: env.publicHost, port: env.publicPort }),
+    metadata: await timed({ host: '169.254.169.254', port: 80 }),
+    privateRange: await timed({ host: '10.1.2.3', port: 80 }),
+    ipv6: await timed({ host: env.publicHostV6, port: env.publicPort }),
+    dns: await require('node:dns').promises.resolve4(env.dnsName).then((a) => a.sort().join(), (e) => e.code),
+    routeDel: ipCmd(['route', 'del', 'unreachable', '169.254.0.0/16']),
+    routeOpen: ipCmd(['route', 'replace', env.publicHost + '/32', 'via', '10.0.2.2', 'dev', 'tap0']),
+    routes: ipCmd(['route', 'show']),
   };
 };
 const probe = () => ({
@@ -136,6 +152,7 @@ async function start(
   env: Record<string, string>,
   handoff = true,
   runDir?: string,
+  outboundAllow?: string[],
 ) {
   const lines: string[] = [];
   const proc = await spawnApp({
@@ -149,6 +166,7 @@ async function start(
       dataDir: path.join(dataDir, 'apps', projectId, 'data'),
       runDir,
       limits: LIMITS,
+      outboundAllow,
       cgroups: detectCgroups(),
     },
   });
@@ -172,10 +190,12 @@ function get(proc: AppProcess, p: string): Promise<string> {
   });
 }
 
-/** The host's first outward IPv4 address: the app's way out (slirp4netns) reaches it like any other host. */
-function outwardAddress(): string {
+/** The host's first outward address; for IPv6 a documentation address when it has none (any will do). */
+function outwardAddress(family: 'IPv4' | 'IPv6' = 'IPv4'): string {
   for (const list of Object.values(os.networkInterfaces()))
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+    for (const a of list ?? [])
+      if (a.family === family && !a.internal && !a.address.startsWith('fe80:')) return a.address;
+  if (family === 'IPv6') return '2001:db8::1';
   throw new Error('no outward IPv4 address');
 }
 
@@ -190,6 +210,10 @@ beforeAll(async () => {
   dbs = new AppDbServers(t.deps);
   pierServer = await listen('127.0.0.1');
   publicServer = await listen('0.0.0.0');
+  hostDns = await dns.promises.resolve4(DNS_NAME).then(
+    (a) => a.sort().join(),
+    (e: NodeJS.ErrnoException) => e.code ?? 'error',
+  );
   // initdb in WASM takes seconds on a busy machine: once here, not inside a test's time.
   if (!t.deps.config.databaseUrl) await dbs.template();
 }, 120_000);
@@ -263,6 +287,9 @@ describe('the app sandbox', () => {
             neighbourSocket: neighbour.proc.socketPath,
             publicHost: outwardAddress(),
             publicPort: portOf(publicServer),
+            publicHostV6: outwardAddress('IPv6'),
+            dnsName: DNS_NAME,
+            ip: ipBinary(),
           }),
         },
         handoff,
@@ -314,10 +341,63 @@ describe('the app sandbox', () => {
       expect(n.pierPortGateway).not.toMatch(/^ok/);
       expect(n.neighbourPort).toBe('ECONNREFUSED');
       expect(n.neighbourSocket).toBe('ENOENT');
-      expect(n.outbound).toBe('ok connected');
+      // Private ranges and the host's own addresses (decision 082): refused at once inside the app's namespace.
+      expect(n.hostAddress).toBe('EHOSTUNREACH fast');
+      expect(n.metadata).toBe('EHOSTUNREACH fast');
+      expect(n.privateRange).toBe('EHOSTUNREACH fast');
+      // No IPv6 in the namespace at all (slirp4netns runs without --enable-ipv6).
+      expect(n.ipv6).toBe('ENETUNREACH fast');
+      // slirp's DNS forwarder still answers, as the host's resolver does.
+      if (hostDns !== 'ECONNREFUSED' && hostDns !== 'ETIMEOUT') expect(n.dns).toBe(hostDns);
+      // The app cannot change its routes: no CAP_NET_ADMIN in its namespace.
+      expect(n.routeDel).toMatch(/^failed .*Operation not permitted/);
+      expect(n.routeOpen).toMatch(/^failed .*Operation not permitted/);
+      expect(n.routes).toContain('unreachable 169.254.0.0/16');
+      expect(n.routes).toContain(`unreachable ${outwardAddress()}`);
       await neighbour.proc.stop(2000);
       await proc.stop(2000);
     }, 60_000);
+
+  it.skipIf(!isRoot())(
+    'reaches a private destination the operator opened with OUTBOUND_ALLOW, never the metadata address',
+    async () => {
+      const host = outwardAddress();
+      const dir = release('allowed', {
+        'server.js': `
+const net = require('node:net');
+const connectTo = (opts) => new Promise((resolve) => {
+  const s = net.connect(opts);
+  const done = (r) => { clearTimeout(timer); s.destroy(); resolve(r); };
+  const timer = setTimeout(() => done('timeout'), 5000);
+  s.on('connect', () => done('ok connected'));
+  s.on('error', (e) => done(e.code || e.message));
+});
+require('node:http').createServer(async (req, res) => {
+  if (req.url !== '/net') return res.end('ok');
+  res.end(JSON.stringify({
+    opened: await connectTo({ host: process.env.TARGET, port: Number(process.env.TARGET_PORT) }),
+    metadata: await connectTo({ host: '169.254.169.254', port: 80 }),
+  }));
+}).listen(Number(process.env.PORT), '127.0.0.1');`,
+      });
+      // 169.254.0.0/16 opened as a whole: the metadata address inside it stays closed (as for the SSRF guard).
+      const { proc, lines } = await start(
+        'allowed',
+        dir,
+        'node server.js',
+        { TARGET: host, TARGET_PORT: String(portOf(publicServer)) },
+        true,
+        undefined,
+        [`${host}/32`, '169.254.0.0/16'],
+      );
+      expect(await waitHealthy(proc, '/', 15_000), lines.join('\n')).toEqual({ ok: true });
+      const n = JSON.parse(await get(proc, '/net'));
+      expect(n.opened).toBe('ok connected');
+      expect(n.metadata).toBe('EHOSTUNREACH');
+      await proc.stop(2000);
+    },
+    30_000,
+  );
 
   it('stops an app gracefully: SIGTERM reaches the app inside', async () => {
     const dir = release('graceful', {

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ipBinary, NSENTER } from './netns-routes.ts';
 
 // The bubblewrap sandbox around every app process (docs/decisions/035-sandbox-hosted-apps.md). Inside, an app sees its
 // release read-only at /app, its own data folder read-write at /data (PIER_APP_DATA), Pier's Node and the system
@@ -40,6 +41,8 @@ export type SandboxSpec = {
   /** The project's socket folder on the host (bound at /run/pier): its app's and its database's sockets. */
   runDir?: string;
   limits: SandboxLimits;
+  /** OUTBOUND_ALLOW's IPv4 CIDRs, routed out again in the app's network namespace (decision 082). */
+  outboundAllow?: string[];
 };
 
 export const isRoot = (): boolean => process.getuid?.() === 0;
@@ -219,12 +222,27 @@ function chownTree(dir: string, id: number): void {
   walk(dir);
 }
 
+/**
+ * bwrap's own set-up failure that a second start clears, found in the lines a start printed before it exited:
+ * the line, or null. Its loopback set-up failed when something else brought `lo` up first (slirp4netns's
+ * --configure did, decision 082); bwrap 0.8 then prints a stale errno ("No child processes"). Pier no longer
+ * races it, so a retry is only the guard for what is left (a kernel refusing the address for another reason).
+ */
+export function retryableSandboxFailure(stderrLines: readonly string[]): string | null {
+  return stderrLines.find((l) => /^bwrap: loopback: Failed RTM_NEW(ADDR|LINK)\b/.test(l)) ?? null;
+}
+
 /** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
 export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   if (!fs.existsSync(bwrap))
     return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
   if (!fs.existsSync(SLIRP4NETNS))
     return 'slirp4netns is not installed (apt-get install slirp4netns): apps get their own network namespace and reach the internet through it. Install it, or set APP_SANDBOX=off to run apps unsandboxed.';
+  // As root every app gets its own network namespace, whose routes Pier writes with nsenter + ip (decision 082).
+  if (isRoot() && !ipBinary())
+    return "iproute2 is not installed (apt-get install iproute2): Pier writes the routes that keep apps away from private ranges and the host's own addresses with `ip`. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
+  if (isRoot() && !fs.existsSync(NSENTER))
+    return "nsenter is not installed (apt-get install util-linux): Pier enters each app's network namespace with it to write its routes. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
   const projectId = 'sandbox-check';
   const release = path.join(scratch, 'release');
   const data = path.join(scratch, 'data');

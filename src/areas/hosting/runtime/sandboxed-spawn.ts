@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { type AppCgroup, type CgroupMode, createAppCgroup } from './cgroups.ts';
+import { configureNamespace, hostAddresses, routeScript } from './netns-routes.ts';
 import {
   bwrapArgs,
   GROUP,
@@ -146,23 +147,25 @@ export function spawnSandboxed(o: {
     info.on('close', () => resolve(null));
     child.once('exit', () => resolve(null));
   });
-  if (net) void initPid.then((pid) => startNetwork(child, pid));
+  if (net) void initPid.then((pid) => startNetwork(child, pid, sb.outboundAllow ?? []));
   return { child, cgroup, initPid };
 }
 
 /**
  * Gives the sandbox's network namespace a way out: slirp4netns, with the host's loopback disabled (10.0.2.2
- * leads nowhere), its own seccomp filter and mount sandbox. Then bwrap may start the app (fd 7). slirp4netns
- * ends with the app, and with Pier: it watches a pipe only Pier holds (--exit-fd).
+ * leads nowhere), its own seccomp filter and mount sandbox; then Pier configures tap0 and the routes that close
+ * the private ranges and the host's own addresses (netns-routes.ts, decision 082). Only then may bwrap start the
+ * app (fd 7). slirp4netns runs without --configure, which would also bring `lo` up and race with bwrap setting
+ * up that same loopback ("loopback: Failed RTM_NEWADDR", decision 082). slirp4netns ends with the app, and with
+ * Pier: it watches a pipe only Pier holds (--exit-fd).
  */
-function startNetwork(child: ChildProcess, pid: number | null): void {
+function startNetwork(child: ChildProcess, pid: number | null, allow: string[]): void {
   const gate = (child.stdio as unknown as (Writable | null)[])[7];
   gate?.on('error', () => {});
   if (pid === null || child.exitCode !== null || child.signalCode !== null) return;
   const slirp = spawn(
     SLIRP4NETNS,
     [
-      '--configure',
       '--mtu=65520',
       '--disable-host-loopback',
       '--enable-sandbox',
@@ -183,21 +186,26 @@ function startNetwork(child: ChildProcess, pid: number | null): void {
   exitFd?.on('error', () => {});
   const ready = (slirp.stdio as unknown as (Readable | null)[])[3];
   ready?.on('error', () => {});
-  ready?.once('data', () => gate?.end('1'));
+  const fail = (message: string) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.stderr?.emit('data', `pier: ${message}\n`);
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  };
+  ready?.once('data', () => {
+    void configureNamespace(pid, routeScript({ hostAddresses: hostAddresses(), allow })).then((err) => {
+      // Without its routes the app would reach the private ranges: it does not start.
+      if (err) fail(`could not set up the app's network routes: ${err}`);
+      else gate?.end('1');
+    });
+  });
   slirp.on('error', () => {});
   slirp.once('exit', (code) => {
     // No network, no app: without it the app would hang on its first outbound call.
-    if (child.exitCode === null && child.signalCode === null) {
-      child.stderr?.emit(
-        'data',
-        `pier: the app's network (slirp4netns) ended (code ${code}): ${why.trim()}\n`,
-      );
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    fail(`the app's network (slirp4netns) ended (code ${code}): ${why.trim()}`);
   });
   child.once('exit', () => {
     exitFd?.destroy();

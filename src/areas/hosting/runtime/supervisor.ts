@@ -10,6 +10,8 @@ import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type DiskQuotaMode, folderBytes, mountDataImage, unmountDataImage } from './disk-quota.ts';
 import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
+import { allowedCidrs } from './netns-routes.ts';
+import { retryableSandboxFailure } from './sandbox.ts';
 import { type AppManifest, deployments } from './tables.ts';
 
 // Per-node state of the running apps, rebuilt from the database on start. A new version (a deploy, a secrets
@@ -207,6 +209,7 @@ export class Supervisor {
       hasBuild: plan.hasBuild,
       limits: await this.#limits(spec.projectId),
       cgroups: this.#sandbox,
+      outboundAllow: allowedCidrs(this.#deps.config.outboundAllow),
       timeoutMs,
       onLine: log,
     });
@@ -229,11 +232,13 @@ export class Supervisor {
     return PLANS[row?.plan ?? 'free'].app;
   }
 
-  async #start(spec: AppSpec): Promise<Instance> {
+  async #start(spec: AppSpec, retried = false): Promise<Instance> {
     if (spec.manifest.type === 'static')
       return { kind: 'static', deploymentId: spec.deploymentId, root: spec.dir, spa: spec.manifest.spa };
     const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
       this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
+    // The first lines on stderr, to tell bwrap's own set-up failure from the app's (decision 082).
+    const stderr: string[] = [];
     const dataDir = path.join(projectDir(this.#deps, spec.projectId), 'data');
     const limits = await this.#limits(spec.projectId);
     if (this.#sandbox) this.#ensureDisk(spec.projectId, dataDir, limits.diskMb, log);
@@ -241,7 +246,10 @@ export class Supervisor {
       cwd: spec.dir,
       start: spec.manifest.start!,
       env: await this.#env(spec.projectId),
-      onLine: log,
+      onLine: (stream, line) => {
+        if (stream === 'stderr' && stderr.length < 20) stderr.push(line);
+        log(stream, line);
+      },
       handoff: this.#handoff,
       sandbox: this.#sandbox && {
         projectId: spec.projectId,
@@ -249,6 +257,7 @@ export class Supervisor {
         runDir: projectRunDir(this.#deps, spec.projectId),
         limits,
         cgroups: this.#sandbox,
+        outboundAllow: allowedCidrs(this.#deps.config.outboundAllow),
       },
     });
     const handoff = proc.ipc ? watchHandoff(proc) : null;
@@ -257,6 +266,11 @@ export class Supervisor {
     if (!health.ok) {
       log('system', health.reason);
       await proc.stop(1000);
+      const flake = this.#sandbox && !retried ? retryableSandboxFailure(stderr) : null;
+      if (flake) {
+        log('system', `the sandbox could not be set up (${flake}); starting it once more`);
+        return this.#start(spec, true);
+      }
       throw new Error(health.reason);
     }
     const inst: NodeInstance = {
