@@ -183,7 +183,13 @@ function hostRouterServer(router: HostRouter) {
     server.on('upgrade', (req, socket, head) => {
       if (!router.upgrade(req, socket, head)) socket.destroy();
     });
-    if (router.handoff) interceptConnections(server, (s, head, host) => router.takeConnection(s, head, host));
+    // Every connection's first request is looked at: hand-off, or the spliced proxy path (decisions 020, 081).
+    interceptConnections(server, (s, head, host, toServer) => router.takeConnection(s, head, host, toServer));
+    const close = server.close.bind(server);
+    server.close = ((cb?: (err?: Error) => void) => {
+      router.closeConnections();
+      return close(cb);
+    }) as typeof server.close;
     return server;
   };
 }

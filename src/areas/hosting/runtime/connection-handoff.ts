@@ -38,8 +38,16 @@ export function headHost(head: string): string | null {
   return host || null;
 }
 
-/** Decides what to do with a new connection once its first request head is read; true = taken. */
-export type TakeConnection = (socket: net.Socket, head: Buffer, host: string) => boolean;
+/**
+ * Decides what to do with a new connection once its first request head is read; true = taken. `toServer`
+ * gives the connection to the HTTP server later, with the bytes read from it that the server must see.
+ */
+export type TakeConnection = (
+  socket: net.Socket,
+  head: Buffer,
+  host: string,
+  toServer: (socket: net.Socket, bytes: Buffer | null) => void,
+) => boolean;
 
 /**
  * Puts a first-request look in front of the server's connections: `take` sees each new connection's first
@@ -82,7 +90,7 @@ export function interceptConnections(server: http.Server, take: TakeConnection):
       const host = end < 0 ? null : headHost(head.toString('latin1', 0, end));
       let taken = false;
       try {
-        taken = host !== null && take(socket, head, host);
+        taken = host !== null && take(socket, head, host, toServer);
       } catch {
         // Could not hand it over: the HTTP server serves it (proxy path).
       }

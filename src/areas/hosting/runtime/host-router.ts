@@ -3,6 +3,7 @@ import net from 'node:net';
 import type stream from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { sendSocket } from './connection-handoff.ts';
+import { SplicedConnection, type ToServer } from './proxy-splice.ts';
 import { serveStatic } from './static-site.ts';
 import type { Instance, NodeInstance } from './supervisor.ts';
 
@@ -114,6 +115,16 @@ export class HostRouter {
   readonly #tls: boolean;
   /** Hands new connections to Node apps that can take them (APP_CONNECTION_HANDOFF). */
   readonly handoff: boolean;
+  /** Client connections on the spliced proxy path, closed when Pier's server closes. */
+  readonly #spliced = new Set<SplicedConnection>();
+  readonly #route = (host: string): NodeInstance | null => {
+    const slug = appSlugFromHost(host, this.#appsDomain);
+    const inst = slug === null ? null : this.#lookup(slug);
+    return inst?.kind === 'node' ? inst : null;
+  };
+  readonly #unspliced = (c: SplicedConnection): void => {
+    this.#spliced.delete(c);
+  };
 
   constructor(appsDomain: string, lookup: HostLookup, opts: { tls?: boolean; handoff?: boolean } = {}) {
     this.#appsDomain = appsDomain;
@@ -124,23 +135,41 @@ export class HostRouter {
 
   /**
    * A new connection whose first request names `host`: hands it (with the bytes read) to the app's process
-   * when that app takes connections; false leaves it to Pier's HTTP server (and so to handle()/upgrade()).
+   * when that app takes connections (and hand-off is on), else splices it to the app (decision 081); false
+   * leaves it to Pier's HTTP server (and so to handle()/upgrade()), which `toServer` gives it to.
    */
-  takeConnection(socket: net.Socket, head: Buffer, host: string): boolean {
+  takeConnection(socket: net.Socket, head: Buffer, host: string, toServer: ToServer): boolean {
     const slug = appSlugFromHost(host, this.#appsDomain);
     if (slug === null) return false;
     const inst = this.#lookup(slug);
-    if (inst?.kind !== 'node' || !inst.handoff?.ready || inst.retiring) return false;
-    const message = {
-      pier: 'conn',
-      head: head.toString('latin1'),
-      slug,
-      domain: this.#appsDomain,
+    if (inst?.kind !== 'node') return false;
+    if (this.handoff && inst.handoff?.ready && !inst.retiring) {
+      const message = {
+        pier: 'conn',
+        head: head.toString('latin1'),
+        slug,
+        domain: this.#appsDomain,
+        proto: this.#tls ? 'https' : 'http',
+      };
+      if (sendSocket(inst.proc.child, socket, message)) {
+        inst.handoff.handed++;
+        return true;
+      }
+    }
+    const conn = new SplicedConnection(socket, head, {
+      route: this.#route,
+      toServer,
       proto: this.#tls ? 'https' : 'http',
-    };
-    if (!sendSocket(inst.proc.child, socket, message)) return false;
-    inst.handoff.handed++;
+      onDone: this.#unspliced,
+    });
+    // It may have handed itself to the HTTP server already (an upgrade, say).
+    if (!conn.done) this.#spliced.add(conn);
     return true;
+  }
+
+  /** Pier's server is closing: idle spliced connections close now, busy ones after their responses. */
+  closeConnections(): void {
+    for (const c of [...this.#spliced]) c.close();
   }
 
   /** Handles the request when its Host is an app hostname; returns false to let Pier answer it. */
