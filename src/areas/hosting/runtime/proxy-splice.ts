@@ -137,7 +137,7 @@ export class SplicedConnection {
         this.#pending = end === buf.length ? null : buf.subarray(end);
         continue;
       }
-      // Nothing after a request that closes the connection is read (Node's server does the same).
+      // Pier is stopping: no new request starts; the connection ends once the outstanding ones are answered.
       if (this.#closing) {
         this.#pending = null;
         return;
