@@ -116,6 +116,10 @@ export class DiskBlobStore implements BlobStore {
     }
   }
 
+  localFile(key: string): string {
+    return this.#objectPath(key);
+  }
+
   async head(key: string): Promise<BlobInfo | null> {
     const file = this.#objectPath(key);
     try {
