@@ -215,12 +215,20 @@ const variantOf = (opts: TransformOptions, format: Format) =>
     .digest('hex')
     .slice(0, 32);
 
+/** The formats a request may end with before the source's type is known (one unless it decides). */
+function candidateFormats(opts: TransformOptions, accept: string): Format[] {
+  const wish = formatWish(opts, accept);
+  if (wish === 'source') return Object.keys(CONTENT_TYPES) as Format[];
+  if (wish === 'auto') return ['png', 'jpeg'];
+  return [wish as Format];
+}
+
 /**
- * The asset row and its cache row for these options in one query. The cache key needs the output format,
- * which may follow the source's type, so every format's key is asked for and the right one picked after.
+ * The asset row and its cache row for these options in one query. The cache key holds the output format,
+ * which may follow the source's type: each possible format's key is asked for and the right one picked after.
  */
-async function probe(deps: Deps, assetId: string, opts: TransformOptions) {
-  const files = (Object.keys(CONTENT_TYPES) as Format[]).map((f) => `${variantOf(opts, f)}.${f}`);
+async function probe(deps: Deps, assetId: string, opts: TransformOptions, accept: string) {
+  const files = candidateFormats(opts, accept).map((f) => `${variantOf(opts, f)}.${f}`);
   const keys = files.map(
     (f) => sql`'cdn-cache/' || ${cdnAssets.orgId} || '/' || ${cdnAssets.id} || '/' || ${f}`,
   );
@@ -242,7 +250,7 @@ async function produce(
   accept: string,
   early: (r: Rendered) => void,
 ): Promise<Rendered> {
-  const { row, cache } = await probe(deps, assetId, opts);
+  const { row, cache } = await probe(deps, assetId, opts, accept);
   usableImage(row);
   const format = chooseFormat(opts, row.mimeType, accept);
   const variant = variantOf(opts, format);
