@@ -4,7 +4,8 @@
 //  2. cache-hit latency vs cache-miss latency at p50 (same server, same images);
 //  3. a 10-clip merge's wall time through the merge job's handler (inputs copied from the blob store,
 //     ffmpeg, output probed and stored as an asset) vs the same ffmpeg command run directly on local files.
-// Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10 --merge-rounds 4]  (DATABASE_URL to run on PostgreSQL)
+// Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10 --merge-rounds 4]  (DATABASE_URL to run on PostgreSQL;
+// --merge-rounds 0 skips the merge part)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -144,116 +145,120 @@ console.log(
 );
 
 // 3: merges.
-const clipDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-clips-'));
-const clipIds: string[] = [];
-const clipFiles: string[] = [];
-for (let i = 0; i < CLIPS; i++) {
-  const file = path.join(clipDir, `c${i}.mp4`);
-  execFileSync('ffmpeg', [
-    ...['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=640x360:rate=30`],
-    ...[
-      '-f',
-      'lavfi',
-      '-i',
-      `sine=frequency=${300 + i * 50}`,
-      '-t',
-      '2',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'veryfast',
-    ],
-    ...['-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file],
-  ]);
-  clipFiles.push(file);
-  const a = await storeAsset(deps, {
-    ...scope,
-    bytes: fs.readFileSync(file),
-    filename: `c${i}.mp4`,
-    mimeType: 'video/mp4',
-  });
-  clipIds.push(a.assetId);
-}
-const project = await seedProject(deps, tenant.org);
-// Pier's ffmpeg goes through a wrapper that writes down its arguments, so the bench can show the direct run
-// is the very same command (only the file paths differ).
-const argsFile = path.join(clipDir, 'pier-args.txt');
-const wrapper = path.join(clipDir, 'ffmpeg-wrapper.sh');
-fs.writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argsFile}'\nexec ffmpeg "$@"\n`, {
-  mode: 0o755,
-});
-(deps.config.media as { ffmpegPath: string }).ffmpegPath = wrapper;
-// The direct plan uses the durations Pier probed at upload, as Pier's own plan does.
-const clipAssets = await Promise.all(clipIds.map((id) => getAsset(deps, scope, id)));
-const directArgs = (out: string) =>
-  mergeArgs({
-    segments: clipFiles.map((file, i) => ({
-      file,
-      kind: 'video' as const,
-      start: 0,
-      duration: clipAssets[i]!.duration!,
-      hasAudio: true,
-    })),
-    format: 'mp4',
-    ...frameSize(720, 'auto', { width: 640, height: 360 }),
-    out,
-  });
-const totalSec = clipAssets.reduce((t, a) => t + (a.duration ?? 0), 0);
-const runDirect = async (r: number) => {
-  const d0 = performance.now();
-  await runFfmpeg('ffmpeg', directArgs(path.join(clipDir, `direct-${r}.mp4`)), { totalSec });
-  return performance.now() - d0;
-};
-const runPier = async (r: number) => {
-  const p0 = performance.now();
-  await runMerge(deps, await createMergeNoQueue(r));
-  return performance.now() - p0;
-};
-const directTimes: number[] = [];
-const pierTimes: number[] = [];
-const mergeRatios: number[] = [];
-// Interleaved, and the order flips each round, so a burst of load hits both sides alike.
-for (let r = 0; r < MERGE_ROUNDS; r++) {
-  let direct: number;
-  let pier: number;
-  if (r % 2 === 0) {
-    direct = await runDirect(r);
-    pier = await runPier(r);
-  } else {
-    pier = await runPier(r);
-    direct = await runDirect(r);
-  }
-  directTimes.push(direct);
-  pierTimes.push(pier);
-  mergeRatios.push(pier / direct);
-  console.log(`merge round ${r + 1}: direct ffmpeg ${ms(direct)}, Pier job ${ms(pier)}`);
-}
-const strip = (args: string[]) => args.map((a) => (a.startsWith('/') ? '<file>' : a));
-const pierArgs = fs.readFileSync(argsFile, 'utf8').trimEnd().split('\n');
-const same = JSON.stringify(strip(pierArgs)) === JSON.stringify(strip(directArgs('/out')));
-console.log(`same ffmpeg command as Pier's (paths aside): ${same ? 'yes' : 'NO'}`);
-if (!same) console.log(`Pier: ${pierArgs.join(' ')}\ndirect: ${directArgs('/out').join(' ')}`);
-console.log(
-  `10-clip merge wall time Pier/direct: median of medians ${(p50(pierTimes) / p50(directTimes)).toFixed(3)}x, median of round ratios ${p50(mergeRatios).toFixed(3)}x (${CLIPS} x 2 s 360p clips -> 720p mp4)`,
-);
+if (MERGE_ROUNDS > 0) await benchMerges();
 
-/** The merge row as POST /video/merge makes it; the handler is then run here instead of by a worker. */
-async function createMergeNoQueue(round: number): Promise<string> {
-  const enqueue = deps.jobs.enqueue.bind(deps.jobs);
-  (deps.jobs as { enqueue: unknown }).enqueue = async () => null;
-  try {
-    const job = await createMerge(deps, scope, {
-      projectSlug: project.slug,
-      inputs: clipIds.map((assetId) => ({ assetId })),
-      output: { format: 'mp4', quality: '720p', aspectRatio: 'auto', filename: `bench-${round}.mp4` },
+async function benchMerges() {
+  const clipDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-clips-'));
+  const clipIds: string[] = [];
+  const clipFiles: string[] = [];
+  for (let i = 0; i < CLIPS; i++) {
+    const file = path.join(clipDir, `c${i}.mp4`);
+    execFileSync('ffmpeg', [
+      ...['-hide_banner', '-loglevel', 'error', '-y', '-f', 'lavfi', '-i', `testsrc=size=640x360:rate=30`],
+      ...[
+        '-f',
+        'lavfi',
+        '-i',
+        `sine=frequency=${300 + i * 50}`,
+        '-t',
+        '2',
+        '-c:v',
+        'libx264',
+        '-preset',
+        'veryfast',
+      ],
+      ...['-pix_fmt', 'yuv420p', '-c:a', 'aac', '-shortest', file],
+    ]);
+    clipFiles.push(file);
+    const a = await storeAsset(deps, {
+      ...scope,
+      bytes: fs.readFileSync(file),
+      filename: `c${i}.mp4`,
+      mimeType: 'video/mp4',
     });
-    return job.id;
-  } finally {
-    (deps.jobs as { enqueue: unknown }).enqueue = enqueue;
+    clipIds.push(a.assetId);
   }
+  const project = await seedProject(deps, tenant.org);
+  // Pier's ffmpeg goes through a wrapper that writes down its arguments, so the bench can show the direct run
+  // is the very same command (only the file paths differ).
+  const argsFile = path.join(clipDir, 'pier-args.txt');
+  const wrapper = path.join(clipDir, 'ffmpeg-wrapper.sh');
+  fs.writeFileSync(wrapper, `#!/bin/sh\nprintf '%s\\n' "$@" > '${argsFile}'\nexec ffmpeg "$@"\n`, {
+    mode: 0o755,
+  });
+  (deps.config.media as { ffmpegPath: string }).ffmpegPath = wrapper;
+  // The direct plan uses the durations Pier probed at upload, as Pier's own plan does.
+  const clipAssets = await Promise.all(clipIds.map((id) => getAsset(deps, scope, id)));
+  const directArgs = (out: string) =>
+    mergeArgs({
+      segments: clipFiles.map((file, i) => ({
+        file,
+        kind: 'video' as const,
+        start: 0,
+        duration: clipAssets[i]!.duration!,
+        hasAudio: true,
+      })),
+      format: 'mp4',
+      ...frameSize(720, 'auto', { width: 640, height: 360 }),
+      out,
+    });
+  const totalSec = clipAssets.reduce((t, a) => t + (a.duration ?? 0), 0);
+  const runDirect = async (r: number) => {
+    const d0 = performance.now();
+    await runFfmpeg('ffmpeg', directArgs(path.join(clipDir, `direct-${r}.mp4`)), { totalSec });
+    return performance.now() - d0;
+  };
+  const runPier = async (r: number) => {
+    const p0 = performance.now();
+    await runMerge(deps, await createMergeNoQueue(r));
+    return performance.now() - p0;
+  };
+  const directTimes: number[] = [];
+  const pierTimes: number[] = [];
+  const mergeRatios: number[] = [];
+  // Interleaved, and the order flips each round, so a burst of load hits both sides alike.
+  for (let r = 0; r < MERGE_ROUNDS; r++) {
+    let direct: number;
+    let pier: number;
+    if (r % 2 === 0) {
+      direct = await runDirect(r);
+      pier = await runPier(r);
+    } else {
+      pier = await runPier(r);
+      direct = await runDirect(r);
+    }
+    directTimes.push(direct);
+    pierTimes.push(pier);
+    mergeRatios.push(pier / direct);
+    console.log(`merge round ${r + 1}: direct ffmpeg ${ms(direct)}, Pier job ${ms(pier)}`);
+  }
+  const strip = (args: string[]) => args.map((a) => (a.startsWith('/') ? '<file>' : a));
+  const pierArgs = fs.readFileSync(argsFile, 'utf8').trimEnd().split('\n');
+  const same = JSON.stringify(strip(pierArgs)) === JSON.stringify(strip(directArgs('/out')));
+  console.log(`same ffmpeg command as Pier's (paths aside): ${same ? 'yes' : 'NO'}`);
+  if (!same) console.log(`Pier: ${pierArgs.join(' ')}\ndirect: ${directArgs('/out').join(' ')}`);
+  console.log(
+    `10-clip merge wall time Pier/direct: median of medians ${(p50(pierTimes) / p50(directTimes)).toFixed(3)}x, median of round ratios ${p50(mergeRatios).toFixed(3)}x (${CLIPS} x 2 s 360p clips -> 720p mp4)`,
+  );
+
+  /** The merge row as POST /video/merge makes it; the handler is then run here instead of by a worker. */
+  async function createMergeNoQueue(round: number): Promise<string> {
+    const enqueue = deps.jobs.enqueue.bind(deps.jobs);
+    (deps.jobs as { enqueue: unknown }).enqueue = async () => null;
+    try {
+      const job = await createMerge(deps, scope, {
+        projectSlug: project.slug,
+        inputs: clipIds.map((assetId) => ({ assetId })),
+        output: { format: 'mp4', quality: '720p', aspectRatio: 'auto', filename: `bench-${round}.mp4` },
+      });
+      return job.id;
+    } finally {
+      (deps.jobs as { enqueue: unknown }).enqueue = enqueue;
+    }
+  }
+  fs.rmSync(clipDir, { recursive: true, force: true });
 }
 
 await app.close();
 await deps.db.close();
 fs.rmSync(dataDir, { recursive: true, force: true });
-fs.rmSync(clipDir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { parseRange } from '../../http/blob-routes.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { cdnAssets } from './tables.ts';
-import { serveTransform, verifyTransformQuery } from './transform.ts';
+import { serveTransform, settleTransforms, verifyTransformQuery } from './transform.ts';
 
 // Public delivery under {base}/cdn: `GET /cdn/<assetId>/<filename>` (originals) and `GET /cdn/t/<assetId>?…`
 // (signed transforms). No credential: the unguessable asset id (and the signature for transforms) is the
@@ -24,6 +24,8 @@ type TransformReq = FastifyRequest<{ Params: { id: string }; Querystring: Record
 
 export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const { deps } = opts;
+  // A miss answers before its rendition is stored; let those writes finish before the database closes.
+  app.addHook('onClose', () => settleTransforms(deps.db));
 
   app.get('/cdn/t/:id', async (req: TransformReq, reply: FastifyReply) => {
     const id = req.params.id;

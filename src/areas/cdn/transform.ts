@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
+import fsp from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, lt, sql } from 'drizzle-orm';
 import sharp from 'sharp';
 import type { Keyring } from '../../core/crypto.ts';
 import type { Db, Queryable } from '../../core/db/client.ts';
@@ -98,8 +99,15 @@ function chooseFormat(opts: TransformOptions, source: string, accept: string): F
   return (same?.[0] as Format | undefined) ?? 'png';
 }
 
-/** Renders with sharp; pure (no storage), so benchmarks and tests can call it on buffers. */
-export async function renderImage(input: Buffer, opts: TransformOptions, format: Format): Promise<Buffer> {
+/**
+ * Renders with sharp; pure (no storage), so benchmarks and tests can call it. The input is the image's bytes
+ * or the path of a local file (sharp then reads it on its own thread).
+ */
+export async function renderImage(
+  input: Buffer | string,
+  opts: TransformOptions,
+  format: Format,
+): Promise<Buffer> {
   try {
     let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).rotate();
     if (opts.width || opts.height) {
@@ -120,21 +128,34 @@ export async function renderImage(input: Buffer, opts: TransformOptions, format:
   } catch (err) {
     const msg = String((err as Error)?.message ?? err);
     if (/pixel limit/i.test(msg)) throw errors.imageTooLarge(MAX_INPUT_PIXELS);
+    if (/input file is missing/i.test(msg)) throw errors.assetNotFound();
     throw errors.imageUndecodable();
   }
 }
 
 export type Rendered = { body: Buffer; contentType: string; cached: boolean; variant: string };
 
+/**
+ * One variant being produced in this process. `answer` settles as soon as the bytes exist (rendered or read
+ * from the cache); `done` when they are also stored. The entry stays until `done`, so a request arriving
+ * between the answer and the cache row joins it instead of rendering again.
+ */
+type Flight = { answer: Promise<Rendered>; done: Promise<unknown>; rendered?: Rendered };
+
 // Per database handle (one per process in production; two test apps on one database are two nodes).
-const inFlightByDb = new WeakMap<Db, Map<string, Promise<Rendered>>>();
-function inFlightOf(db: Db): Map<string, Promise<Rendered>> {
+const inFlightByDb = new WeakMap<Db, Map<string, Flight>>();
+function inFlightOf(db: Db): Map<string, Flight> {
   let m = inFlightByDb.get(db);
   if (!m) {
     m = new Map();
     inFlightByDb.set(db, m);
   }
   return m;
+}
+
+/** Waits for renditions still being stored after their answer (on shutdown, before the database closes). */
+export async function settleTransforms(db: Db): Promise<void> {
+  await Promise.allSettled([...inFlightOf(db).values()].map((f) => f.done));
 }
 
 /** Counts renders (not cache hits), for tests and the benchmark. */
@@ -147,75 +168,164 @@ export async function serveTransform(
   opts: TransformOptions,
   accept: string,
 ): Promise<Rendered> {
-  const [row] = await deps.db.orm.select().from(cdnAssets).where(eq(cdnAssets.id, assetId));
-  if (!row) throw errors.assetNotFound();
-  usableImage(row);
-  const format = chooseFormat(opts, row.mimeType, accept);
-  const variant = crypto
+  // Known before any query: an asset's type never changes, so the same wish always gives the same format.
+  const flightKey = `${assetId}?${canonicalQuery(opts)}|${formatWish(opts, accept)}`;
+  const inFlight = inFlightOf(deps.db);
+  const joined = inFlight.get(flightKey);
+  if (joined) {
+    // Already rendered and now being stored: served from memory, as the cache would serve it.
+    if (joined.rendered) return { ...joined.rendered, cached: true };
+    return joined.answer;
+  }
+  let answer!: (r: Rendered) => void;
+  let fail!: (err: unknown) => void;
+  const flight = {
+    answer: new Promise<Rendered>((res, rej) => {
+      answer = res;
+      fail = rej;
+    }),
+  } as Flight;
+  const early = (r: Rendered) => {
+    flight.rendered = r;
+    answer(r);
+  };
+  flight.done = produce(deps, assetId, opts, accept, early)
+    .then(answer, (err) => {
+      if (!flight.rendered) return fail(err);
+      // The answer is out; a rendition not stored is only a later re-render.
+      deps.log.warn({ err, assetId }, 'cdn: storing a rendered transform failed');
+    })
+    .finally(() => inFlight.delete(flightKey));
+  inFlight.set(flightKey, flight);
+  return flight.answer;
+}
+
+/** What decides the output format besides the source's own type. */
+function formatWish(opts: TransformOptions, accept: string): string {
+  if (opts.format !== 'auto') return opts.format ?? 'source';
+  if (/image\/avif/.test(accept)) return 'avif';
+  if (/image\/webp/.test(accept)) return 'webp';
+  return 'auto';
+}
+
+const variantOf = (opts: TransformOptions, format: Format) =>
+  crypto
     .createHash('sha256')
     .update(`${canonicalQuery(opts)}|${format}`)
     .digest('hex')
     .slice(0, 32);
-  const key = `cdn-cache/${row.orgId}/${row.id}/${variant}.${format}`;
-  // The cache read is inside the shared promise too: a request arriving while a render is being stored
-  // joins it instead of missing the cache and rendering again.
-  const inFlight = inFlightOf(deps.db);
-  let job = inFlight.get(key);
-  if (!job) {
-    job = (async (): Promise<Rendered> => {
-      const hit = (q: Queryable) => readCache(deps, q, key);
-      const cached = await hit(deps.db);
-      if (cached) return { body: cached, contentType: CONTENT_TYPES[format], cached: true, variant };
-      if (deps.db.kind !== 'postgres') return renderAndStore(deps, deps.db, row, key, opts, format);
-      // Another node may be rendering the same variant: whoever holds the lock renders and records it
-      // before committing; the others wait for the lock, then find its row. Everything inside runs on the
-      // transaction's own connection (a pool query here could wait for a connection this lock holds).
-      return deps.db.transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
-        const now = await hit(tx);
-        if (now) return { body: now, contentType: CONTENT_TYPES[format], cached: true, variant };
-        return renderAndStore(deps, tx, row, key, opts, format);
-      });
-    })().finally(() => inFlight.delete(key));
-    inFlight.set(key, job);
-  }
-  const out = await job;
-  return { ...out, variant };
+
+/** The formats a request may end with before the source's type is known (one unless it decides). */
+function candidateFormats(opts: TransformOptions, accept: string): Format[] {
+  const wish = formatWish(opts, accept);
+  if (wish === 'source') return Object.keys(CONTENT_TYPES) as Format[];
+  if (wish === 'auto') return ['png', 'jpeg'];
+  return [wish as Format];
 }
 
-async function readCache(deps: Deps, q: Queryable, key: string): Promise<Buffer | null> {
-  const { rows } = await q.query<{ created_at: Date | string }>(
-    'SELECT created_at FROM cdn_transform_cache WHERE blob_key = $1',
-    [key],
+/**
+ * The asset row and its cache row for these options in one query. The cache key holds the output format,
+ * which may follow the source's type: each possible format's key is asked for and the right one picked after.
+ */
+async function probe(deps: Deps, assetId: string, opts: TransformOptions, accept: string) {
+  const files = candidateFormats(opts, accept).map((f) => `${variantOf(opts, f)}.${f}`);
+  const keys = files.map(
+    (f) => sql`'cdn-cache/' || ${cdnAssets.orgId} || '/' || ${cdnAssets.id} || '/' || ${f}`,
   );
-  const hit = rows[0];
-  if (!hit || new Date(hit.created_at).getTime() + CACHE_MS <= deps.clock.now().getTime()) return null;
+  const rows = await deps.db.orm
+    .select({ asset: cdnAssets, key: cdnTransformCache.blobKey, at: cdnTransformCache.createdAt })
+    .from(cdnAssets)
+    .leftJoin(cdnTransformCache, sql`${cdnTransformCache.blobKey} IN (${sql.join(keys, sql`, `)})`)
+    .where(eq(cdnAssets.id, assetId));
+  const row = rows[0]?.asset;
+  if (!row) throw errors.assetNotFound();
+  return { row, cache: new Map(rows.filter((r) => r.key).map((r) => [r.key!, r.at!])) };
+}
+
+/** The variant's bytes: cached, or rendered (handed to `early` at once) and then stored. */
+async function produce(
+  deps: Deps,
+  assetId: string,
+  opts: TransformOptions,
+  accept: string,
+  early: (r: Rendered) => void,
+): Promise<Rendered> {
+  const { row, cache } = await probe(deps, assetId, opts, accept);
+  usableImage(row);
+  const format = chooseFormat(opts, row.mimeType, accept);
+  const variant = variantOf(opts, format);
+  const key = `cdn-cache/${row.orgId}/${row.id}/${variant}.${format}`;
+  const contentType = CONTENT_TYPES[format];
+  const fromCache = async (at: Date | string | undefined) => {
+    const body = fresh(deps, at) ? await readBlob(deps, key) : null;
+    return body && { body, contentType, cached: true, variant };
+  };
+  const cached = await fromCache(cache.get(key));
+  if (cached) return cached;
+  const render = async (): Promise<Rendered> => {
+    transformStats.renders++;
+    const body = await renderImage(
+      deps.blobs.localFile?.(row.blobKey) ?? (await readSource(deps, row)),
+      opts,
+      format,
+    );
+    return { body, contentType, cached: false, variant };
+  };
+  const store = async (q: Queryable, r: Rendered) => {
+    // A cached rendition: re-rendered if lost, so not worth an fsync.
+    await deps.blobs.put(key, r.body, { contentType, durable: false });
+    await q.query(
+      `INSERT INTO cdn_transform_cache (blob_key, asset_id, org_id, content_type, size, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (blob_key) DO UPDATE SET created_at = EXCLUDED.created_at, size = EXCLUDED.size`,
+      [key, row.id, row.orgId, contentType, r.body.length, deps.clock.now().toISOString()],
+    );
+    return r;
+  };
+  if (deps.db.kind !== 'postgres') {
+    const r = await render();
+    early(r);
+    return store(deps.db, r);
+  }
+  // Another node may be rendering the same variant: whoever holds the lock renders and records it before
+  // committing (the answer goes out before that); the others wait for the lock, then find its row.
+  // Everything inside runs on the transaction's own connection (a pool query here could wait for a
+  // connection this lock holds).
+  return deps.db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+    const { rows } = await tx.query<{ created_at: Date | string }>(
+      'SELECT created_at FROM cdn_transform_cache WHERE blob_key = $1',
+      [key],
+    );
+    const now = await fromCache(rows[0]?.created_at);
+    if (now) return now;
+    const r = await render();
+    early(r);
+    return store(tx, r);
+  });
+}
+
+function fresh(deps: Deps, at: Date | string | undefined): boolean {
+  return at !== undefined && new Date(at).getTime() + CACHE_MS > deps.clock.now().getTime();
+}
+
+/** A stored object's bytes, or null when it is gone; a local file is read whole, without a stream. */
+async function readBlob(deps: Deps, key: string): Promise<Buffer | null> {
+  const file = deps.blobs.localFile?.(key);
+  if (file) {
+    return fsp.readFile(file).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return null;
+      throw err;
+    });
+  }
   const obj = await deps.blobs.get(key);
   return obj ? buffer(obj.body) : null;
 }
 
-async function renderAndStore(
-  deps: Deps,
-  q: Queryable,
-  row: AssetRow,
-  key: string,
-  opts: TransformOptions,
-  format: Format,
-): Promise<Rendered> {
-  const src = await deps.blobs.get(row.blobKey);
-  if (!src) throw errors.assetNotFound();
-  transformStats.renders++;
-  const body = await renderImage(await buffer(src.body), opts, format);
-  const contentType = CONTENT_TYPES[format];
-  // A cached rendition: re-rendered if lost, so not worth an fsync on the request's path.
-  await deps.blobs.put(key, body, { contentType, durable: false });
-  await q.query(
-    `INSERT INTO cdn_transform_cache (blob_key, asset_id, org_id, content_type, size, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (blob_key) DO UPDATE SET created_at = EXCLUDED.created_at, size = EXCLUDED.size`,
-    [key, row.id, row.orgId, contentType, body.length, deps.clock.now().toISOString()],
-  );
-  return { body, contentType, cached: false, variant: key };
+async function readSource(deps: Deps, row: AssetRow): Promise<Buffer> {
+  const body = await readBlob(deps, row.blobKey);
+  if (!body) throw errors.assetNotFound();
+  return body;
 }
 
 /** Removes cached variants older than 90 days (rows and bytes); returns how many. */

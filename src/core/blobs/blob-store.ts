@@ -34,6 +34,12 @@ export interface BlobStore {
   /** The object as a stream, or null when there is none. With a range, only those bytes are streamed. */
   get(key: string, opts?: { range?: ByteRange }): Promise<(BlobInfo & { body: Readable }) | null>;
   head(key: string): Promise<BlobInfo | null>;
+  /**
+   * Where the object lives as a local file, for readers that open files themselves (sharp reads a source
+   * image with one trip to the thread pool instead of a stream's many); the file may not exist. Only the
+   * disk driver has one.
+   */
+  localFile?(key: string): string;
   /** Deleting a missing key is not an error. */
   delete(key: string): Promise<void>;
   /**

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Clock } from '../clock.ts';
 import type { Keyring } from '../crypto.ts';
@@ -53,36 +53,38 @@ export class DiskBlobStore implements BlobStore {
 
   async put(key: string, body: Buffer | Readable, opts: PutOptions = {}): Promise<BlobInfo> {
     const dest = this.#objectPath(key);
-    const tmpDir = path.join(this.root, 'tmp');
-    await fsp.mkdir(tmpDir, { recursive: true });
-    const tmp = path.join(tmpDir, `${crypto.randomUUID()}${TMP_SUFFIX}`);
-    let size = 0;
+    const tmp = path.join(this.root, 'tmp', `${crypto.randomUUID()}${TMP_SUFFIX}`);
+    const flush = opts.durable !== false;
     const max = opts.maxBytes;
-    const counter = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (max !== undefined && size > max) {
-          done(errors.tooLarge(`The object is larger than the ${max} bytes allowed.`));
-          return;
-        }
-        done(null, chunk);
-      },
-    });
-    const source = Buffer.isBuffer(body) ? Readable.from([body]) : body;
+    let size = 0;
     try {
-      await pipeline(
-        source,
-        counter,
-        fs.createWriteStream(tmp, { flags: 'wx', flush: opts.durable !== false }),
-      );
-      const meta = { contentType: opts.contentType };
-      const metaFile = this.#metaPath(key);
-      await mkdirFor(metaFile);
+      if (Buffer.isBuffer(body)) {
+        // Every filesystem call is a trip through libuv's thread pool, which sharp's renders share: a buffer
+        // is written in one call, and folders are made only when a write or rename finds them missing.
+        if (max !== undefined && body.length > max) {
+          throw errors.tooLarge(`The object is larger than the ${max} bytes allowed.`);
+        }
+        size = body.length;
+        await inFolder(tmp, () => fsp.writeFile(tmp, body, { flag: 'wx', flush }));
+      } else {
+        const counter = new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            size += chunk.length;
+            if (max !== undefined && size > max) {
+              done(errors.tooLarge(`The object is larger than the ${max} bytes allowed.`));
+              return;
+            }
+            done(null, chunk);
+          },
+        });
+        await mkdirFor(tmp);
+        await pipeline(body, counter, fs.createWriteStream(tmp, { flags: 'wx', flush }));
+      }
       await moveIntoPlace(tmp, dest);
       // Written after the object so a crash in between loses at most the content type, never the bytes.
       const metaTmp = `${tmp}.meta`;
-      await fsp.writeFile(metaTmp, JSON.stringify(meta), { flag: 'wx' });
-      await fsp.rename(metaTmp, metaFile);
+      await fsp.writeFile(metaTmp, JSON.stringify({ contentType: opts.contentType }), { flag: 'wx' });
+      await moveIntoPlace(metaTmp, this.#metaPath(key));
     } catch (err) {
       await fsp.rm(tmp, { force: true });
       await fsp.rm(`${tmp}.meta`, { force: true });
@@ -114,6 +116,10 @@ export class DiskBlobStore implements BlobStore {
       await fh.close();
       throw err;
     }
+  }
+
+  localFile(key: string): string {
+    return this.#objectPath(key);
   }
 
   async head(key: string): Promise<BlobInfo | null> {
@@ -228,17 +234,21 @@ function canonical(method: string, key: string, exp: string, max?: string, ct?: 
   return ['blob', method, key, exp, max ?? '', ct ?? ''].join('\n');
 }
 
-// A concurrent delete may prune the folder between mkdir and rename; one retry covers that.
+// The destination's folder usually exists: rename first, make the folder only when the rename says it is
+// missing. A concurrent delete may prune the folder between mkdir and rename; one more retry covers that.
 async function moveIntoPlace(tmp: string, dest: string): Promise<void> {
+  await inFolder(dest, () => fsp.rename(tmp, dest));
+}
+
+/** Runs a call that creates `file`; when its folder is missing, makes it and tries again (twice at most). */
+async function inFolder<T>(file: string, create: () => Promise<T>): Promise<T> {
   for (let attempt = 0; ; attempt++) {
-    await mkdirFor(dest);
     try {
-      await fsp.rename(tmp, dest);
-      return;
+      return await create();
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && attempt === 0 && fs.existsSync(tmp)) continue;
-      mapConflict(err);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 2) mapConflict(err);
     }
+    await mkdirFor(file);
   }
 }
 
