@@ -4,7 +4,7 @@ import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
-import { bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
+import { type Bm25Plan, bm25IdsSql, bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
 import { MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
 import { embedForRecall } from './org-embedder.ts';
 import { weightedQueryVector } from './query-weights.ts';
@@ -76,9 +76,10 @@ function whereOf(s: Scope, f: Filters): SQL {
   return sql.join(parts, sql` AND `);
 }
 
-type Ranked = MemoryRow & { similarity: number };
+/** A candidate of a leg: the memory's id and its similarity (the memory's columns come last, for the page only). */
+type Ranked = { id: string; similarity: number };
 /** A leg's row with its own score (higher is better: BM25, or minus the distance). */
-type Scored = Ranked & { score: number; kscore?: number };
+type Scored = Ranked & { score: number };
 
 /** The ranking query; `exact` hides the distance from the index ("+ 0"), forcing the exact scan. */
 export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, similarity?: SQL): SQL {
@@ -132,19 +133,54 @@ async function inRecallTx<T>(
   });
 }
 
-/** Top-k by distance among the filtered rows (exact scan or the embedder's HNSW index), nearest first. */
-async function vectorTopK(
-  p: Plan,
+/**
+ * Both legs in one statement (one round trip): each leg's top `k` as ids and scores only, and each
+ * candidate's similarity — the memory's columns are read after fusion, for the returned page only.
+ * Rows: leg `k` (keyword: BM25 score, created_at for its tie-break) or `v` (vector: distance `d`).
+ */
+function legsSql(
   where: SQL,
-  dist: SQL,
-  similarity: SQL,
   k: number,
-): Promise<(Ranked & { d: number })[]> {
-  const r = await p.exec(vectorTopKSql(where, dist, k, p.small, similarity));
-  const rows = r.rows as (Ranked & { d: number })[];
-  for (const row of rows) row.similarity = Number(row.similarity);
-  // HNSW's relaxed order is only nearly sorted
-  return rows.sort((a, b) => Number(a.d) - Number(b.d) || (a.id < b.id ? -1 : 1));
+  similarity: SQL,
+  vector: { dist: SQL; exact: boolean } | null,
+  plan: Bm25Plan | null,
+): SQL {
+  const ctes: SQL[] = [];
+  const parts: SQL[] = [];
+  if (plan) {
+    ctes.push(sql`kw AS MATERIALIZED (${bm25IdsSql(where, plan, k)})`);
+    parts.push(sql`SELECT 'k' AS leg, id, kscore AS score, created_at FROM kw`);
+  }
+  if (vector) {
+    const order = vector.exact ? sql`${vector.dist} + 0` : vector.dist;
+    ctes.push(
+      sql`v AS MATERIALIZED (SELECT m.id, ${vector.dist} AS d FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k})`,
+    );
+    parts.push(sql`SELECT 'v' AS leg, id, d AS score, NULL::timestamptz AS created_at FROM v`);
+  }
+  return sql`WITH ${sql.join(ctes, sql`, `)}
+    SELECT c.leg, c.id, c.score, c.created_at, ${similarity} AS similarity
+      FROM (${sql.join(parts, sql` UNION ALL `)}) c JOIN memories m ON m.id = c.id`;
+}
+
+type LegRow = {
+  leg: 'k' | 'v';
+  id: string;
+  score: number;
+  created_at: Date | string | null;
+  similarity: number;
+};
+
+/** The returned page's memories, in the order of `ids`. */
+async function pageOf(exec: Exec, ids: string[]): Promise<Map<string, MemoryRow>> {
+  if (!ids.length) return new Map();
+  const r = await exec(
+    sql`SELECT ${sql.raw(MEMORY_SQL_COLUMNS)} FROM memories m WHERE m.id = ANY(${sql`ARRAY[${sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    )}]::uuid[]`})`,
+  );
+  return new Map((r.rows as MemoryRow[]).map((row) => [row.id, row]));
 }
 
 export const DEFAULT_RECALL_MODE = 'hybrid';
@@ -193,29 +229,64 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       new Set(tiers).size !== DEFAULT_TIERS.length ||
       tiers.some((t) => !DEFAULT_TIERS.includes(t)),
   );
-  const ranked: Found[] = await inRecallTx(deps, where, stats.n, narrowed, pool, async (p, hnsw) => {
-    const byKeyword = plan
-      ? (
-          (await p.exec(bm25TopSql(where, plan, pool, sql`, ${similarity} AS similarity`))).rows as Scored[]
-        ).map((row) => ({ ...row, similarity: Number(row.similarity), score: Number(row.kscore) }))
-      : [];
-    if (mode === 'keyword') return byKeyword.map((r) => ({ ...r, foundBy: 'keyword' as const }));
-    await hnsw(); // after the keyword leg: these settings are for the HNSW walk only
-    const byVector = await vectorTopK(p, where, vdist, similarity, pool);
-    if (mode === 'vector') return byVector.map((r) => ({ ...r, foundBy: 'vector' as const }));
-    const local = parseLocalEmbedderId(q.model) !== null;
-    const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
-    if (RECALL_TUNING.fusion === 'relative')
-      return fuseRelative(
-        byVector.map((r) => ({ ...r, score: -Number(r.d) })),
-        byKeyword,
-        weights,
-      );
-    return fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
+  const local = parseLocalEmbedderId(q.model) !== null;
+  const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
+  const { ranked, page } = await inRecallTx(deps, where, stats.n, narrowed, pool, async (p, hnsw) => {
+    // The HNSW settings are for the vector leg's walk; the keyword leg's plan does not depend on them
+    // (its sort has no alternative), so both legs run as one statement after them.
+    if (mode !== 'keyword') await hnsw();
+    const r = await p.exec(
+      legsSql(
+        where,
+        pool,
+        similarity,
+        mode === 'keyword' ? null : { dist: vdist, exact: p.small },
+        mode === 'vector' ? null : plan,
+      ),
+    );
+    const rows = r.rows as LegRow[];
+    const byKeyword: Scored[] = [];
+    const byVector: (Scored & { d: number })[] = [];
+    for (const row of rows) {
+      const base = { id: row.id, similarity: Number(row.similarity) };
+      if (row.leg === 'k')
+        byKeyword.push({
+          ...base,
+          score: Number(row.score),
+          at: new Date(row.created_at!).getTime(),
+        } as Scored);
+      else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
+    }
+    // BM25's order: score, newest first, id; the vector leg's: distance (HNSW's relaxed order is only
+    // nearly sorted), id.
+    byKeyword.sort(
+      (a, b) =>
+        b.score - a.score ||
+        (b as Scored & { at: number }).at - (a as Scored & { at: number }).at ||
+        (a.id < b.id ? -1 : 1),
+    );
+    byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
+    const fused: Found[] =
+      mode === 'keyword'
+        ? byKeyword.map((x) => ({ ...x, foundBy: 'keyword' as const }))
+        : mode === 'vector'
+          ? byVector.map((x) => ({ ...x, foundBy: 'vector' as const }))
+          : RECALL_TUNING.fusion === 'relative'
+            ? fuseRelative(byVector, byKeyword, weights)
+            : fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
+    const threshold = input.threshold ?? 0;
+    const top = fused.filter((m) => m.similarity >= threshold).slice(0, input.limit);
+    return {
+      ranked: top,
+      page: await pageOf(
+        p.exec,
+        top.map((m) => m.id),
+      ),
+    };
   });
 
-  const threshold = input.threshold ?? 0;
-  const out = ranked.filter((m) => m.similarity >= threshold).slice(0, input.limit);
+  // A memory deleted between the two statements is left out.
+  const out = ranked.filter((m) => page.has(m.id));
   if (opts.countAccess !== false)
     ctx.access.record(
       out.map((m) => m.id),
@@ -223,7 +294,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     );
   return {
     memories: out.map((m) => ({
-      ...memoryView(m),
+      ...memoryView(page.get(m.id)!),
       similarity: Math.round(m.similarity * 1e6) / 1e6,
       foundBy: m.foundBy,
     })),
