@@ -34,9 +34,12 @@ for (let c = 0; c < 10; c++) {
       ctx,
       scope,
       agent.id,
-      turns
-        .slice(i, i + 100)
-        .map((t) => ({ content: `${t.speaker}: ${t.text}`, type: 'episodic' as const, confidence: 1, metadata: {} })),
+      turns.slice(i, i + 100).map((t) => ({
+        content: `${t.speaker}: ${t.text}`,
+        type: 'episodic' as const,
+        confidence: 1,
+        metadata: {},
+      })),
     );
 }
 await deps.db.exec('ANALYZE memories');
@@ -71,6 +74,15 @@ const dec = new TextDecoder();
   }
 };
 
+// The last legs statement PGlite ran outside a transaction (one chat's recall: the exact path), for
+// EXPLAIN ANALYZE at the end (BENCH_PROFILE_EXPLAIN=1).
+let legs: { text: string; params: unknown[] } | null = null;
+const query = pg.query.bind(pg);
+(pg as unknown as { query: typeof query }).query = (async (text: string, params?: unknown[], o?: never) => {
+  if (text.includes('kscore') && text.includes('<=>')) legs = { text, params: params ?? [] };
+  return query(text, params, o);
+}) as typeof query;
+
 const questions = conv.questions.map((q) => q.question);
 for (const [label, agentId] of [
   ['whole organization', undefined],
@@ -96,6 +108,19 @@ for (const [label, agentId] of [
   );
   for (const [text, e] of [...stats].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
     console.log(`  ${(e.ms / QUERIES).toFixed(3)} ms/recall  ${String(e.n).padStart(5)} msgs  ${text}`);
+}
+if (process.env.BENCH_PROFILE_EXPLAIN && legs) {
+  const l = legs as { text: string; params: unknown[] };
+  for (const settings of [
+    '',
+    "SET LOCAL hnsw.ef_search = 100; SET LOCAL hnsw.iterative_scan = 'relaxed_order'; SET LOCAL enable_sort = off;",
+  ]) {
+    await pg.transaction(async (tx) => {
+      if (settings) await tx.exec(settings);
+      const r = await tx.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, BUFFERS) ${l.text}`, l.params);
+      console.log(`\n${settings || 'no settings'}\n${r.rows.map((x) => x['QUERY PLAN']).join('\n')}`);
+    });
+  }
 }
 await deps.db.close();
 fs.rmSync(dataDir, { recursive: true, force: true });

@@ -5,7 +5,7 @@ import { requireCollection } from './collections.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
 import { type Bm25Plan, bm25IdsSql, bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
-import { MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
+import { embeddedMemoryColumns, MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
 import { embedForRecall } from './org-embedder.ts';
 import { weightedQueryVector } from './query-weights.ts';
 import type { RecallInput, SearchInput } from './schema.ts';
@@ -172,10 +172,10 @@ type LegRow = {
 };
 
 /** The returned page's memories, in the order of `ids`. */
-async function pageOf(exec: Exec, ids: string[]): Promise<Map<string, MemoryRow>> {
+async function pageOf(exec: Exec, ids: string[], columns: string): Promise<Map<string, MemoryRow>> {
   if (!ids.length) return new Map();
   const r = await exec(
-    sql`SELECT ${sql.raw(MEMORY_SQL_COLUMNS)} FROM memories m WHERE m.id = ANY(${sql`ARRAY[${sql.join(
+    sql`SELECT ${sql.raw(columns)} FROM memories m WHERE m.id = ANY(${sql`ARRAY[${sql.join(
       ids.map((id) => sql`${id}`),
       sql`, `,
     )}]::uuid[]`})`,
@@ -276,13 +276,10 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
             : fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
     const threshold = input.threshold ?? 0;
     const top = fused.filter((m) => m.similarity >= threshold).slice(0, input.limit);
-    return {
-      ranked: top,
-      page: await pageOf(
-        p.exec,
-        top.map((m) => m.id),
-      ),
-    };
+    // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
+    const columns = embeddedMemoryColumns(e.slot.model, q.model);
+    const ids = top.map((m) => m.id);
+    return { ranked: top, page: await pageOf(p.exec, ids, columns) };
   });
 
   // A memory deleted between the two statements is left out.
