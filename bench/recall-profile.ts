@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createAgent } from '../src/areas/memory/agents.ts';
 import { memoryContext, type Scope } from '../src/areas/memory/context.ts';
-import { recall } from '../src/areas/memory/recall.ts';
+import { RECALL_TUNING, recall } from '../src/areas/memory/recall.ts';
 import { storeMemories } from '../src/areas/memory/service.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
@@ -17,6 +17,8 @@ import { seedOrg } from '../test/seed.ts';
 import { conversations } from './memory-quality-data.ts';
 
 const QUERIES = Number(process.env.BENCH_PROFILE_QUERIES ?? 200);
+// BENCH_EF=40,100: the whole organization's recall once per hnsw.ef_search value, side by side.
+const EFS = (process.env.BENCH_EF ?? String(RECALL_TUNING.smallStoreEfSearch)).split(',').map(Number);
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-profile-'));
 const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 const deps = await createDeps(config, { inMemory: true, keyring: Keyring.random() });
@@ -84,10 +86,11 @@ const query = pg.query.bind(pg);
 }) as typeof query;
 
 const questions = conv.questions.map((q) => q.question);
-for (const [label, agentId] of [
-  ['whole organization', undefined],
-  ['one chat', firstAgent],
-] as const) {
+for (const [label, agentId, ef] of [
+  ...EFS.map((ef) => [`whole organization, ef_search ${ef}`, undefined, ef] as const),
+  ['one chat', firstAgent, RECALL_TUNING.smallStoreEfSearch] as const,
+]) {
+  RECALL_TUNING.smallStoreEfSearch = ef;
   for (let i = 0; i < 50; i++)
     await recall(ctx, scope, { query: questions[i]!, limit: 10, agentId } as never); // warm-up
   await ctx.access.idle();

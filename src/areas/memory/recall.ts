@@ -21,6 +21,12 @@ import { embedderSql } from './vector-indexes.ts';
 export const RECALL_TUNING = {
   /** hnsw.ef_search: candidates the HNSW walk keeps; measured for recall@10 ≥ 0.95 (docs/benchmarks.md). */
   efSearch: 100,
+  /**
+   * ef_search for a store of at most `smallStoreMax` memories: ANN fidelity 1.000 at 64 (0.998 at 40) over
+   * 6,000 memories, and each recall's walk shorter (decision 085); above, efSearch (0.97 at 100,000).
+   */
+  smallStoreEfSearch: 64,
+  smallStoreMax: 10_000,
   /** At or below this many matching rows the exact scan is both exact and fast, so no index is used. */
   exactScanMax: 2000,
   /**
@@ -110,12 +116,15 @@ async function inRecallTx<T>(
   narrowed: boolean,
   k: number,
   run: (p: Plan, hnsw: () => Promise<void>) => Promise<T>,
+  knownSize?: number,
 ): Promise<T> {
   const direct: Exec = (q) => deps.db.orm.execute(q) as unknown as Promise<{ rows: unknown[] }>;
   let small = orgSize <= RECALL_TUNING.exactScanMax;
   // Without a narrowing filter the rows are the organization's (term statistics count them): no probe,
   // one round trip fewer per recall. Were most of them cold, the iterative scan still fills the page.
-  if (!small && narrowed) {
+  // Narrowed by the agent alone, the statistics' count of the agent's memories decides (decision 085).
+  if (!small && narrowed && knownSize !== undefined) small = knownSize <= RECALL_TUNING.exactScanMax;
+  else if (!small && narrowed) {
     const probe = await direct(
       sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories m WHERE ${where} LIMIT ${RECALL_TUNING.exactScanMax + 1}) x`,
     );
@@ -124,7 +133,9 @@ async function inRecallTx<T>(
   if (small) return run({ exec: direct, small }, async () => {});
   return deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    const ef = String(Math.max(RECALL_TUNING.efSearch, k));
+    const base =
+      orgSize <= RECALL_TUNING.smallStoreMax ? RECALL_TUNING.smallStoreEfSearch : RECALL_TUNING.efSearch;
+    const ef = String(Math.max(base, k));
     return run({ exec, small }, async () => {
       await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
                             set_config('hnsw.iterative_scan', 'relaxed_order', true),
@@ -220,67 +231,77 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     ? embedderSql(q.model, q.dimension, toVectorLiteral(weighted), q.generation).distance
     : e.distance;
 
-  const narrowed = Boolean(
-    input.agentId ||
-      input.collectionId ||
+  const narrowedBeyondAgent = Boolean(
+    input.collectionId ||
       input.type ||
       (input.metadata && Object.keys(input.metadata).length) ||
       input.tags?.length ||
       new Set(tiers).size !== DEFAULT_TIERS.length ||
       tiers.some((t) => !DEFAULT_TIERS.includes(t)),
   );
+  const narrowed = Boolean(input.agentId) || narrowedBeyondAgent;
+  // The agent's memories (all tiers: an upper bound), when the agent is the only narrowing filter.
+  const agentSize = input.agentId && !narrowedBeyondAgent ? stats.byAgent.get(input.agentId) : undefined;
   const local = parseLocalEmbedderId(q.model) !== null;
   const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
-  const { ranked, page } = await inRecallTx(deps, where, stats.n, narrowed, pool, async (p, hnsw) => {
-    // The HNSW settings are for the vector leg's walk; the keyword leg's plan does not depend on them
-    // (its sort has no alternative), so both legs run as one statement after them.
-    if (mode !== 'keyword') await hnsw();
-    const r = await p.exec(
-      legsSql(
-        where,
-        pool,
-        similarity,
-        mode === 'keyword' ? null : { dist: vdist, exact: p.small },
-        mode === 'vector' ? null : plan,
-      ),
-    );
-    const rows = r.rows as LegRow[];
-    const byKeyword: Scored[] = [];
-    const byVector: (Scored & { d: number })[] = [];
-    for (const row of rows) {
-      const base = { id: row.id, similarity: Number(row.similarity) };
-      if (row.leg === 'k')
-        byKeyword.push({
-          ...base,
-          score: Number(row.score),
-          at: new Date(row.created_at!).getTime(),
-        } as Scored);
-      else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
-    }
-    // BM25's order: score, newest first, id; the vector leg's: distance (HNSW's relaxed order is only
-    // nearly sorted), id.
-    byKeyword.sort(
-      (a, b) =>
-        b.score - a.score ||
-        (b as Scored & { at: number }).at - (a as Scored & { at: number }).at ||
-        (a.id < b.id ? -1 : 1),
-    );
-    byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
-    const fused: Found[] =
-      mode === 'keyword'
-        ? byKeyword.map((x) => ({ ...x, foundBy: 'keyword' as const }))
-        : mode === 'vector'
-          ? byVector.map((x) => ({ ...x, foundBy: 'vector' as const }))
-          : RECALL_TUNING.fusion === 'relative'
-            ? fuseRelative(byVector, byKeyword, weights)
-            : fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
-    const threshold = input.threshold ?? 0;
-    const top = fused.filter((m) => m.similarity >= threshold).slice(0, input.limit);
-    // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
-    const columns = embeddedMemoryColumns(e.slot.model, q.model);
-    const ids = top.map((m) => m.id);
-    return { ranked: top, page: await pageOf(p.exec, ids, columns) };
-  });
+  const { ranked, page } = await inRecallTx(
+    deps,
+    where,
+    stats.n,
+    narrowed,
+    pool,
+    async (p, hnsw) => {
+      // The HNSW settings are for the vector leg's walk; the keyword leg's plan does not depend on them
+      // (its sort has no alternative), so both legs run as one statement after them.
+      if (mode !== 'keyword') await hnsw();
+      const r = await p.exec(
+        legsSql(
+          where,
+          pool,
+          similarity,
+          mode === 'keyword' ? null : { dist: vdist, exact: p.small },
+          mode === 'vector' ? null : plan,
+        ),
+      );
+      const rows = r.rows as LegRow[];
+      const byKeyword: Scored[] = [];
+      const byVector: (Scored & { d: number })[] = [];
+      for (const row of rows) {
+        const base = { id: row.id, similarity: Number(row.similarity) };
+        if (row.leg === 'k')
+          byKeyword.push({
+            ...base,
+            score: Number(row.score),
+            at: new Date(row.created_at!).getTime(),
+          } as Scored);
+        else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
+      }
+      // BM25's order: score, newest first, id; the vector leg's: distance (HNSW's relaxed order is only
+      // nearly sorted), id.
+      byKeyword.sort(
+        (a, b) =>
+          b.score - a.score ||
+          (b as Scored & { at: number }).at - (a as Scored & { at: number }).at ||
+          (a.id < b.id ? -1 : 1),
+      );
+      byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
+      const fused: Found[] =
+        mode === 'keyword'
+          ? byKeyword.map((x) => ({ ...x, foundBy: 'keyword' as const }))
+          : mode === 'vector'
+            ? byVector.map((x) => ({ ...x, foundBy: 'vector' as const }))
+            : RECALL_TUNING.fusion === 'relative'
+              ? fuseRelative(byVector, byKeyword, weights)
+              : fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
+      const threshold = input.threshold ?? 0;
+      const top = fused.filter((m) => m.similarity >= threshold).slice(0, input.limit);
+      // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
+      const columns = embeddedMemoryColumns(e.slot.model, q.model);
+      const ids = top.map((m) => m.id);
+      return { ranked: top, page: await pageOf(p.exec, ids, columns) };
+    },
+    agentSize,
+  );
 
   // A memory deleted between the two statements is left out.
   const out = ranked.filter((m) => page.has(m.id));
