@@ -105,6 +105,8 @@ type Plan = { exec: Exec; small: boolean };
  *   re-sorted after), so a filter never starves the top-k;
  * - enable_sort off: the probe showed a large set, where the HNSW walk is right; stale statistics (PGlite
  *   has no autovacuum) must not talk the planner into scanning and sorting every row.
+ * - jit off: the keyword leg, in the same statement, must sort, so its cost carries enable_sort's penalty
+ *   (1e10), far above jit_above_cost: PostgreSQL would JIT-compile the statement (0.5 s) every recall.
  * The organization's size comes from its term statistics, so a store of at most `exactScanMax` memories
  * needs no probe; a larger one counts the filtered rows (up to that limit) first when a filter narrows
  * them (`narrowed`).
@@ -139,7 +141,8 @@ async function inRecallTx<T>(
     return run({ exec, small }, async () => {
       await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
                             set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                            set_config('enable_sort', 'off', true)`);
+                            set_config('enable_sort', 'off', true),
+                            set_config('jit', 'off', true)`);
     });
   });
 }
