@@ -150,7 +150,7 @@ async function inRecallTx<T>(
 /**
  * Both legs in one statement (one round trip): each leg's top `k` as ids and scores only, and each
  * candidate's similarity — the memory's columns are read after fusion, for the returned page only.
- * Rows: leg `k` (keyword: BM25 score, created_at for its tie-break) or `v` (vector: distance `d`).
+ * Rows: leg `k` (keyword: BM25 score and rank `rk`) or `v` (vector: distance).
  */
 function legsSql(
   where: SQL,
@@ -163,17 +163,20 @@ function legsSql(
   const parts: SQL[] = [];
   if (plan) {
     ctes.push(sql`kw AS MATERIALIZED (${bm25IdsSql(where, plan, k)})`);
-    parts.push(sql`SELECT 'k' AS leg, id, kscore AS score, created_at FROM kw`);
+    // BM25's own order (score, newest first, id) as a rank: timestamps lose their microseconds in JS.
+    parts.push(
+      sql`SELECT 'k' AS leg, id, kscore AS score, row_number() OVER (ORDER BY kscore DESC, created_at DESC, id) AS rk FROM kw`,
+    );
   }
   if (vector) {
     const order = vector.exact ? sql`${vector.dist} + 0` : vector.dist;
     ctes.push(
       sql`v AS MATERIALIZED (SELECT m.id, ${vector.dist} AS d FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k})`,
     );
-    parts.push(sql`SELECT 'v' AS leg, id, d AS score, NULL::timestamptz AS created_at FROM v`);
+    parts.push(sql`SELECT 'v' AS leg, id, d AS score, 0::bigint AS rk FROM v`);
   }
   return sql`WITH ${sql.join(ctes, sql`, `)}
-    SELECT c.leg, c.id, c.score, c.created_at, ${similarity} AS similarity
+    SELECT c.leg, c.id, c.score, c.rk, ${similarity} AS similarity
       FROM (${sql.join(parts, sql` UNION ALL `)}) c JOIN memories m ON m.id = c.id`;
 }
 
@@ -181,11 +184,11 @@ type LegRow = {
   leg: 'k' | 'v';
   id: string;
   score: number;
-  created_at: Date | string | null;
+  rk: number | string;
   similarity: number;
 };
 
-/** The returned page's memories, in the order of `ids`. */
+/** The returned page's memories by id. */
 async function pageOf(exec: Exec, ids: string[], columns: string): Promise<Map<string, MemoryRow>> {
   if (!ids.length) return new Map();
   const r = await exec(
@@ -267,26 +270,15 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
         ),
       );
       const rows = r.rows as LegRow[];
-      const byKeyword: Scored[] = [];
+      const byKeyword: (Scored & { rk: number })[] = [];
       const byVector: (Scored & { d: number })[] = [];
       for (const row of rows) {
         const base = { id: row.id, similarity: Number(row.similarity) };
-        if (row.leg === 'k')
-          byKeyword.push({
-            ...base,
-            score: Number(row.score),
-            at: new Date(row.created_at!).getTime(),
-          } as Scored);
+        if (row.leg === 'k') byKeyword.push({ ...base, score: Number(row.score), rk: Number(row.rk) });
         else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
       }
-      // BM25's order: score, newest first, id; the vector leg's: distance (HNSW's relaxed order is only
-      // nearly sorted), id.
-      byKeyword.sort(
-        (a, b) =>
-          b.score - a.score ||
-          (b as Scored & { at: number }).at - (a as Scored & { at: number }).at ||
-          (a.id < b.id ? -1 : 1),
-      );
+      // BM25's rank; the vector leg's distance (HNSW's relaxed order is only nearly sorted), then id.
+      byKeyword.sort((a, b) => a.rk - b.rk);
       byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
       const fused: Found[] =
         mode === 'keyword'
