@@ -152,10 +152,15 @@ export async function planBm25(
 export function bm25TopSql(where: SQL, plan: Bm25Plan, limit: number, extra: SQL = sql``): SQL {
   return sql`
     SELECT ${sql.raw(MEMORY_SQL_COLUMNS)}, k.kscore ${extra}
-      FROM (SELECT s.id, ${plan.score} AS kscore, s.created_at
-              FROM (SELECT m.id, m.created_at, ${plan.inputs} FROM memories m WHERE ${where} AND ${plan.match}
-                    OFFSET 0) s
-             ORDER BY kscore DESC, s.created_at DESC, s.id LIMIT ${limit}) k
+      FROM (${bm25IdsSql(where, plan, limit)}) k
       CROSS JOIN LATERAL (SELECT * FROM memories x WHERE x.id = k.id OFFSET 0) m
      ORDER BY k.kscore DESC, k.created_at DESC, k.id`;
+}
+
+/** The top `limit` rows of `where` by BM25 as `id, kscore, created_at` only (recall reads columns later). */
+export function bm25IdsSql(where: SQL, plan: Bm25Plan, limit: number): SQL {
+  return sql`SELECT s.id, ${plan.score} AS kscore, s.created_at
+              FROM (SELECT m.id, m.created_at, ${plan.inputs} FROM memories m WHERE ${where} AND ${plan.match}
+                    OFFSET 0) s
+             ORDER BY kscore DESC, s.created_at DESC, s.id LIMIT ${limit}`;
 }

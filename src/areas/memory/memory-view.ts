@@ -65,6 +65,18 @@ export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence
   ${activeModelSql('m')} AS "embeddingModel", ${statusSql('m')} AS "embeddingStatus", m.content_hash AS "contentHash", m.created_at AS "createdAt",
   m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
 
+/**
+ * MEMORY_SQL_COLUMNS for rows known to have a vector from `model` in `slot` (what recall returns): the
+ * active model and `ready` need no look-up of the organization's generation per row.
+ */
+export function embeddedMemoryColumns(slotModelColumn: string, model: string): string {
+  const lit = `'${model.replace(/'/g, "''")}'`;
+  return `m.id, m.content, m.type, m.tier, m.confidence, m.access_count AS "accessCount",
+  m.tags, m.metadata, m.agent_id AS "agentId", m.collection_id AS "collectionId",
+  coalesce(m.${slotModelColumn}, ${lit}) AS "embeddingModel", 'ready' AS "embeddingStatus", m.content_hash AS "contentHash",
+  m.created_at AS "createdAt", m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
+}
+
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
 export function memoryView(r: MemoryRow) {

@@ -1,5 +1,5 @@
 import { ApiError, errors } from '../../core/errors.ts';
-import { activeEmbedder, claimEmbedder, TRANSIENT_CODES } from '../models/index.ts';
+import { activeEmbedder, activeEmbedderForRecall, claimEmbedder, TRANSIENT_CODES } from '../models/index.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { ensureVectorIndex, slotOf } from './vector-indexes.ts';
 
@@ -47,11 +47,40 @@ export async function embedForWrite(ctx: MemoryContext, orgId: string, texts: st
   }
 }
 
+// Recent query vectors per organization and embedder: agents ask the same questions again, and with a
+// provider each miss is a network call. An embedder's vector for a text never changes, so a hit is exact.
+const QUERY_CACHE_MAX = 2_000;
+const queryCaches = new WeakMap<MemoryContext, Map<string, number[]>>();
+
+async function queryVector(
+  ctx: MemoryContext,
+  orgId: string,
+  model: string,
+  query: string,
+): Promise<number[]> {
+  let cache = queryCaches.get(ctx);
+  if (!cache) {
+    cache = new Map();
+    queryCaches.set(ctx, cache);
+  }
+  const key = `${orgId}\u0000${model}\u0000${query}`;
+  const hit = cache.get(key);
+  if (hit) {
+    cache.delete(key); // least recently used goes first
+    cache.set(key, hit);
+    return hit;
+  }
+  const embedder = await ctx.embedderFor(orgId, model);
+  const [vector] = await embedder.embed([query]);
+  if (cache.size >= QUERY_CACHE_MAX) cache.delete(cache.keys().next().value!);
+  cache.set(key, vector!);
+  return vector!;
+}
+
 /** The query vector of a recall, with the embedder (and its size) whose vectors it is compared with. */
 export async function embedForRecall(ctx: MemoryContext, orgId: string, query: string) {
-  const active = await activeEmbedder(ctx.deps, orgId);
-  const embedder = await ctx.embedderFor(orgId, active.model);
-  const [vector] = await embedder.embed([query]);
+  const active = await activeEmbedderForRecall(ctx.deps, orgId);
+  const vector = await queryVector(ctx, orgId, active.model, query);
   return {
     model: active.model,
     generation: active.generation,

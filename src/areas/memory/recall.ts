@@ -4,8 +4,8 @@ import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
-import { bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
-import { MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
+import { type Bm25Plan, bm25IdsSql, bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
+import { embeddedMemoryColumns, MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
 import { embedForRecall } from './org-embedder.ts';
 import { weightedQueryVector } from './query-weights.ts';
 import type { RecallInput, SearchInput } from './schema.ts';
@@ -21,6 +21,12 @@ import { embedderSql } from './vector-indexes.ts';
 export const RECALL_TUNING = {
   /** hnsw.ef_search: candidates the HNSW walk keeps; measured for recall@10 ≥ 0.95 (docs/benchmarks.md). */
   efSearch: 100,
+  /**
+   * ef_search for a store of at most `smallStoreMax` memories: ANN fidelity 1.000 at 64 (0.998 at 40) over
+   * 6,000 memories, and each recall's walk shorter (decision 085); above, efSearch (0.97 at 100,000).
+   */
+  smallStoreEfSearch: 64,
+  smallStoreMax: 10_000,
   /** At or below this many matching rows the exact scan is both exact and fast, so no index is used. */
   exactScanMax: 2000,
   /**
@@ -76,9 +82,10 @@ function whereOf(s: Scope, f: Filters): SQL {
   return sql.join(parts, sql` AND `);
 }
 
-type Ranked = MemoryRow & { similarity: number };
+/** A candidate of a leg: the memory's id and its similarity (the memory's columns come last, for the page only). */
+type Ranked = { id: string; similarity: number };
 /** A leg's row with its own score (higher is better: BM25, or minus the distance). */
-type Scored = Ranked & { score: number; kscore?: number };
+type Scored = Ranked & { score: number };
 
 /** The ranking query; `exact` hides the distance from the index ("+ 0"), forcing the exact scan. */
 export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, similarity?: SQL): SQL {
@@ -98,6 +105,8 @@ type Plan = { exec: Exec; small: boolean };
  *   re-sorted after), so a filter never starves the top-k;
  * - enable_sort off: the probe showed a large set, where the HNSW walk is right; stale statistics (PGlite
  *   has no autovacuum) must not talk the planner into scanning and sorting every row.
+ * - jit off: the keyword leg, in the same statement, must sort, so its cost carries enable_sort's penalty
+ *   (1e10), far above jit_above_cost: PostgreSQL would JIT-compile the statement (0.5 s) every recall.
  * The organization's size comes from its term statistics, so a store of at most `exactScanMax` memories
  * needs no probe; a larger one counts the filtered rows (up to that limit) first when a filter narrows
  * them (`narrowed`).
@@ -109,12 +118,15 @@ async function inRecallTx<T>(
   narrowed: boolean,
   k: number,
   run: (p: Plan, hnsw: () => Promise<void>) => Promise<T>,
+  knownSize?: number,
 ): Promise<T> {
   const direct: Exec = (q) => deps.db.orm.execute(q) as unknown as Promise<{ rows: unknown[] }>;
   let small = orgSize <= RECALL_TUNING.exactScanMax;
   // Without a narrowing filter the rows are the organization's (term statistics count them): no probe,
   // one round trip fewer per recall. Were most of them cold, the iterative scan still fills the page.
-  if (!small && narrowed) {
+  // Narrowed by the agent alone, the statistics' count of the agent's memories decides (decision 085).
+  if (!small && narrowed && knownSize !== undefined) small = knownSize <= RECALL_TUNING.exactScanMax;
+  else if (!small && narrowed) {
     const probe = await direct(
       sql`SELECT count(*)::int AS n FROM (SELECT 1 FROM memories m WHERE ${where} LIMIT ${RECALL_TUNING.exactScanMax + 1}) x`,
     );
@@ -123,28 +135,69 @@ async function inRecallTx<T>(
   if (small) return run({ exec: direct, small }, async () => {});
   return deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    const ef = String(Math.max(RECALL_TUNING.efSearch, k));
+    const base =
+      orgSize <= RECALL_TUNING.smallStoreMax ? RECALL_TUNING.smallStoreEfSearch : RECALL_TUNING.efSearch;
+    const ef = String(Math.max(base, k));
     return run({ exec, small }, async () => {
       await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
                             set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                            set_config('enable_sort', 'off', true)`);
+                            set_config('enable_sort', 'off', true),
+                            set_config('jit', 'off', true)`);
     });
   });
 }
 
-/** Top-k by distance among the filtered rows (exact scan or the embedder's HNSW index), nearest first. */
-async function vectorTopK(
-  p: Plan,
+/**
+ * Both legs in one statement (one round trip): each leg's top `k` as ids and scores only, and each
+ * candidate's similarity — the memory's columns are read after fusion, for the returned page only.
+ * Rows: leg `k` (keyword: BM25 score and rank `rk`) or `v` (vector: distance).
+ */
+function legsSql(
   where: SQL,
-  dist: SQL,
-  similarity: SQL,
   k: number,
-): Promise<(Ranked & { d: number })[]> {
-  const r = await p.exec(vectorTopKSql(where, dist, k, p.small, similarity));
-  const rows = r.rows as (Ranked & { d: number })[];
-  for (const row of rows) row.similarity = Number(row.similarity);
-  // HNSW's relaxed order is only nearly sorted
-  return rows.sort((a, b) => Number(a.d) - Number(b.d) || (a.id < b.id ? -1 : 1));
+  similarity: SQL,
+  vector: { dist: SQL; exact: boolean } | null,
+  plan: Bm25Plan | null,
+): SQL {
+  const ctes: SQL[] = [];
+  const parts: SQL[] = [];
+  if (plan) {
+    ctes.push(sql`kw AS MATERIALIZED (${bm25IdsSql(where, plan, k)})`);
+    // BM25's own order (score, newest first, id) as a rank: timestamps lose their microseconds in JS.
+    parts.push(
+      sql`SELECT 'k' AS leg, id, kscore AS score, row_number() OVER (ORDER BY kscore DESC, created_at DESC, id) AS rk FROM kw`,
+    );
+  }
+  if (vector) {
+    const order = vector.exact ? sql`${vector.dist} + 0` : vector.dist;
+    ctes.push(
+      sql`v AS MATERIALIZED (SELECT m.id, ${vector.dist} AS d FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k})`,
+    );
+    parts.push(sql`SELECT 'v' AS leg, id, d AS score, 0::bigint AS rk FROM v`);
+  }
+  return sql`WITH ${sql.join(ctes, sql`, `)}
+    SELECT c.leg, c.id, c.score, c.rk, ${similarity} AS similarity
+      FROM (${sql.join(parts, sql` UNION ALL `)}) c JOIN memories m ON m.id = c.id`;
+}
+
+type LegRow = {
+  leg: 'k' | 'v';
+  id: string;
+  score: number;
+  rk: number | string;
+  similarity: number;
+};
+
+/** The returned page's memories by id. */
+async function pageOf(exec: Exec, ids: string[], columns: string): Promise<Map<string, MemoryRow>> {
+  if (!ids.length) return new Map();
+  const r = await exec(
+    sql`SELECT ${sql.raw(columns)} FROM memories m WHERE m.id = ANY(${sql`ARRAY[${sql.join(
+      ids.map((id) => sql`${id}`),
+      sql`, `,
+    )}]::uuid[]`})`,
+  );
+  return new Map((r.rows as MemoryRow[]).map((row) => [row.id, row]));
 }
 
 export const DEFAULT_RECALL_MODE = 'hybrid';
@@ -184,38 +237,69 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     ? embedderSql(q.model, q.dimension, toVectorLiteral(weighted), q.generation).distance
     : e.distance;
 
-  const narrowed = Boolean(
-    input.agentId ||
-      input.collectionId ||
+  const narrowedBeyondAgent = Boolean(
+    input.collectionId ||
       input.type ||
       (input.metadata && Object.keys(input.metadata).length) ||
       input.tags?.length ||
       new Set(tiers).size !== DEFAULT_TIERS.length ||
       tiers.some((t) => !DEFAULT_TIERS.includes(t)),
   );
-  const ranked: Found[] = await inRecallTx(deps, where, stats.n, narrowed, pool, async (p, hnsw) => {
-    const byKeyword = plan
-      ? (
-          (await p.exec(bm25TopSql(where, plan, pool, sql`, ${similarity} AS similarity`))).rows as Scored[]
-        ).map((row) => ({ ...row, similarity: Number(row.similarity), score: Number(row.kscore) }))
-      : [];
-    if (mode === 'keyword') return byKeyword.map((r) => ({ ...r, foundBy: 'keyword' as const }));
-    await hnsw(); // after the keyword leg: these settings are for the HNSW walk only
-    const byVector = await vectorTopK(p, where, vdist, similarity, pool);
-    if (mode === 'vector') return byVector.map((r) => ({ ...r, foundBy: 'vector' as const }));
-    const local = parseLocalEmbedderId(q.model) !== null;
-    const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
-    if (RECALL_TUNING.fusion === 'relative')
-      return fuseRelative(
-        byVector.map((r) => ({ ...r, score: -Number(r.d) })),
-        byKeyword,
-        weights,
+  const narrowed = Boolean(input.agentId) || narrowedBeyondAgent;
+  // The agent's memories (all tiers: an upper bound), when the agent is the only narrowing filter.
+  const agentSize = input.agentId && !narrowedBeyondAgent ? stats.byAgent.get(input.agentId) : undefined;
+  const local = parseLocalEmbedderId(q.model) !== null;
+  const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
+  const { ranked, page } = await inRecallTx(
+    deps,
+    where,
+    stats.n,
+    narrowed,
+    pool,
+    async (p, hnsw) => {
+      // The HNSW settings are for the vector leg's walk; the keyword leg's plan does not depend on them
+      // (its sort has no alternative), so both legs run as one statement after them.
+      if (mode !== 'keyword') await hnsw();
+      const r = await p.exec(
+        legsSql(
+          where,
+          pool,
+          similarity,
+          mode === 'keyword' ? null : { dist: vdist, exact: p.small },
+          mode === 'vector' ? null : plan,
+        ),
       );
-    return fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
-  });
+      const rows = r.rows as LegRow[];
+      const byKeyword: (Scored & { rk: number })[] = [];
+      const byVector: (Scored & { d: number })[] = [];
+      for (const row of rows) {
+        const base = { id: row.id, similarity: Number(row.similarity) };
+        if (row.leg === 'k') byKeyword.push({ ...base, score: Number(row.score), rk: Number(row.rk) });
+        else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
+      }
+      // BM25's rank; the vector leg's distance (HNSW's relaxed order is only nearly sorted), then id.
+      byKeyword.sort((a, b) => a.rk - b.rk);
+      byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
+      const fused: Found[] =
+        mode === 'keyword'
+          ? byKeyword.map((x) => ({ ...x, foundBy: 'keyword' as const }))
+          : mode === 'vector'
+            ? byVector.map((x) => ({ ...x, foundBy: 'vector' as const }))
+            : RECALL_TUNING.fusion === 'relative'
+              ? fuseRelative(byVector, byKeyword, weights)
+              : fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
+      const threshold = input.threshold ?? 0;
+      const top = fused.filter((m) => m.similarity >= threshold).slice(0, input.limit);
+      // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
+      const columns = embeddedMemoryColumns(e.slot.model, q.model);
+      const ids = top.map((m) => m.id);
+      return { ranked: top, page: await pageOf(p.exec, ids, columns) };
+    },
+    agentSize,
+  );
 
-  const threshold = input.threshold ?? 0;
-  const out = ranked.filter((m) => m.similarity >= threshold).slice(0, input.limit);
+  // A memory deleted between the two statements is left out.
+  const out = ranked.filter((m) => page.has(m.id));
   if (opts.countAccess !== false)
     ctx.access.record(
       out.map((m) => m.id),
@@ -223,7 +307,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     );
   return {
     memories: out.map((m) => ({
-      ...memoryView(m),
+      ...memoryView(page.get(m.id)!),
       similarity: Math.round(m.similarity * 1e6) / 1e6,
       foundBy: m.foundBy,
     })),

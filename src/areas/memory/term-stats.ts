@@ -15,7 +15,13 @@ import type { Scope } from './context.ts';
 // hundred new memories barely move the figures of thousands. The cache is only a cache: losing it costs
 // one scan.
 
-export type TermStats = { n: number; avgdl: number; df: Map<string, number> };
+export type TermStats = {
+  n: number;
+  avgdl: number;
+  df: Map<string, number>;
+  /** Memories per agent, every tier (an upper bound of what a recall filtered by the agent scans). */
+  byAgent: Map<string, number>;
+};
 
 export const STATS_TTL_MS = 60_000;
 const SYNC_REFRESH_MAX = 2_000;
@@ -31,16 +37,21 @@ async function compute(deps: Deps, s: Scope): Promise<TermStats> {
   // ts_stat takes its query as text: both values are quoted literals (the org id is a uuid, the
   // environment one of two words), so nothing from a request reaches it unquoted.
   const inner = `SELECT search_tsv FROM memories WHERE org_id = '${s.orgId.replace(/'/g, "''")}' AND environment = '${s.environment.replace(/'/g, "''")}'`;
-  const [totals, words] = await Promise.all([
+  const [totals, words, agents] = await Promise.all([
     deps.db.orm.execute(sql`SELECT count(*)::int AS n, coalesce(avg(length(search_tsv)), 0)::float8 AS avgdl
       FROM memories WHERE org_id = ${s.orgId} AND environment = ${s.environment}`),
     deps.db.orm.execute(sql`SELECT word, ndoc FROM ts_stat(${inner})`),
+    deps.db.orm.execute(sql`SELECT agent_id, count(*)::int AS n FROM memories
+      WHERE org_id = ${s.orgId} AND environment = ${s.environment} AND agent_id IS NOT NULL GROUP BY agent_id`),
   ]);
   const t = (totals as unknown as { rows: { n: number; avgdl: number }[] }).rows[0]!;
   const df = new Map<string, number>();
   for (const r of (words as unknown as { rows: { word: string; ndoc: number }[] }).rows)
     df.set(r.word, Number(r.ndoc));
-  return { n: Number(t.n), avgdl: Math.max(1, Number(t.avgdl)), df };
+  const byAgent = new Map<string, number>();
+  for (const r of (agents as unknown as { rows: { agent_id: string; n: number }[] }).rows)
+    byAgent.set(r.agent_id, Number(r.n));
+  return { n: Number(t.n), avgdl: Math.max(1, Number(t.avgdl)), df, byAgent };
 }
 
 function cacheOf(deps: Deps): Map<string, Entry> {
@@ -56,7 +67,7 @@ function refresh(deps: Deps, s: Scope, e: Entry | undefined): Promise<TermStats>
   if (e?.refreshing) return e.refreshing;
   const cache = cacheOf(deps);
   const entry: Entry = e ?? {
-    stats: { n: 0, avgdl: 1, df: new Map() },
+    stats: { n: 0, avgdl: 1, df: new Map(), byAgent: new Map() },
     at: 0,
     dirty: true,
     refreshing: null,

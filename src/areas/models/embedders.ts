@@ -101,6 +101,37 @@ export async function activeEmbedder(
   return { model: state.activeModel, dimension: state.activeDimension, generation: state.generation };
 }
 
+// Recall reads the organization's active embedder on every call; it changes only when a re-embedding
+// switches (reembed.ts), so recall may use a copy this young. A switch in this process forgets it at once;
+// one made by another process is seen within the TTL, and until then recall keeps comparing the old
+// model's query vector with the old model's vectors (the filter names the model) — never two models'.
+export const RECALL_EMBEDDER_TTL_MS = 2_000;
+const MAX_CACHED_ORGS = 1_000;
+type Active = Awaited<ReturnType<typeof activeEmbedder>>;
+const recallCaches = new WeakMap<Deps, Map<string, { at: number; value: Promise<Active> }>>();
+
+/** activeEmbedder for recall: the same answer, cached per organization for RECALL_EMBEDDER_TTL_MS. */
+export function activeEmbedderForRecall(deps: Deps, orgId: string): Promise<Active> {
+  let cache = recallCaches.get(deps);
+  if (!cache) {
+    cache = new Map();
+    recallCaches.set(deps, cache);
+  }
+  const hit = cache.get(orgId);
+  const now = Date.now();
+  if (hit && now - hit.at < RECALL_EMBEDDER_TTL_MS) return hit.value;
+  const value = activeEmbedder(deps, orgId);
+  if (cache.size >= MAX_CACHED_ORGS) cache.delete(cache.keys().next().value!);
+  cache.set(orgId, { at: now, value });
+  value.catch(() => cache.delete(orgId));
+  return value;
+}
+
+/** The organization's active embedder changed (or may have): recall reads it again. */
+export function forgetActiveEmbedder(deps: Deps, orgId: string): void {
+  recallCaches.get(deps)?.delete(orgId);
+}
+
 /** Makes `model` the pending embedder of an organization and enqueues its re-embedding job. */
 export async function startReembed(deps: Deps, orgId: string, model: string): Promise<void> {
   const now = deps.clock.now();
@@ -119,6 +150,7 @@ export async function startReembed(deps: Deps, orgId: string, model: string): Pr
     )
     .returning({ orgId: modelEmbedders.orgId });
   if (rows.length === 0) return;
+  forgetActiveEmbedder(deps, orgId);
   deps.log.warn({ orgId, model }, 'the embedder changed; re-embedding the organization’s vectors');
   await deps.jobs.enqueue('models.reembed', { orgId, model }, { singletonKey: `reembed:${orgId}:${model}` });
 }

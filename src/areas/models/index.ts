@@ -32,9 +32,11 @@ export const modelsArea = defineArea({
 
 export {
   activeEmbedder,
+  activeEmbedderForRecall,
   claimEmbedder,
   configuredEmbedderId,
   embedderFor,
+  forgetActiveEmbedder,
   type OrgEmbedder,
   TRANSIENT_CODES,
 } from './embedders.ts';

@@ -2,7 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
-import { embedderFor } from './embedders.ts';
+import { embedderFor, forgetActiveEmbedder } from './embedders.ts';
 import { modelEmbedders } from './tables.ts';
 
 // Re-embedding an organization after its embedder changed (docs/decisions/025-per-org-embedders.md).
@@ -117,6 +117,7 @@ export async function reembedOrg(deps: Deps, orgId: string, model: string, batch
         .where(eq(modelEmbedders.orgId, orgId));
       return 'switched' as const;
     });
+    if (switched === 'switched') forgetActiveEmbedder(deps, orgId);
     if (switched === 'gone') return null;
     if (switched === 'switched') break;
   }
