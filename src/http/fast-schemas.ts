@@ -1,4 +1,4 @@
-import fastJson from 'fast-json-stringify';
+import fastJson, { type AnySchema } from 'fast-json-stringify';
 import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import {
   serializerCompiler as zodSerializer,
@@ -69,7 +69,7 @@ export function compileFastSerializer(schema: z.ZodType): ((data: unknown) => st
   // fast-json-stringify picks an anyOf branch by validating the value (additionalProperties: false then
   // refuses unknown keys, which zod would strip): keep zod for those, and for anything referenced.
   if (/"(anyOf|oneOf|allOf|\$ref|\$defs)"/.test(JSON.stringify(json))) return null;
-  return fastJson(json as fastJson.AnySchema) as (data: unknown) => string;
+  return fastJson(json as AnySchema) as (data: unknown) => string;
 }
 
 type Check = (v: unknown) => boolean;
