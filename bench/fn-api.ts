@@ -158,7 +158,12 @@ async function serveBare(sampleJson: string): Promise<void> {
 // Load side (parent process)
 
 async function startChild(args: string[]): Promise<{ child: ChildProcess; target: Target; sample: unknown }> {
-  const child = spawn(process.execPath, [self, '--serve', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_PIER_NODE_ARGS: Node/V8 flags for the Pier child only (e.g. `--min-semi-space-size=16`).
+  const flags =
+    args[0] === 'pier' ? (process.env.BENCH_PIER_NODE_ARGS?.split(' ').filter(Boolean) ?? []) : [];
+  const child = spawn(process.execPath, [...flags, self, '--serve', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let buf = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d) => {
