@@ -102,20 +102,34 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
 }
 
 // BENCH_PROF=1: a CPU profile of the measured rounds only (not start-up, migrations, seeding or warm-up),
-// written to /tmp/pierprof; summarise it with bench/prof-summary.ts.
+// written to /tmp/pierprof; summarise it with bench/prof-summary.ts. BENCH_PROF=heap: a sampling heap
+// profile of the same rounds instead, counting every allocation (also those the GC has since collected),
+// so it shows what the request path allocates; summarise it with bench/heap-summary.ts.
 function profileRoutes(app: import('fastify').FastifyInstance): void {
   const session = new inspector.Session();
   session.connect();
+  const heap = process.env.BENCH_PROF === 'heap';
   app.get('/__bench/prof/start', async () => {
+    if (heap) {
+      await session.post('HeapProfiler.enable');
+      await session.post('HeapProfiler.startSampling', {
+        samplingInterval: 1024,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
+      return { ok: true };
+    }
     await session.post('Profiler.enable');
     await session.post('Profiler.setSamplingInterval', { interval: 200 });
     await session.post('Profiler.start');
     return { ok: true };
   });
   app.get('/__bench/prof/stop', async () => {
-    const { profile } = await session.post('Profiler.stop');
+    const { profile } = heap
+      ? await session.post('HeapProfiler.stopSampling')
+      : await session.post('Profiler.stop');
     fs.mkdirSync('/tmp/pierprof', { recursive: true });
-    const file = `/tmp/pierprof/fn-api-${process.pid}-${Date.now()}.cpuprofile`;
+    const file = `/tmp/pierprof/fn-api-${process.pid}-${Date.now()}.${heap ? 'heapprofile' : 'cpuprofile'}`;
     fs.writeFileSync(file, JSON.stringify(profile));
     return { file };
   });
@@ -144,7 +158,12 @@ async function serveBare(sampleJson: string): Promise<void> {
 // Load side (parent process)
 
 async function startChild(args: string[]): Promise<{ child: ChildProcess; target: Target; sample: unknown }> {
-  const child = spawn(process.execPath, [self, '--serve', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_PIER_NODE_ARGS: Node/V8 flags for the Pier child only (e.g. `--min-semi-space-size=16`).
+  const flags =
+    args[0] === 'pier' ? (process.env.BENCH_PIER_NODE_ARGS?.split(' ').filter(Boolean) ?? []) : [];
+  const child = spawn(process.execPath, [...flags, self, '--serve', ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let buf = '';
   return new Promise((resolve, reject) => {
     child.stdout!.on('data', (d) => {

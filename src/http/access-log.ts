@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger } from 'fastify';
+import { type FastifyBaseLogger, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import pino from 'pino';
 
 export type AccessLine = (reqId: string, method: string, path: string, status: number, ms: number) => void;
@@ -41,4 +41,38 @@ export function accessLogger(log: FastifyBaseLogger): AccessLine {
         `"ms":${Number.isFinite(ms) ? ms : 0},"msg":"request"}\n`,
     );
   };
+}
+
+/**
+ * Fastify's log controller with the access line as its "request completed" line. Fastify calls
+ * requestCompleted once per request when the response has finished (or failed), after any onResponse
+ * hooks: the same moment as an onResponse hook, without an onResponse hook runner (a closure and a callback
+ * chain per request). Every other per-request line of Fastify's stays off (disableRequestLogging).
+ */
+export class AccessLogController extends LogController {
+  #line: AccessLine | null = null;
+
+  constructor() {
+    super({ disableRequestLogging: true });
+  }
+
+  /** Starts writing access lines to this logger (the app's, which exists only once Fastify is built). */
+  writeTo(log: FastifyBaseLogger): void {
+    this.#line = accessLogger(log);
+  }
+
+  // No headers, no body, no query string (where a careless client might put a credential).
+  override requestCompleted(_err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+    const line = this.#line;
+    if (!line) return;
+    const url = req.url;
+    const q = url.indexOf('?');
+    line(
+      req.id,
+      req.method,
+      q < 0 ? url : url.slice(0, q),
+      reply.statusCode,
+      Math.round(reply.elapsedTime * 10) / 10,
+    );
+  }
 }

@@ -1,7 +1,6 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
-import fastifyCookie from '@fastify/cookie';
-import Fastify, { type FastifyInstance, LogController } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import {
   appSlugFromHost,
@@ -14,7 +13,7 @@ import type { CallerResolver } from '../core/auth/resolve.ts';
 import { DiskBlobStore } from '../core/blobs/disk.ts';
 import { errorBody, errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
-import { accessLogger } from './access-log.ts';
+import { AccessLogController } from './access-log.ts';
 import { diskBlobRoutes } from './blob-routes.ts';
 import { dashboardStaticRoutes } from './dashboard-static.ts';
 import { installErrorHandler } from './error-handler.ts';
@@ -37,6 +36,7 @@ const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
 /** Builds the HTTP app; no listening, no timers, no workers, so tests can build as many as they like. */
 export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<FastifyInstance> {
+  const logController = new AccessLogController();
   const app = Fastify({
     loggerInstance: opts.logger === false ? undefined : deps.log,
     // TRUST_PROXY: whose X-Forwarded-For to believe for req.ip, the address per-IP limits count.
@@ -50,8 +50,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // Requests arriving while the node drains answer 503 in the error envelope (the onRequest hook below),
     // not in Fastify's own body shape.
     return503OnClosing: false,
-    // One access line per request (below) instead of Fastify's two: half the logging cost per call.
-    logController: new LogController({ disableRequestLogging: true }),
+    // One access line per request instead of Fastify's two, written by the controller's "request
+    // completed" call (access-log.ts) rather than an onResponse hook.
+    logController,
     // A request's pino child is made only if something logs through it (most requests do not).
     ...(opts.logger === false ? {} : { childLoggerFactory: lazyChildLoggerFactory }),
     // App hostnames are answered by a plain handler in front of Fastify: no routing, hooks or parsing for
@@ -70,8 +71,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     if (body === '') return done(null, {});
     return parseJson(req, body as string, done);
   });
-  // Cookies are parsed on demand (readCookie in dashboard/sessions.ts), not by a hook on every request.
-  await app.register(fastifyCookie, { hook: false });
+  // No cookie plugin: @fastify/cookie adds an onSend hook to every request even with `hook: false`, and Pier
+  // only reads the dashboard's session cookie (readCookie in identity/sessions.ts parses it where needed).
   let closing = false;
   app.addHook('preClose', (done) => {
     closing = true;
@@ -96,22 +97,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     }
     done();
   });
-  // No headers, no body, no query string (where a careless client might put a credential).
-  if (opts.logger !== false) {
-    const access = accessLogger(app.log);
-    app.addHook('onResponse', (req, reply, done) => {
-      const url = req.url;
-      const q = url.indexOf('?');
-      access(
-        req.id,
-        req.method,
-        q < 0 ? url : url.slice(0, q),
-        reply.statusCode,
-        Math.round(reply.elapsedTime * 10) / 10,
-      );
-      done();
-    });
-  }
+  if (opts.logger !== false) logController.writeTo(app.log);
 
   app.get('/healthz', async () => ({ ok: true }));
   app.get('/readyz', async (_req, reply) => {

@@ -1,7 +1,5 @@
-// The request's parseCookie comes from @fastify/cookie (registered in src/http/app.ts); this brings its types.
-
 import crypto from 'node:crypto';
-import type {} from '@fastify/cookie';
+import { parseCookie } from 'cookie';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../core/auth/caller.ts';
@@ -85,14 +83,15 @@ export function csrfTokenFor(deps: Deps, sessionId: string): string {
 }
 
 /**
- * One cookie of the request, parsed by @fastify/cookie (registered in app.ts without its per-request hook, so
- * requests with a bearer header never pay for it). Malformed cookies (bad percent-encoding, no `=`, odd
- * quoting) never throw: a value that does not decode is returned as sent, and simply matches no session.
+ * One cookie of the request, parsed here with the `cookie` package only where a session is looked for, so
+ * requests with a bearer header never pay for it (no plugin, no hook on every request). Malformed cookies
+ * (bad percent-encoding, no `=`, odd quoting) never throw: a value that does not decode is returned as
+ * sent, and simply matches no session.
  */
 export function readCookie(req: FastifyRequest, name: string): string | null {
   const header = req.headers.cookie;
   if (!header) return null;
-  return req.server.parseCookie(header)[name] ?? null;
+  return parseCookie(header)[name] ?? null;
 }
 
 export function setSessionCookie(deps: Deps, reply: FastifyReply, secret: string): void {

@@ -60,6 +60,42 @@ describe('credentials', () => {
     expectAuthRequired(await t.call('whoamiForCli', {}, token));
   });
 
+  it('a repeatedly used token is refused once revoked elsewhere, or once the cache has expired', async () => {
+    const { token } = await seedUser(t.deps);
+    const keyId = token.split('.')[1]!;
+    for (let i = 0; i < 3; i++) expect((await t.call('whoamiForCli', {}, token)).statusCode).toBe(200);
+    // Revoked in the database by another node: this one still serves from cache until its message arrives…
+    await t.deps.db.orm
+      .update(credentials)
+      .set({ revokedAt: clock.now() })
+      .where(eq(credentials.keyId, keyId));
+    // …which drops the entry (what the pier_credential_revoked listener calls).
+    t.deps.credentials.forget(keyId);
+    expectAuthRequired(await t.call('whoamiForCli', {}, token));
+
+    // Without a message, the database is read again once the 30 s cache has expired.
+    const second = await seedUser(t.deps);
+    const secondKeyId = second.token.split('.')[1]!;
+    for (let i = 0; i < 3; i++) expect((await t.call('whoamiForCli', {}, second.token)).statusCode).toBe(200);
+    await t.deps.db.orm
+      .update(credentials)
+      .set({ revokedAt: clock.now() })
+      .where(eq(credentials.keyId, secondKeyId));
+    clock.advance(30_001);
+    expectAuthRequired(await t.call('whoamiForCli', {}, second.token));
+  });
+
+  it('a cached token is still checked whole: a wrong secret or kind for its keyId is refused', async () => {
+    const { token } = await seedUser(t.deps);
+    const [kind, keyId, secret] = token.split('.') as [string, string, string];
+    expect((await t.call('whoamiForCli', {}, token)).statusCode).toBe(200);
+    expect((await t.call('whoamiForCli', {}, token)).statusCode).toBe(200);
+    const wrong = `${secret.slice(0, -1)}${secret.endsWith('A') ? 'B' : 'A'}`;
+    expectAuthRequired(await t.call('whoamiForCli', {}, `${kind}.${keyId}.${wrong}`));
+    expectAuthRequired(await t.call('whoamiForCli', {}, `plat.${keyId}.${secret}`));
+    expect((await t.call('whoamiForCli', {}, token)).statusCode).toBe(200);
+  });
+
   it('store only an HMAC of the secret', async () => {
     const { token } = await seedUser(t.deps);
     const secret = token.split('.')[2]!;

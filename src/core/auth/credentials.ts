@@ -21,6 +21,8 @@ export type IssueInput = {
 
 const LAST_USED_THROTTLE_MS = 60_000;
 const CACHE_TTL_MS = 30_000;
+/** Authorization header values remembered at most (only ones that verified); more clears them all. */
+const MAX_HEADERS = 10_000;
 
 /** A credential that passed verification, with the caller it stands for (one object, reused per request). */
 export type VerifiedCredential = { row: CredentialRow; caller: Caller };
@@ -32,6 +34,9 @@ type CacheEntry = {
   digest?: Buffer;
   verified?: VerifiedCredential;
 };
+
+/** A verified Authorization header value: valid while its keyId's cache entry is the one it was verified in. */
+type HeaderEntry = { keyId: string; entry: CacheEntry; verified: VerifiedCredential };
 
 function sha256(secret: string): Buffer {
   return crypto.hash('sha256', secret, 'buffer');
@@ -46,6 +51,13 @@ export class CredentialService {
   readonly #keyring: Keyring;
   readonly #clock: Clock;
   readonly #cache = new Map<string, CacheEntry>();
+  /**
+   * Whole Authorization header values that verified, so a repeated request costs one Map lookup (no
+   * parsing, no SHA-256). They hold the credential in plaintext, in this process's memory only, never
+   * logged, for at most CACHE_TTL_MS; revocation drops them with their keyId's entry (decision 080).
+   */
+  readonly #byHeader = new Map<string, HeaderEntry>();
+  #headersSweptAt = 0;
   readonly #pendingTouch = new Set<string>();
   /** False while revocations from other nodes may be missed (their listener is down): no cache at all. */
   #trusted = true;
@@ -123,6 +135,44 @@ export class CredentialService {
     return this.#fromCache(parsed, this.#clock.now().getTime());
   }
 
+  /**
+   * The hottest path: an Authorization header value remembered by rememberHeader. undefined means "not
+   * decidable from it" (parse the bearer and call verifyCached or verifyCaller).
+   */
+  verifyHeaderCached(header: string): VerifiedCredential | null | undefined {
+    const hit = this.#byHeader.get(header);
+    if (!hit) return undefined;
+    const now = this.#clock.now().getTime();
+    // Revocation (forget), expiry of the keyId's entry and an untrusted cache all end the keyId's entry.
+    if (this.#entry(hit.keyId, now) !== hit.entry) {
+      this.#byHeader.delete(header);
+      return undefined;
+    }
+    return this.#live(hit.verified, now);
+  }
+
+  /** Remembers the header a credential was just verified from (verifyCached or verifyCaller answered v). */
+  rememberHeader(header: string, v: VerifiedCredential): void {
+    if (!this.#trusted) return;
+    const keyId = v.row.keyId;
+    const entry = this.#cache.get(keyId);
+    // Not cached (a read that raced a revocation) or verified from another entry: nothing to tie it to.
+    if (!entry || entry.verified !== v) return;
+    const now = this.#clock.now().getTime();
+    if (now - this.#headersSweptAt > CACHE_TTL_MS) this.#sweepHeaders(now);
+    if (this.#byHeader.size >= MAX_HEADERS) this.#byHeader.clear();
+    this.#byHeader.set(header, { keyId, entry, verified: v });
+  }
+
+  /** Drops remembered headers whose entry has expired, so a secret does not outlive the cache's TTL. */
+  #sweepHeaders(now: number): void {
+    this.#headersSweptAt = now;
+    for (const [header, h] of this.#byHeader) {
+      if (this.#cache.get(h.keyId) !== h.entry || now - h.entry.at > CACHE_TTL_MS)
+        this.#byHeader.delete(header);
+    }
+  }
+
   #fromCache(parsed: ParsedCredential, now: number): VerifiedCredential | null | undefined {
     if (!this.#trusted) return undefined;
     const entry = this.#entry(parsed.keyId, now);
@@ -158,11 +208,13 @@ export class CredentialService {
   forget(keyId: string): void {
     this.#generation++;
     this.#cache.delete(keyId);
+    for (const [header, h] of this.#byHeader) if (h.keyId === keyId) this.#byHeader.delete(header);
   }
 
   forgetAll(): void {
     this.#generation++;
     this.#cache.clear();
+    this.#byHeader.clear();
   }
 
   /**

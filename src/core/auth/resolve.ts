@@ -29,8 +29,13 @@ export async function resolveCaller(
   fallbacks: CallerResolver[] = [],
   opts: ResolveOptions = {},
 ): Promise<Caller | null> {
-  const bearer = bearerFrom(req.headers.authorization);
-  if (bearer) return acceptAudience((await credentials.verifyCaller(bearer))?.caller ?? null, opts);
+  const header = req.headers.authorization;
+  const bearer = bearerFrom(header);
+  if (bearer) {
+    const v = await credentials.verifyCaller(bearer);
+    if (v) credentials.rememberHeader(header!, v);
+    return acceptAudience(v?.caller ?? null, opts);
+  }
   // A bearer-shaped header that does not parse is a bad credential, not a reason to try the cookie.
   if (req.headers.authorization) return null;
   for (const f of fallbacks) {
@@ -51,9 +56,14 @@ export function resolveCallerCached(
 ): Caller | undefined {
   const header = req.headers.authorization;
   if (!header) return undefined;
-  const bearer = bearerFrom(header);
-  if (!bearer) return undefined;
-  const v = credentials.verifyCached(bearer);
+  // A header seen and verified before: one Map lookup, no parsing and no SHA-256.
+  let v = credentials.verifyHeaderCached(header);
+  if (v === undefined) {
+    const bearer = bearerFrom(header);
+    if (!bearer) return undefined;
+    v = credentials.verifyCached(bearer);
+    if (v) credentials.rememberHeader(header, v);
+  }
   if (!v) return undefined;
   // A refused OAuth caller takes the slow path, which answers null (401) the same way.
   return acceptAudience(v.caller, opts) ?? undefined;
