@@ -73,6 +73,12 @@ describe('memory API', () => {
     expect(del.json()).toEqual({ success: true });
     expect((await live.get(`/memory/agents/${agent.id}`)).json().error.code).toBe('AGENT_NOT_FOUND');
     expect((await live.get(`/memory/memories/${mem.id}`)).statusCode).toBe(404);
+    // Recall checks the agent in its own statement: a deleted agent is 404 in every mode.
+    for (const mode of ['hybrid', 'vector', 'keyword']) {
+      const r = await live.post('/memory/memories/recall', { query: 'tea', agentId: agent.id, mode });
+      expect(r.statusCode, mode).toBe(404);
+      expect(r.json().error.code).toBe('AGENT_NOT_FOUND');
+    }
   });
 
   it('stores a memory with defaults, embeds it and reads it back', async () => {

@@ -1,8 +1,9 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
+import { errors } from '../../core/errors.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
-import type { MemoryContext, Scope } from './context.ts';
+import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
 import { type Bm25Plan, bm25IdsSql, bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
 import { embeddedMemoryColumns, MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
@@ -150,7 +151,8 @@ async function inRecallTx<T>(
 /**
  * Both legs in one statement (one round trip): each leg's top `k` as ids and scores only, and each
  * candidate's similarity — the memory's columns are read after fusion, for the returned page only.
- * Rows: leg `k` (keyword: BM25 score and rank `rk`) or `v` (vector: distance).
+ * Rows: leg `k` (keyword: BM25 score and rank `rk`) or `v` (vector: distance), and with `agent` a row
+ * `a` when that agent exists in the scope (the agent check, without a statement of its own).
  */
 function legsSql(
   where: SQL,
@@ -158,6 +160,7 @@ function legsSql(
   similarity: SQL,
   vector: { dist: SQL; exact: boolean } | null,
   plan: Bm25Plan | null,
+  agent?: { scope: Scope; id: string },
 ): SQL {
   const ctes: SQL[] = [];
   const parts: SQL[] = [];
@@ -175,13 +178,17 @@ function legsSql(
     );
     parts.push(sql`SELECT 'v' AS leg, id, d AS score, 0::bigint AS rk FROM v`);
   }
+  const agentRow = agent
+    ? sql` UNION ALL SELECT 'a', a.id, 0::float8, 0::bigint, 0::float8 FROM memory_agents a
+            WHERE a.id = ${agent.id} AND a.org_id = ${agent.scope.orgId} AND a.environment = ${agent.scope.environment}`
+    : sql``;
   return sql`WITH ${sql.join(ctes, sql`, `)}
     SELECT c.leg, c.id, c.score, c.rk, ${similarity} AS similarity
-      FROM (${sql.join(parts, sql` UNION ALL `)}) c JOIN memories m ON m.id = c.id`;
+      FROM (${sql.join(parts, sql` UNION ALL `)}) c JOIN memories m ON m.id = c.id${agentRow}`;
 }
 
 type LegRow = {
-  leg: 'k' | 'v';
+  leg: 'k' | 'v' | 'a';
   id: string;
   score: number;
   rk: number | string;
@@ -212,7 +219,8 @@ export type FoundBy = 'vector' | 'keyword' | 'both';
 type Found = Ranked & { foundBy: FoundBy };
 
 export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
-  if (input.agentId) await requireAgent(ctx, s, input.agentId);
+  // The agent is checked in the legs' statement (a row `a`), not by a statement of its own.
+  if (input.agentId && !isUuid(input.agentId)) throw errors.agentNotFound();
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const mode = input.mode ?? DEFAULT_RECALL_MODE;
   const tiers = input.tiers ?? (input.tier ? [input.tier] : DEFAULT_TIERS);
@@ -267,17 +275,21 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
           similarity,
           mode === 'keyword' ? null : { dist: vdist, exact: p.small },
           mode === 'vector' ? null : plan,
+          input.agentId ? { scope: s, id: input.agentId } : undefined,
         ),
       );
       const rows = r.rows as LegRow[];
       const byKeyword: (Scored & { rk: number })[] = [];
       const byVector: (Scored & { d: number })[] = [];
+      let agentFound = false;
       for (const row of rows) {
         const base = { id: row.id, similarity: Number(row.similarity) };
-        if (row.leg === 'k') byKeyword.push({ ...base, score: Number(row.score), rk: Number(row.rk) });
+        if (row.leg === 'a') agentFound = true;
+        else if (row.leg === 'k') byKeyword.push({ ...base, score: Number(row.score), rk: Number(row.rk) });
         else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
       }
       // BM25's rank; the vector leg's distance (HNSW's relaxed order is only nearly sorted), then id.
+      if (input.agentId && !agentFound) throw errors.agentNotFound();
       byKeyword.sort((a, b) => a.rk - b.rk);
       byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
       const fused: Found[] =
