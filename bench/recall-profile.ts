@@ -86,11 +86,18 @@ const query = pg.query.bind(pg);
 }) as typeof query;
 
 const questions = conv.questions.map((q) => q.question);
-for (const [label, agentId, ef] of [
-  ...EFS.map((ef) => [`whole organization, ef_search ${ef}`, undefined, ef] as const),
-  ['one chat', firstAgent, RECALL_TUNING.smallStoreEfSearch] as const,
-]) {
+// BENCH_PREPARED=1,0: each case with the legs' statement prepared (PGlite) and not, side by side.
+const PREPARED = (process.env.BENCH_PREPARED ?? '1').split(',').map((x) => x === '1');
+for (const [label, agentId, ef, prepared] of PREPARED.flatMap((prepared) =>
+  [
+    ...EFS.map((ef) => [`whole organization, ef_search ${ef}`, undefined, ef] as const),
+    ['one chat', firstAgent, RECALL_TUNING.smallStoreEfSearch] as const,
+  ].map(
+    ([l, a, e]) => [`${l}${PREPARED.length > 1 ? `, prepared ${prepared}` : ''}`, a, e, prepared] as const,
+  ),
+)) {
   RECALL_TUNING.smallStoreEfSearch = ef;
+  RECALL_TUNING.preparedLegs = prepared;
   for (let i = 0; i < 50; i++)
     await recall(ctx, scope, { query: questions[i]!, limit: 10, agentId } as never); // warm-up
   await ctx.access.idle();

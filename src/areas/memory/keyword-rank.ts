@@ -74,11 +74,9 @@ function tsq(lexemes: string[]): SQL {
   return sql`${text}::tsquery`;
 }
 
-function textArray(list: string[]): SQL {
-  return sql`ARRAY[${sql.join(
-    list.map((v) => sql`${v}`),
-    sql`, `,
-  )}]::text[]`;
+/** A PostgreSQL text[] literal ({"a","b"}): every element quoted, `"` and `\` escaped. */
+export function textArrayLiteral(list: string[]): string {
+  return `{${list.map((v) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
 }
 
 /** Plans the BM25 leg for a query (one cached look-up of its words' lexemes). */
@@ -104,7 +102,8 @@ export async function planBm25(
     budget += df;
   }
   const tagWords = [...new Set([rawQuery.trim(), ...kq.words, ...kq.words.map((w) => w.toLowerCase())])];
-  const tagHit = sql`m.tags && ${textArray(tagWords)}`;
+  // One parameter (a text[] literal), so the statement's text does not change with the query's words.
+  const tagHit = sql`m.tags && ${textArrayLiteral(tagWords)}::text[]`;
   const parts: SQL[] = [];
   const textHit = gather.length ? sql`m.search_tsv @@ ${tsq(gather)}` : sql`false`;
   parts.push(sql`(${textHit} OR ${tagHit})`);

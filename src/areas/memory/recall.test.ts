@@ -47,6 +47,20 @@ describe('recall', () => {
     }
   });
 
+  it('finds a memory by a tag equal to the query, quotes and backslashes included, in keyword mode', async () => {
+    const { live } = await memoryTenant(t);
+    const tag = 'say "hi" \\ now';
+    await live.post('/memory/memories/batch', {
+      memories: [
+        { content: 'Greeting rules for the front desk', tags: [tag] },
+        { content: 'Say hi to visitors now and then' },
+      ],
+    });
+    const r = await live.post('/memory/memories/recall', { query: tag, mode: 'keyword' });
+    expect(r.statusCode).toBe(200);
+    expect(contents(r)[0]).toBe('Greeting rules for the front desk');
+  });
+
   it('combines agent, collection, type, tags and metadata filters inside the query', async () => {
     const { live } = await memoryTenant(t);
     const a = (await live.post('/memory/agents', { name: 'A' })).json();

@@ -1,5 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
+import { queryPrepared } from '../../core/db/pglite-prepared.ts';
 import { errors } from '../../core/errors.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
@@ -47,6 +49,8 @@ export const RECALL_TUNING = {
    * the chats and the notes of bench/memory-quality, docs/memory.md), or reciprocal rank fusion.
    */
   fusion: 'relative' as 'rrf' | 'relative',
+  /** PGlite: the legs' statement as a named prepared statement (decision 086); false for A/B benches. */
+  preparedLegs: true,
 };
 
 export const DEFAULT_TIERS: MemoryTier[] = ['hot', 'warm'];
@@ -96,7 +100,25 @@ export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, 
       FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k}`;
 }
 type Exec = (q: SQL) => Promise<{ rows: unknown[] }>;
-type Plan = { exec: Exec; small: boolean };
+/** `legs`: for the legs' statement, whose text repeats (every value a parameter): prepared on PGlite. */
+type Plan = { exec: Exec; legs: Exec; small: boolean };
+
+const dialect = new PgDialect();
+
+/**
+ * On PGlite the exact path's legs' statement runs as a named prepared statement
+ * (core/db/pglite-prepared.ts): its text varies only with the number of the query's lexemes and the
+ * filters present, so it is parsed once and PostgreSQL's plan cache spares most of its planning
+ * (decision 086). PostgreSQL plans it per call through the pool as before.
+ */
+function legsExec(deps: MemoryContext['deps'], fallback: Exec): Exec {
+  const pg = deps.db.pglite;
+  if (!pg || !RECALL_TUNING.preparedLegs) return fallback;
+  return async (q) => {
+    const { sql: text, params } = dialect.sqlToQuery(q);
+    return { rows: await queryPrepared(pg, text, params, false) };
+  };
+}
 
 /**
  * Runs a recall's queries: directly when the filtered rows are few (the exact scan needs no settings),
@@ -133,13 +155,15 @@ async function inRecallTx<T>(
     );
     small = (probe.rows[0] as { n: number }).n <= RECALL_TUNING.exactScanMax;
   }
-  if (small) return run({ exec: direct, small }, async () => {});
+  if (small) return run({ exec: direct, legs: legsExec(deps, direct), small }, async () => {});
   return deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
     const base =
       orgSize <= RECALL_TUNING.smallStoreMax ? RECALL_TUNING.smallStoreEfSearch : RECALL_TUNING.efSearch;
     const ef = String(Math.max(base, k));
-    return run({ exec, small }, async () => {
+    // Not prepared here: in the loaded A/B runs of decision 086 the whole organization's HNSW path was
+    // no faster prepared (plan cache's generic plan), while the exact path gained clearly.
+    return run({ exec, legs: exec, small }, async () => {
       await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
                             set_config('hnsw.iterative_scan', 'relaxed_order', true),
                             set_config('enable_sort', 'off', true),
@@ -268,7 +292,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       // The HNSW settings are for the vector leg's walk; the keyword leg's plan does not depend on them
       // (its sort has no alternative), so both legs run as one statement after them.
       if (mode !== 'keyword') await hnsw();
-      const r = await p.exec(
+      const r = await p.legs(
         legsSql(
           where,
           pool,
