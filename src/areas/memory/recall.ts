@@ -106,17 +106,17 @@ type Plan = { exec: Exec; legs: Exec; small: boolean };
 const dialect = new PgDialect();
 
 /**
- * On PGlite the exact path's legs' statement runs as a named prepared statement
- * (core/db/pglite-prepared.ts): its text varies only with the number of the query's lexemes and the
- * filters present, so it is parsed once and PostgreSQL's plan cache spares most of its planning
- * (decision 086). PostgreSQL plans it per call through the pool as before.
+ * On PGlite the legs' statement runs as a named prepared statement (core/db/pglite-prepared.ts): its
+ * text varies only with the number of the query's lexemes and the filters present, so it is parsed once
+ * and PostgreSQL's plan cache spares most of its planning (decision 086); `inTransaction`: inside the
+ * HNSW settings' transaction. PostgreSQL plans it per call through the pool as before.
  */
-function legsExec(deps: MemoryContext['deps'], fallback: Exec): Exec {
+function legsExec(deps: MemoryContext['deps'], fallback: Exec, inTransaction = false): Exec {
   const pg = deps.db.pglite;
   if (!pg || !RECALL_TUNING.preparedLegs) return fallback;
   return async (q) => {
     const { sql: text, params } = dialect.sqlToQuery(q);
-    return { rows: await queryPrepared(pg, text, params, false) };
+    return { rows: await queryPrepared(pg, text, params, inTransaction) };
   };
 }
 
@@ -161,9 +161,7 @@ async function inRecallTx<T>(
     const base =
       orgSize <= RECALL_TUNING.smallStoreMax ? RECALL_TUNING.smallStoreEfSearch : RECALL_TUNING.efSearch;
     const ef = String(Math.max(base, k));
-    // Not prepared here: in the loaded A/B runs of decision 086 the whole organization's HNSW path was
-    // no faster prepared (plan cache's generic plan), while the exact path gained clearly.
-    return run({ exec, legs: exec, small }, async () => {
+    return run({ exec, legs: legsExec(deps, exec, true), small }, async () => {
       await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
                             set_config('hnsw.iterative_scan', 'relaxed_order', true),
                             set_config('enable_sort', 'off', true),
