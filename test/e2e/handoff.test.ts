@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +6,7 @@ import { systemClock } from '../../src/core/clock.ts';
 import type { Db } from '../../src/core/db/client.ts';
 import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
 import { deploy, packDir, settle, viaRouter } from '../hosting.ts';
+import { rawClient } from '../raw-http-client.ts';
 import { seedOrg, seedProject } from '../seed.ts';
 
 // Connection hand-off (docs/decisions/020-connection-handoff.md): a client's connection is handed to the app
@@ -32,51 +32,6 @@ function appDir(name: string): string {
       ".listen(Number(process.env.PORT), '127.0.0.1');\n",
   );
   return dir;
-}
-
-type RawResponse = { status: number; body: string };
-
-/** A raw keep-alive connection to Pier that reads responses one by one (content-length framed). */
-function rawClient(port: number) {
-  const sock = net.connect(port, '127.0.0.1');
-  let buf = Buffer.alloc(0);
-  let closed = false;
-  const waiters: (() => void)[] = [];
-  const wake = () => {
-    for (const w of waiters.splice(0)) w();
-  };
-  sock.on('data', (c) => {
-    buf = Buffer.concat([buf, c]);
-    wake();
-  });
-  sock.on('close', () => {
-    closed = true;
-    wake();
-  });
-  sock.on('error', () => {});
-  const next = async (): Promise<RawResponse | null> => {
-    for (;;) {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const head = buf.subarray(0, end).toString('latin1');
-        const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length >= end + 4 + len) {
-          const body = buf.subarray(end + 4, end + 4 + len).toString();
-          buf = buf.subarray(end + 4 + len);
-          return { status: Number(head.split(' ')[1]), body };
-        }
-      }
-      if (closed) return null;
-      await new Promise<void>((r) => waiters.push(r));
-    }
-  };
-  return {
-    sock,
-    ready: new Promise<void>((r) => sock.once('connect', () => r())),
-    send: (host: string, pathname = '/') => sock.write(`GET ${pathname} HTTP/1.1\r\nHost: ${host}\r\n\r\n`),
-    next,
-    closed: () => (closed ? Promise.resolve() : new Promise<void>((r) => sock.once('close', () => r()))),
-  };
 }
 
 beforeAll(async () => {

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +7,7 @@ import { systemClock } from '../../src/core/clock.ts';
 import type { Db } from '../../src/core/db/client.ts';
 import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
 import { deploy, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
+import { rawClient } from '../raw-http-client.ts';
 import { seedOrg, seedProject } from '../seed.ts';
 
 // The spliced proxy path (docs/decisions/081-spliced-proxy-path.md), as behind a TLS proxy (hand-off off): a
@@ -46,52 +46,6 @@ require('node:http').createServer((req, res) => {
 `,
   );
   return dir;
-}
-
-type RawResponse = { status: number; head: string; body: string };
-
-/** A raw keep-alive connection to Pier that reads responses one by one (content-length framed). */
-function rawClient(port: number) {
-  const sock = net.connect(port, '127.0.0.1');
-  let buf = Buffer.alloc(0);
-  let closed = false;
-  const waiters: (() => void)[] = [];
-  const wake = () => {
-    for (const w of waiters.splice(0)) w();
-  };
-  sock.on('data', (c) => {
-    buf = Buffer.concat([buf, c]);
-    wake();
-  });
-  sock.on('close', () => {
-    closed = true;
-    wake();
-  });
-  sock.on('error', () => {});
-  const next = async (): Promise<RawResponse | null> => {
-    for (;;) {
-      const end = buf.indexOf('\r\n\r\n');
-      if (end >= 0) {
-        const head = buf.subarray(0, end).toString('latin1');
-        const len = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-        if (buf.length >= end + 4 + len) {
-          const body = buf.subarray(end + 4, end + 4 + len).toString();
-          buf = buf.subarray(end + 4 + len);
-          return { status: Number(head.split(' ')[1]), head, body };
-        }
-      }
-      if (closed) return null;
-      await new Promise<void>((r) => waiters.push(r));
-    }
-  };
-  return {
-    sock,
-    ready: new Promise<void>((r) => sock.once('connect', () => r())),
-    send: (host: string, pathname = '/', extra = '') =>
-      sock.write(`GET ${pathname} HTTP/1.1\r\nHost: ${host}\r\n${extra}\r\n`),
-    next,
-    closed: () => (closed ? Promise.resolve() : new Promise<void>((r) => sock.once('close', () => r()))),
-  };
 }
 
 beforeAll(async () => {
