@@ -147,8 +147,11 @@ describe('memory with a configured embedding model', () => {
       const e = embedderSql(model, dim, `[${Array.from(embedLocal('query', dim)).join(',')}]`);
       const where = sql`m.org_id = ${orgId} AND m.environment = 'production' AND ${e.filter}`;
       return t.deps.db.orm.transaction(async (tx) => {
-        // Seq scans made expensive: only a usable index avoids one.
-        await tx.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
+        // Seq scans and sorts made expensive, as recall's own settings do for a large set: only the embedder's
+        // HNSW index avoids both (with sorts allowed, PostgreSQL may pick the scope index and a sort of a few rows).
+        await tx.execute(
+          sql`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+        );
         const r = await tx.execute(sql`EXPLAIN ${vectorTopKSql(where, e.distance, 10, false)}`);
         return (r as unknown as { rows: { 'QUERY PLAN': string }[] }).rows
           .map((x) => x['QUERY PLAN'])

@@ -116,7 +116,10 @@ it('re-embeds an organization in a job with progress, recalling the old vectors 
   // Recall's query on the new slot can use that slot's partial index.
   const e = embedderSql(MODEL, 48, `[${Array(48).fill(0.1).join(',')}]`, 1);
   const plan = await t.deps.db.orm.transaction(async (tx) => {
-    await tx.execute(sql`SELECT set_config('enable_seqscan', 'off', true)`);
+    // As recall's settings for a large set: no seq scan, no sort of the rows a scope index finds.
+    await tx.execute(
+      sql`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
+    );
     const r = await tx.execute(
       sql`EXPLAIN ${vectorTopKSql(sql`m.org_id = ${a.orgId} AND ${e.filter}`, e.distance, 10, false)}`,
     );
