@@ -4,17 +4,13 @@
 //
 //   node bench/heap-summary.ts /tmp/pierprof/….heapprofile [--top 40] [--requests N]
 import fs from 'node:fs';
+import { arg, type CallFrame, label } from './profile-kit.ts';
 
 type Node = {
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   selfSize: number;
   children: Node[];
 };
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 const file = process.argv[2];
 if (!file) {
@@ -24,14 +20,6 @@ if (!file) {
 const top = arg('--top', 40);
 const requests = arg('--requests', 0);
 const { head } = JSON.parse(fs.readFileSync(file, 'utf8')) as { head: Node };
-
-function label(n: Node): string {
-  const f = n.callFrame;
-  const where = f.url
-    ? `${f.url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, '~')}:${f.lineNumber + 1}`
-    : '';
-  return `${f.functionName || '(anonymous)'} ${where}`.trim();
-}
 
 const self = new Map<string, number>();
 const total = new Map<string, number>();

@@ -6,18 +6,14 @@
 // `--since-ms N` skips samples taken in the first N ms (start-up, migrations, seeding), so what remains is
 // the request path under load.
 import fs from 'node:fs';
+import { arg, type CallFrame, label } from './profile-kit.ts';
 
 type Node = {
   id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
+  callFrame: CallFrame;
   children?: number[];
 };
 type Profile = { nodes: Node[]; samples: number[]; timeDeltas: number[]; startTime: number };
-
-function arg(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
-}
 
 const file = process.argv[2];
 if (!file) {
@@ -31,14 +27,6 @@ const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as Profile;
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-
-function label(n: Node): string {
-  const f = n.callFrame;
-  const where = f.url
-    ? `${f.url.replace(/^file:\/\//, '').replace(/^.*node_modules\//, '~')}:${f.lineNumber + 1}`
-    : '';
-  return `${f.functionName || '(anonymous)'} ${where}`.trim();
-}
 
 const IDLE = new Set(['(idle)', '(program)', '(garbage collector)']);
 const self = new Map<string, number>();
