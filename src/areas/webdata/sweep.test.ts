@@ -65,6 +65,22 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
     return b!.id;
   }
 
+  /** A crawl of the test site as its row, in the state a test needs. */
+  const crawlRow = async (
+    state: Omit<typeof webdataCrawls.$inferInsert, 'orgId' | 'environment' | 'url' | 'options'>,
+  ) => {
+    const [c] = await t.deps.db.orm
+      .insert(webdataCrawls)
+      .values({
+        orgId: a.org.id,
+        environment: 'production',
+        url: `${site.url}/`,
+        options: { maxDepth: 2, maxPages: 10, formats: ['markdown'], respectRobotsTxt: true, stealth: false },
+        ...state,
+      })
+      .returning();
+    return c!;
+  };
   const batch = async (id: string) => (await t.v1('GET', `/webdata/batch/${id}`, a.live)).json();
   const batchSettled = (id: string) => settled(t, a.live, `/webdata/batch/${id}`);
 
@@ -119,22 +135,15 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
   });
 
   it('fails a crawl whose worker stopped, keeping its pages', async () => {
-    const [c] = await t.deps.db.orm
-      .insert(webdataCrawls)
-      .values({
-        orgId: a.org.id,
-        environment: 'production',
-        url: `${site.url}/`,
-        status: 'processing',
-        options: { maxDepth: 2, maxPages: 10, formats: ['markdown'], respectRobotsTxt: true, stealth: false },
-        pagesCrawled: 1,
-        pagesQueued: 4,
-        heartbeatAt: ago(STALE_MS + 1000),
-        createdAt: ago(3600_000),
-      })
-      .returning();
+    const c = await crawlRow({
+      status: 'processing',
+      pagesCrawled: 1,
+      pagesQueued: 4,
+      heartbeatAt: ago(STALE_MS + 1000),
+      createdAt: ago(3600_000),
+    });
     await t.deps.db.orm.insert(webdataCrawlPages).values({
-      crawlId: c!.id,
+      crawlId: c.id,
       seq: 0,
       url: `${site.url}/`,
       depth: 0,
@@ -143,31 +152,21 @@ describe('web data after a worker stopped', { timeout: 90_000 }, () => {
       markdown: '# Home',
       createdAt: ago(3600_000),
     });
-    expect((await sweepInterrupted(t.deps)).failedCrawls).toEqual([c!.id]);
-    const got = (await t.v1('GET', `/webdata/crawl/${c!.id}`, a.live)).json();
+    expect((await sweepInterrupted(t.deps)).failedCrawls).toEqual([c.id]);
+    const got = (await t.v1('GET', `/webdata/crawl/${c.id}`, a.live)).json();
     expect(got).toMatchObject({ status: 'failed', error: CRAWL_INTERRUPTED });
-    const pages = (await t.v1('GET', `/webdata/crawl/${c!.id}/pages`, a.live)).json();
+    const pages = (await t.v1('GET', `/webdata/crawl/${c.id}/pages`, a.live)).json();
     expect(pages.items.map((p: { title: string }) => p.title)).toEqual(['Home']);
   });
 
   it('a crawl stopped by a shutdown is not marked completed; the next sweep ends it with the reason', async () => {
-    const [c] = await t.deps.db.orm
-      .insert(webdataCrawls)
-      .values({
-        orgId: a.org.id,
-        environment: 'production',
-        url: `${site.url}/`,
-        status: 'pending',
-        options: { maxDepth: 2, maxPages: 10, formats: ['markdown'], respectRobotsTxt: true, stealth: false },
-        createdAt: clock.now(),
-      })
-      .returning();
+    const c = await crawlRow({ status: 'pending', createdAt: clock.now() });
     const stop = new AbortController();
     stop.abort();
-    await runCrawl(t.deps, c!.id, stop.signal);
-    expect((await t.v1('GET', `/webdata/crawl/${c!.id}`, a.live)).json().status).toBe('processing');
-    expect((await sweepInterrupted(t.deps)).failedCrawls).toEqual([c!.id]);
-    expect((await t.v1('GET', `/webdata/crawl/${c!.id}`, a.live)).json()).toMatchObject({
+    await runCrawl(t.deps, c.id, stop.signal);
+    expect((await t.v1('GET', `/webdata/crawl/${c.id}`, a.live)).json().status).toBe('processing');
+    expect((await sweepInterrupted(t.deps)).failedCrawls).toEqual([c.id]);
+    expect((await t.v1('GET', `/webdata/crawl/${c.id}`, a.live)).json()).toMatchObject({
       status: 'failed',
       error: CRAWL_INTERRUPTED,
     });
