@@ -3,9 +3,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeServer } from '../../../test/fakes/fake-server.ts';
 import { startOpenAIServer } from '../../../test/fakes/openai-server.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
-import { hasVector, memoryTenant } from '../../../test/memory-kit.ts';
+import { expectPlanUses, hasVector, memoryTenant } from '../../../test/memory-kit.ts';
 import { embedLocal } from '../../core/ai/local-embedder.ts';
-import { vectorTopKSql } from './recall.ts';
 import { embedderSql, ensureVectorIndex, indexName } from './vector-indexes.ts';
 import { embedPendingMemories } from './vector-store.ts';
 
@@ -143,27 +142,16 @@ describe('memory with a configured embedding model', () => {
   it('uses the partial HNSW index of the embedder, cast to its size (EXPLAIN)', async () => {
     const { live, orgId } = await memoryTenant(t);
     await live.post('/memory/memories', { content: 'a note to make the index exist' });
-    const plan = async (model: string, dim: number) => {
+    const uses = (model: string, dim: number) => {
       const e = embedderSql(model, dim, `[${Array.from(embedLocal('query', dim)).join(',')}]`);
       const where = sql`m.org_id = ${orgId} AND m.environment = 'production' AND ${e.filter}`;
-      return t.deps.db.orm.transaction(async (tx) => {
-        // Seq scans and sorts made expensive, as recall's own settings do for a large set: only the embedder's
-        // HNSW index avoids both (with sorts allowed, PostgreSQL may pick the scope index and a sort of a few rows).
-        await tx.execute(
-          sql`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
-        );
-        const r = await tx.execute(sql`EXPLAIN ${vectorTopKSql(where, e.distance, 10, false)}`);
-        return (r as unknown as { rows: { 'QUERY PLAN': string }[] }).rows
-          .map((x) => x['QUERY PLAN'])
-          .join('\n');
-      });
+      return expectPlanUses(t, indexName(model, dim), where, e.distance);
     };
-    expect(await plan(MODEL, DIM)).toContain(indexName(MODEL, DIM));
+    await uses(MODEL, DIM);
     // The local embedder's index comes with the migration; a large embedder gets a halfvec index.
-    expect(await plan('pier-local/hash-384-v1', 384)).toContain(indexName('pier-local/hash-384-v1', 384));
+    await uses('pier-local/hash-384-v1', 384);
     await ensureVectorIndex(t.deps, 'pier/big-embedder', 3072, 0);
-    const big = await plan('pier/big-embedder', 3072);
-    expect(big).toContain(indexName('pier/big-embedder', 3072));
+    await uses('pier/big-embedder', 3072);
     const def = await t.deps.db.query<{ indexdef: string }>(
       'SELECT indexdef FROM pg_indexes WHERE indexname = $1',
       [indexName('pier/big-embedder', 3072)],

@@ -3,10 +3,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FakeServer } from '../../../test/fakes/fake-server.ts';
 import { startOpenAIServer } from '../../../test/fakes/openai-server.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
-import { hasVector, memoryTenant } from '../../../test/memory-kit.ts';
+import { expectPlanUses, hasVector, memoryTenant } from '../../../test/memory-kit.ts';
 import { v1Client } from '../../../test/v1-client.ts';
 import { reembedOrg } from '../models/reembed.ts';
-import { vectorTopKSql } from './recall.ts';
 import { embedderSql, indexName } from './vector-indexes.ts';
 
 // Changing EMBEDDING_MODEL between two runs: each organization's vectors are rewritten by its own
@@ -115,17 +114,7 @@ it('re-embeds an organization in a job with progress, recalling the old vectors 
   expect(left.rows[0]!.n).toBe(0);
   // Recall's query on the new slot can use that slot's partial index.
   const e = embedderSql(MODEL, 48, `[${Array(48).fill(0.1).join(',')}]`, 1);
-  const plan = await t.deps.db.orm.transaction(async (tx) => {
-    // As recall's settings for a large set: no seq scan, no sort of the rows a scope index finds.
-    await tx.execute(
-      sql`SELECT set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true)`,
-    );
-    const r = await tx.execute(
-      sql`EXPLAIN ${vectorTopKSql(sql`m.org_id = ${a.orgId} AND ${e.filter}`, e.distance, 10, false)}`,
-    );
-    return JSON.stringify((r as unknown as { rows: unknown[] }).rows);
-  });
-  expect(plan).toContain(indexName(MODEL, 48, 1));
+  await expectPlanUses(t, indexName(MODEL, 48, 1), sql`m.org_id = ${a.orgId} AND ${e.filter}`, e.distance);
   // New writes use the new embedder.
   const n = await liveA.post('/memory/memories', { content: 'stored after the switch' });
   expect(n.json()).toMatchObject({ embeddingModel: MODEL, embeddingStatus: 'ready' });
