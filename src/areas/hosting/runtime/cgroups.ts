@@ -39,7 +39,9 @@ export function detectCgroups(): CgroupMode {
     const mount = path.join(ROOT, c);
     if (!fs.existsSync(path.join(mount, 'cgroup.procs')))
       return { kind: 'none', why: `the ${c} cgroup controller is not mounted` };
-    const base = path.join(mount, own.get(c) ?? '/', `pier-${process.pid}`);
+    const parent = path.join(mount, own.get(c) ?? '/');
+    removeStaleGroups(parent);
+    const base = path.join(parent, `pier-${process.pid}`);
     try {
       fs.mkdirSync(base, { recursive: true });
       fs.accessSync(base, fs.constants.W_OK);
@@ -49,6 +51,41 @@ export function detectCgroups(): CgroupMode {
     bases[c] = base;
   }
   return { kind: 'v1', bases };
+}
+
+/** Whether a process with this pid exists (EPERM: it exists under another user). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the empty groups an earlier Pier left behind (`pier-<pid>` of a process that is gone, killed before
+ * it could clean up). A group that still holds a process cannot be removed, so nothing running is touched.
+ */
+function removeStaleGroups(parent: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const m = /^pier-(\d+)$/.exec(name);
+    if (!m || Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    const dir = path.join(parent, name);
+    try {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true }))
+        if (e.isDirectory()) fs.rmdirSync(path.join(dir, e.name));
+      fs.rmdirSync(dir);
+    } catch {
+      // Still in use or not ours to remove: left as it is.
+    }
+  }
 }
 
 export type AppCgroup = {
