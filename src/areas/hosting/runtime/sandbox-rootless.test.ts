@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import dns from 'node:dns';
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
@@ -18,6 +19,9 @@ let root: string;
 let loopbackServer: http.Server;
 let outwardServer: http.Server;
 const portOf = (s: http.Server) => (s.address() as net.AddressInfo).port;
+/** A name the host's resolver knows; the app asks slirp's forwarder (10.0.2.3) and must get the same answer. */
+const DNS_NAME = 'registry.npmjs.org';
+let hostDns: string;
 
 const listen = (host: string) =>
   new Promise<http.Server>((resolve) => {
@@ -51,6 +55,7 @@ require('node:http').createServer(async (req, res) => {
     privateRange: await connectTo({ host: '10.1.2.3', port: 80 }),
     metadata: await connectTo({ host: '169.254.169.254', port: 80 }),
     routeDel: ipCmd(['route', 'del', 'unreachable', '10.0.0.0/8']),
+    dns: await require('node:dns').promises.resolve4(env.dnsName).then((a) => a.sort().join(), (e) => e.code),
   }));
 }).listen(Number(process.env.PORT), '127.0.0.1');
 `;
@@ -67,7 +72,9 @@ const get = (proc, p) => new Promise((resolve, reject) => http.get({ ...appAddre
   let b = ''; res.setEncoding('utf8'); res.on('data', (d) => { b += d; }); res.on('end', () => resolve(b));
 }).on('error', reject));
 const report = (o) => console.log(JSON.stringify(o));
-report({ uid: process.getuid(), problem: sandboxProblem(root + '/check') });
+report({ uid: process.getuid(), problem: sandboxProblem(root + '/check'),
+  noUnshare: sandboxProblem(root + '/check', undefined, '/nonexistent/unshare'),
+  noUserns: sandboxProblem(root + '/check', undefined, root + '/unshare-refused') });
 for (const [name, allow] of [['allowed', [${JSON.stringify(`${outwardAddress()}/32`)}]], ['closed', []]]) {
   const lines = [];
   const proc = await spawnApp({ cwd: ${JSON.stringify(o.release)}, start: 'node server.js ${o.marker}', handoff: true,
@@ -87,6 +94,10 @@ beforeAll(async () => {
   if (process.getuid?.() === 0) fs.chownSync(root, NOBODY, NOBODY);
   loopbackServer = await listen('127.0.0.1');
   outwardServer = await listen('0.0.0.0');
+  hostDns = await dns.promises.resolve4(DNS_NAME).then(
+    (a) => a.sort().join(),
+    (e: NodeJS.ErrnoException) => e.code ?? 'error',
+  );
 });
 
 afterAll(() => {
@@ -113,6 +124,12 @@ describe('the app sandbox when Pier is not root', () => {
     const release = path.join(root, 'release');
     fs.mkdirSync(release);
     fs.writeFileSync(path.join(release, 'server.js'), APP);
+    // unshare as it fails where unprivileged user namespaces are not allowed.
+    fs.writeFileSync(
+      path.join(root, 'unshare-refused'),
+      '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n',
+      { mode: 0o755 },
+    );
     const host = path.join(root, 'host.mjs');
     fs.writeFileSync(
       host,
@@ -124,6 +141,7 @@ describe('the app sandbox when Pier is not root', () => {
           outwardPort: portOf(outwardServer),
           loopbackPort: portOf(loopbackServer),
           ip: ipBinary(),
+          dnsName: DNS_NAME,
         },
       }),
     );
@@ -144,13 +162,18 @@ describe('the app sandbox when Pier is not root', () => {
     try {
       expect(reports.length, stderr).toBe(3);
       const [check, allowed, closed] = reports as [
-        { uid: number; problem: string | null },
+        { uid: number; problem: string | null; noUnshare: string; noUserns: string },
         { health: unknown; lines: string[]; pid: number; hostPids: number[]; net: Record<string, unknown> },
         { health: unknown; lines: string[]; pid: number; hostPids: number[]; net: Record<string, unknown> },
       ];
       expect(check.uid).toBe(process.getuid?.() === 0 ? NOBODY : process.getuid?.());
       // The startup check passes as nobody: the hosting role would start.
       expect(check.problem).toBeNull();
+      // And says what is missing when it is not.
+      expect(check.noUnshare).toMatch(/unshare is not installed \(apt-get install util-linux\)/);
+      expect(check.noUserns).toMatch(
+        /Pier is not root, and it cannot make an app's user and network namespace \(unshare: unshare failed: Operation not permitted\)\. Allow unprivileged user namespaces/,
+      );
       expect(allowed.health, allowed.lines.join('\n')).toEqual({ ok: true });
       expect(closed.health, closed.lines.join('\n')).toEqual({ ok: true });
       // The operator's opening (the host's outward address, /32) is reachable; the rest is closed.
@@ -163,6 +186,8 @@ describe('the app sandbox when Pier is not root', () => {
         expect(n.metadata).toBe('EHOSTUNREACH');
         // No CAP_NET_ADMIN over its namespace: the routes stay.
         expect(n.routeDel).toMatch(/^failed .*Operation not permitted/);
+        // slirp's DNS forwarder answers as the host's resolver does (where this machine resolves at all).
+        if (hostDns !== 'ECONNREFUSED' && hostDns !== 'ETIMEOUT') expect(n.dns).toBe(hostDns);
       }
       // Outside, the app runs as Pier's (non-root) uid.
       const uid = fs.readFileSync(`/proc/${closed.hostPids[0]}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)?.[1];

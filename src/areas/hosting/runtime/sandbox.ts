@@ -197,8 +197,8 @@ export function limitWrapper(projectId: string, limits: SandboxLimits): string[]
  * enter both as Pier's uid; the app runs one user namespace further down (bwrap's `--unshare-user`, uid 1000),
  * with no capability over the network namespace.
  */
-export function userNetWrapper(): string[] {
-  return [UNSHARE, '--user', '--map-root-user', '--net', '--'];
+export function userNetWrapper(unshare = UNSHARE): string[] {
+  return [unshare, '--user', '--map-root-user', '--net', '--'];
 }
 
 /**
@@ -250,7 +250,7 @@ export function retryableSandboxFailure(stderrLines: readonly string[]): string 
 }
 
 /** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
-export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
+export function sandboxProblem(scratch: string, bwrap = BWRAP, unshare = UNSHARE): string | null {
   if (!fs.existsSync(bwrap))
     return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
   if (!fs.existsSync(SLIRP4NETNS))
@@ -260,7 +260,7 @@ export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
     return "iproute2 is not installed (apt-get install iproute2): Pier writes the routes that keep apps away from private ranges and the host's own addresses with `ip`. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
   if (!fs.existsSync(NSENTER))
     return "nsenter is not installed (apt-get install util-linux): Pier enters each app's network namespace with it to write its routes. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
-  if (!isRoot() && !fs.existsSync(UNSHARE))
+  if (!isRoot() && !fs.existsSync(unshare))
     return "unshare is not installed (apt-get install util-linux): Pier is not root, so it makes each app's user and network namespace with it. Install it, run Pier as root, or set APP_SANDBOX=off to run apps unsandboxed.";
   const projectId = 'sandbox-check';
   const release = path.join(scratch, 'release');
@@ -276,7 +276,7 @@ export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   const argv = [
     ...limitWrapper(projectId, limits),
     // Its own network namespace too, made as an app's is (without slirp4netns: nothing here needs the network).
-    ...(isRoot() ? [] : userNetWrapper()),
+    ...(isRoot() ? [] : userNetWrapper(unshare)),
     ...bwrapArgs({ releaseDir: release, dataDir: data, shim: release + '/check.js', tmpMb: 1 }).flatMap(
       (a) => (a === '--unshare-cgroup-try' && isRoot() ? [a, '--unshare-net'] : [a]),
     ),
