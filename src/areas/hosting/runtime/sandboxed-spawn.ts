@@ -23,9 +23,9 @@ import {
 } from './sandbox.ts';
 
 // Starts one app process inside its sandbox: [sh joining the cgroups →] prlimit [→ setpriv to the app's uid,
-// as root | → unshare making the user + network namespace, not root] → bwrap → the app. bwrap is Pier's direct
-// child (each step execs the next), so `--die-with-parent` ties the sandbox to Pier's life; the app is pid 2 of its own PID namespace, and killing the sandbox's pid 1
-// takes every process of the namespace with it.
+// as root | → unshare making the user + network namespace, not root] → bwrap → the app. bwrap is Pier's
+// direct child (each step execs the next), so `--die-with-parent` ties the sandbox to Pier's life; the app is
+// pid 2 of its own PID namespace, and killing the sandbox's pid 1 takes every process of the namespace with it.
 
 const SYSTEM_CA = '/etc/ssl/certs/ca-certificates.crt';
 
