@@ -47,11 +47,14 @@ const connectTo = (opts) => new Promise((resolve) => {
 });
 const ipCmd = (args) => { const r = require('node:child_process').spawnSync(env.ip, args, { encoding: 'utf8' }); return r.status === 0 ? 'ok ' + r.stdout.trim() : 'failed ' + r.stderr.trim(); };
 require('node:http').createServer(async (req, res) => {
-  if (req.url !== '/net') return res.end('ok');
+  if (!req.url.startsWith('/net')) return res.end('ok');
+  const neighbourPort = Number(new URL(req.url, 'http://x').searchParams.get('neighbour'));
   res.end(JSON.stringify({
     uid: process.getuid(),
     allowed: await connectTo({ host: env.host, port: env.outwardPort }),
     loopback: await connectTo({ host: '127.0.0.1', port: env.loopbackPort }),
+    postgres: await connectTo({ host: '127.0.0.1', port: 5432 }),
+    neighbour: neighbourPort ? await connectTo({ host: '127.0.0.1', port: neighbourPort }) : 'none',
     privateRange: await connectTo({ host: '10.1.2.3', port: 80 }),
     metadata: await connectTo({ host: '169.254.169.254', port: 80 }),
     routeDel: ipCmd(['route', 'del', 'unreachable', '10.0.0.0/8']),
@@ -75,6 +78,7 @@ const report = (o) => console.log(JSON.stringify(o));
 report({ uid: process.getuid(), problem: sandboxProblem(root + '/check'),
   noUnshare: sandboxProblem(root + '/check', undefined, '/nonexistent/unshare'),
   noUserns: sandboxProblem(root + '/check', undefined, root + '/unshare-refused') });
+let neighbour = 0;
 for (const [name, allow] of [['allowed', [${JSON.stringify(`${outwardAddress()}/32`)}]], ['closed', []]]) {
   const lines = [];
   const proc = await spawnApp({ cwd: ${JSON.stringify(o.release)}, start: 'node server.js ${o.marker}', handoff: true,
@@ -82,7 +86,9 @@ for (const [name, allow] of [['allowed', [${JSON.stringify(`${outwardAddress()}/
     sandbox: { projectId: name, dataDir: root + '/data-' + name, runDir: root + '/run-' + name, outboundAllow: allow,
       limits: { memoryMb: 256, pids: 64, openFiles: 512, diskMb: 64, cpuPercent: 100 }, cgroups: { kind: 'none' } } });
   const health = await waitHealthy(proc, '/', 15000);
-  report({ name, health, lines, pid: proc.pid, hostPids: await proc.hostPids(), net: health.ok ? JSON.parse(await get(proc, '/net')) : null });
+  // The second app tries the first one's port (it is still running).
+  report({ name, health, lines, pid: proc.pid, hostPids: await proc.hostPids(), net: health.ok ? JSON.parse(await get(proc, '/net?neighbour=' + neighbour)) : null });
+  neighbour = proc.port;
 }
 setInterval(() => {}, 1000);
 `;
@@ -179,9 +185,12 @@ describe('the app sandbox when Pier is not root', () => {
       // The operator's opening (the host's outward address, /32) is reachable; the rest is closed.
       expect(allowed.net.allowed).toBe('ok connected');
       expect(closed.net.allowed).toBe('EHOSTUNREACH');
+      // Another app's port, on the host's loopback: not this app's loopback.
+      expect(closed.net.neighbour).toBe('ECONNREFUSED');
       for (const n of [allowed.net, closed.net]) {
         expect(n.uid).toBe(1000);
         expect(n.loopback).toBe('ECONNREFUSED');
+        expect(n.postgres).toBe('ECONNREFUSED');
         expect(n.privateRange).toBe('EHOSTUNREACH');
         expect(n.metadata).toBe('EHOSTUNREACH');
         // No CAP_NET_ADMIN over its namespace: the routes stay.
