@@ -67,6 +67,8 @@ require('node:http').createServer(async (req, res) => {
 function hostScript(o: { release: string; marker: string; probe: Record<string, unknown> }): string {
   const mod = (f: string) => JSON.stringify(fileURLToPath(new URL(f, import.meta.url)));
   return `import http from 'node:http';
+import net from 'node:net';
+import { sendSocket } from ${mod('./connection-handoff.ts')};
 import { appAddress, spawnApp, waitHealthy } from ${mod('./local-driver.ts')};
 import { sandboxProblem } from ${mod('./sandbox.ts')};
 if (process.getuid() === 0) { process.setgroups([]); process.setgid(${NOBODY}); process.setuid(${NOBODY}); }
@@ -74,6 +76,19 @@ const root = ${JSON.stringify(root)};
 const get = (proc, p) => new Promise((resolve, reject) => http.get({ ...appAddress(proc), path: p, agent: false }, (res) => {
   let b = ''; res.setEncoding('utf8'); res.on('data', (d) => { b += d; }); res.on('end', () => resolve(b));
 }).on('error', reject));
+// A client's connection handed to the app over its IPC channel, as the router does: the answer's status line.
+const handoff = (proc) => new Promise((resolve) => {
+  const srv = net.createServer((sock) => sock.once('data', (head) => {
+    sock.pause();
+    if (!sendSocket(proc.child, sock, { pier: 'conn', head: head.toString('latin1'), slug: 'app', domain: 'apps.test', proto: 'http' })) resolve('not sent');
+  }));
+  srv.listen(0, '127.0.0.1', () => {
+    const c = net.connect(srv.address().port, '127.0.0.1', () => c.write('GET / HTTP/1.1\\r\\nHost: app.apps.test\\r\\nConnection: close\\r\\n\\r\\n'));
+    let b = '';
+    c.on('data', (d) => { b += d; });
+    c.on('close', () => { srv.close(); resolve(b.split('\\r\\n')[0]); });
+  });
+});
 const report = (o) => console.log(JSON.stringify(o));
 report({ uid: process.getuid(), problem: sandboxProblem(root + '/check'),
   noUnshare: sandboxProblem(root + '/check', undefined, '/nonexistent/unshare'),
@@ -87,7 +102,8 @@ for (const [name, allow] of [['allowed', [${JSON.stringify(`${outwardAddress()}/
       limits: { memoryMb: 256, pids: 64, openFiles: 512, diskMb: 64, cpuPercent: 100 }, cgroups: { kind: 'none' } } });
   const health = await waitHealthy(proc, '/', 15000);
   // The second app tries the first one's port (it is still running).
-  report({ name, health, lines, pid: proc.pid, hostPids: await proc.hostPids(), net: health.ok ? JSON.parse(await get(proc, '/net?neighbour=' + neighbour)) : null });
+  report({ name, health, lines, pid: proc.pid, hostPids: await proc.hostPids(), net: health.ok ? JSON.parse(await get(proc, '/net?neighbour=' + neighbour)) : null,
+    handoff: health.ok && proc.ipc ? await handoff(proc) : 'no ipc' });
   neighbour = proc.port;
 }
 setInterval(() => {}, 1000);
@@ -111,6 +127,15 @@ afterAll(() => {
   outwardServer?.close();
   fs.rmSync(root, { recursive: true, force: true });
 });
+
+type AppReport = {
+  health: unknown;
+  lines: string[];
+  pid: number;
+  hostPids: number[];
+  net: Record<string, unknown>;
+  handoff: string;
+};
 
 const processesMatching = (text: string) =>
   fs
@@ -169,8 +194,8 @@ describe('the app sandbox when Pier is not root', () => {
       expect(reports.length, stderr).toBe(3);
       const [check, allowed, closed] = reports as [
         { uid: number; problem: string | null; noUnshare: string; noUserns: string },
-        { health: unknown; lines: string[]; pid: number; hostPids: number[]; net: Record<string, unknown> },
-        { health: unknown; lines: string[]; pid: number; hostPids: number[]; net: Record<string, unknown> },
+        AppReport,
+        AppReport,
       ];
       expect(check.uid).toBe(process.getuid?.() === 0 ? NOBODY : process.getuid?.());
       // The startup check passes as nobody: the hosting role would start.
@@ -187,6 +212,8 @@ describe('the app sandbox when Pier is not root', () => {
       expect(closed.net.allowed).toBe('EHOSTUNREACH');
       // Another app's port, on the host's loopback: not this app's loopback.
       expect(closed.net.neighbour).toBe('ECONNREFUSED');
+      // Pier reaches the app both ways: the proxy path's Unix socket (the answers above) and the hand-off.
+      expect([allowed.handoff, closed.handoff]).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
       for (const n of [allowed.net, closed.net]) {
         expect(n.uid).toBe(1000);
         expect(n.loopback).toBe('ECONNREFUSED');
