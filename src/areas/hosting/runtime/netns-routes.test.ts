@@ -36,6 +36,12 @@ describe('the routes of an app namespace', () => {
     expect(lines.join()).not.toMatch(/\blo\b/);
   });
 
+  it('brings lo up first when the namespace was made outside bwrap (Pier not root, decision 091)', () => {
+    const lines = routeScript({ hostAddresses: [], allow: [], loopback: true }).trim().split('\n');
+    expect(lines[0]).toBe('link set lo up');
+    expect(lines[1]).toBe('link set tap0 up mtu 65520');
+  });
+
   it('leaves a closed range inside a wider opening open (0.0.0.0/0 opens all but the metadata address)', () => {
     const lines = routeScript({ hostAddresses: ['192.0.2.2'], allow: ['0.0.0.0/0'] })
       .trim()

@@ -7,10 +7,10 @@ import type { OutboundAllow } from '../../../core/net/outbound-allow.ts';
 // The routes of an app's network namespace (decision 082). slirp4netns forwards whatever reaches tap0 and
 // cannot filter destinations, so the filter is the namespace's own routing table: `unreachable` routes for
 // the private, shared and link-local ranges and for each of the host's own addresses, so a connect() there
-// fails at once with EHOSTUNREACH inside the app's kernel context, before a packet reaches slirp. Pier
-// (root on the host) writes them from outside with nsenter + ip before the app starts; the app has no
-// CAP_NET_ADMIN in that namespace (bwrap drops every capability and nests a user namespace of its own), so
-// it cannot remove them.
+// fails at once with EHOSTUNREACH inside the app's kernel context, before a packet reaches slirp. Pier writes
+// them from outside with nsenter + ip before the app starts (as root, or through the user namespace of its uid
+// that owns the network namespace, decision 091); the app has no CAP_NET_ADMIN in that namespace (bwrap drops
+// every capability and nests a user namespace of its own), so it cannot remove them.
 
 /** slirp4netns's network inside every namespace: the app (.100), the gateway (.2), the DNS forwarder (.3). */
 const SLIRP_NET = '10.0.2.0/24';
@@ -71,7 +71,12 @@ export function allowedCidrs(allow: OutboundAllow): string[] {
  * addresses, the operator's openings (more specific, or replacing a closed range of the same prefix) and
  * the metadata address last. `lo` is left alone: bwrap sets it up itself (decision 082, the RTM_NEWADDR race).
  */
-export function routeScript(o: { hostAddresses: string[]; allow: string[] }): string {
+export function routeScript(o: {
+  hostAddresses: string[];
+  allow: string[];
+  /** Bring `lo` up too: the namespace was made outside bwrap (Pier not root, decision 091), so bwrap leaves it. */
+  loopback?: boolean;
+}): string {
   const allow = o.allow.map((c) => ipaddr.IPv4.parseCIDR(c));
   // A closed range inside a wider opening is not closed at all (0.0.0.0/0 opens everything, as for the SSRF
   // guard); the opening's own route would lose to the more specific closed one otherwise.
@@ -80,6 +85,7 @@ export function routeScript(o: { hostAddresses: string[]; allow: string[] }): st
     return allow.some(([a, b]) => b < bits && ip.match(a, b));
   };
   const lines = [
+    ...(o.loopback ? ['link set lo up'] : []),
     `link set ${TAP} up mtu ${MTU}`,
     `addr add ${SLIRP_GUEST} dev ${TAP}`,
     `route add default via ${SLIRP_GATEWAY} dev ${TAP}`,
@@ -113,15 +119,26 @@ export function ipBinary(): string | null {
 }
 
 /**
- * Runs the script inside the network namespace of `pid` (the sandbox's pid 1). Pier is root in the host's
- * user namespace, which owns every other, so entering the network namespace alone is enough.
+ * nsenter's arguments to enter the network namespace of `pid`. As root, Pier is root in the host's user
+ * namespace, which owns every other, so the network namespace alone is enough. Not root (decision 091), `pid`
+ * is bwrap's own process, in the user namespace of Pier's uid that owns the network namespace: entering it
+ * gives the capabilities there (uid and gid stay Pier's: that namespace denies setgroups).
+ */
+export function enterArgs(pid: number, asRoot: boolean): string[] {
+  return asRoot
+    ? [`--net=/proc/${pid}/ns/net`]
+    : [`--user=/proc/${pid}/ns/user`, `--net=/proc/${pid}/ns/net`, '--preserve-credentials'];
+}
+
+/**
+ * Runs the script inside the network namespace of `pid` (entered with `enterArgs`).
  * Resolves null when done, else the reason.
  */
-export function configureNamespace(pid: number, script: string): Promise<string | null> {
+export function configureNamespace(pid: number, script: string, asRoot = true): Promise<string | null> {
   const ip = ipBinary();
   if (!ip) return Promise.resolve('iproute2 is not installed (apt-get install iproute2)');
   return new Promise((resolve) => {
-    const p = spawn(NSENTER, [`--net=/proc/${pid}/ns/net`, '--', ip, '-batch', '-'], {
+    const p = spawn(NSENTER, [...enterArgs(pid, asRoot), '--', ip, '-batch', '-'], {
       stdio: ['pipe', 'ignore', 'pipe'],
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
     });

@@ -68,11 +68,9 @@ function appSandbox(deps: Deps): CgroupMode | null {
   if (problem) throw new Error(problem);
   const cgroups = detectCgroups();
   deps.log.info(
-    `app sandbox on (bubblewrap); network: ${
-      isRoot()
-        ? "a namespace of its own per app (slirp4netns, no host loopback; private ranges and the host's own addresses unreachable, decision 082)"
-        : 'shared with the host — Pier is not root, so apps can reach its loopback ports (decision 066)'
-    }; limits: ${describeCgroups(cgroups)}`,
+    `app sandbox on (bubblewrap); network: a namespace of its own per app (slirp4netns, no host loopback; private ranges and the host's own addresses unreachable, decision 082${
+      isRoot() ? '' : "; Pier is not root: made in a user namespace of Pier's uid, decision 091"
+    }); limits: ${describeCgroups(cgroups)}`,
   );
   return cgroups;
 }

@@ -358,12 +358,10 @@ describe('the app sandbox', () => {
       await proc.stop(2000);
     }, 60_000);
 
-  it.skipIf(!isRoot())(
-    'reaches a private destination the operator opened with OUTBOUND_ALLOW, never the metadata address',
-    async () => {
-      const host = outwardAddress();
-      const dir = release('allowed', {
-        'server.js': `
+  it('reaches a private destination the operator opened with OUTBOUND_ALLOW, never the metadata address', async () => {
+    const host = outwardAddress();
+    const dir = release('allowed', {
+      'server.js': `
 const net = require('node:net');
 const connectTo = (opts) => new Promise((resolve) => {
   const s = net.connect(opts);
@@ -379,25 +377,23 @@ require('node:http').createServer(async (req, res) => {
     metadata: await connectTo({ host: '169.254.169.254', port: 80 }),
   }));
 }).listen(Number(process.env.PORT), '127.0.0.1');`,
-      });
-      // 169.254.0.0/16 opened as a whole: the metadata address inside it stays closed (as for the SSRF guard).
-      const { proc, lines } = await start(
-        'allowed',
-        dir,
-        'node server.js',
-        { TARGET: host, TARGET_PORT: String(portOf(publicServer)) },
-        true,
-        undefined,
-        [`${host}/32`, '169.254.0.0/16'],
-      );
-      expect(await waitHealthy(proc, '/', 15_000), lines.join('\n')).toEqual({ ok: true });
-      const n = JSON.parse(await get(proc, '/net'));
-      expect(n.opened).toBe('ok connected');
-      expect(n.metadata).toBe('EHOSTUNREACH');
-      await proc.stop(2000);
-    },
-    30_000,
-  );
+    });
+    // 169.254.0.0/16 opened as a whole: the metadata address inside it stays closed (as for the SSRF guard).
+    const { proc, lines } = await start(
+      'allowed',
+      dir,
+      'node server.js',
+      { TARGET: host, TARGET_PORT: String(portOf(publicServer)) },
+      true,
+      undefined,
+      [`${host}/32`, '169.254.0.0/16'],
+    );
+    expect(await waitHealthy(proc, '/', 15_000), lines.join('\n')).toEqual({ ok: true });
+    const n = JSON.parse(await get(proc, '/net'));
+    expect(n.opened).toBe('ok connected');
+    expect(n.metadata).toBe('EHOSTUNREACH');
+    await proc.stop(2000);
+  }, 30_000);
 
   it('stops an app gracefully: SIGTERM reaches the app inside', async () => {
     const dir = release('graceful', {

@@ -22,6 +22,7 @@ export const SLIRP4NETNS = '/usr/bin/slirp4netns';
 /** The uid and gid the app sees inside its user namespace (whatever it maps to outside). */
 const INSIDE_ID = 1000;
 const BWRAP = '/usr/bin/bwrap';
+export const UNSHARE = '/usr/bin/unshare';
 
 export type SandboxLimits = {
   memoryMb: number;
@@ -101,6 +102,11 @@ export function bwrapArgs(o: {
    * Without it the host's network and its /etc/resolv.conf are shared.
    */
   net?: boolean;
+  /**
+   * The network namespace was made before bwrap (`userNetWrapper`, Pier not root, decision 091): bwrap joins
+   * it as it is (no `--unshare-net`) and still waits on fd 7 until its network is set up.
+   */
+  netMadeOutside?: boolean;
   /** The net shim bound at SANDBOX_NET_SHIM (the app's listening socket, decision 066). */
   netShim?: string;
 }): string[] {
@@ -121,7 +127,7 @@ export function bwrapArgs(o: {
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    ...(o.net ? ['--unshare-net', '--block-fd', '7'] : []),
+    ...(o.net ? [...(o.netMadeOutside ? [] : ['--unshare-net']), '--block-fd', '7'] : []),
     '--hostname',
     'app',
     '--die-with-parent',
@@ -185,6 +191,17 @@ export function limitWrapper(projectId: string, limits: SandboxLimits): string[]
 }
 
 /**
+ * Pier not root (decision 091): a user namespace of Pier's own uid (mapped to root inside it, nothing else
+ * mapped) with a network namespace it owns, made by `unshare` which then execs bwrap. bwrap's own process stays
+ * in that user namespace (`/proc/<bwrap>/ns/user` owns the network namespace), so slirp4netns and `ip` can
+ * enter both as Pier's uid; the app runs one user namespace further down (bwrap's `--unshare-user`, uid 1000),
+ * with no capability over the network namespace.
+ */
+export function userNetWrapper(unshare = UNSHARE): string[] {
+  return [unshare, '--user', '--map-root-user', '--net', '--'];
+}
+
+/**
  * Makes the app's folders usable by its host uid: the data folder is the app's own (0700), the release is
  * readable by it, and (as root) DATA_DIR down to the release and data folders may be traversed (0711, never
  * listed) because bwrap resolves the paths it binds as the app's uid. Every secret file in DATA_DIR is 0600.
@@ -233,16 +250,18 @@ export function retryableSandboxFailure(stderrLines: readonly string[]): string 
 }
 
 /** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
-export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
+export function sandboxProblem(scratch: string, bwrap = BWRAP, unshare = UNSHARE): string | null {
   if (!fs.existsSync(bwrap))
     return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
   if (!fs.existsSync(SLIRP4NETNS))
     return 'slirp4netns is not installed (apt-get install slirp4netns): apps get their own network namespace and reach the internet through it. Install it, or set APP_SANDBOX=off to run apps unsandboxed.';
-  // As root every app gets its own network namespace, whose routes Pier writes with nsenter + ip (decision 082).
-  if (isRoot() && !ipBinary())
+  // Every app gets its own network namespace, whose routes Pier writes with nsenter + ip (decisions 082, 091).
+  if (!ipBinary())
     return "iproute2 is not installed (apt-get install iproute2): Pier writes the routes that keep apps away from private ranges and the host's own addresses with `ip`. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
-  if (isRoot() && !fs.existsSync(NSENTER))
+  if (!fs.existsSync(NSENTER))
     return "nsenter is not installed (apt-get install util-linux): Pier enters each app's network namespace with it to write its routes. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
+  if (!isRoot() && !fs.existsSync(unshare))
+    return "unshare is not installed (apt-get install util-linux): Pier is not root, so it makes each app's user and network namespace with it. Install it, run Pier as root, or set APP_SANDBOX=off to run apps unsandboxed.";
   const projectId = 'sandbox-check';
   const release = path.join(scratch, 'release');
   const data = path.join(scratch, 'data');
@@ -256,9 +275,10 @@ export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   const limits: SandboxLimits = { memoryMb: 256, pids: 64, openFiles: 256, diskMb: 16, cpuPercent: 100 };
   const argv = [
     ...limitWrapper(projectId, limits),
-    // Its own network namespace too (without slirp4netns: nothing here needs the network).
+    // Its own network namespace too, made as an app's is (without slirp4netns: nothing here needs the network).
+    ...(isRoot() ? [] : userNetWrapper(unshare)),
     ...bwrapArgs({ releaseDir: release, dataDir: data, shim: release + '/check.js', tmpMb: 1 }).flatMap(
-      (a) => (a === '--unshare-cgroup-try' ? [a, '--unshare-net'] : [a]),
+      (a) => (a === '--unshare-cgroup-try' && isRoot() ? [a, '--unshare-net'] : [a]),
     ),
     `${SANDBOX_NODE_BIN}/node`,
     'check.js',
@@ -277,5 +297,7 @@ export function sandboxProblem(scratch: string, bwrap = BWRAP): string | null {
   fs.rmSync(scratch, { recursive: true, force: true });
   if (r.status === 0 && r.stdout.trim() === 'check.js') return null;
   const why = (r.stderr || r.error?.message || `exit ${r.status}`).trim().split('\n').slice(-3).join(' ');
+  if (!isRoot() && why.startsWith('unshare:'))
+    return `Pier is not root, and it cannot make an app's user and network namespace (${why}). Allow unprivileged user namespaces (sysctl user.max_user_namespaces above 0, kernel.unprivileged_userns_clone=1 where it exists, kernel.apparmor_restrict_unprivileged_userns=0 on Ubuntu 24.04), run Pier as root, or set APP_SANDBOX=off to run apps unsandboxed.`;
   return `The app sandbox (bubblewrap) does not work here: ${why}. Install bubblewrap and allow user namespaces (sysctl kernel.unprivileged_userns_clone=1), or set APP_SANDBOX=off to run apps unsandboxed.`;
 }

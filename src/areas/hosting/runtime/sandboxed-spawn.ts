@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { type AppCgroup, type CgroupMode, createAppCgroup } from './cgroups.ts';
-import { configureNamespace, hostAddresses, routeScript } from './netns-routes.ts';
+import { configureNamespace, hostAddresses, NSENTER, routeScript } from './netns-routes.ts';
 import {
   bwrapArgs,
   GROUP,
@@ -19,12 +19,13 @@ import {
   SANDBOX_SHIM,
   type SandboxSpec,
   SLIRP4NETNS,
+  userNetWrapper,
 } from './sandbox.ts';
 
-// Starts one app process inside its sandbox: [sh joining the cgroups →] prlimit [→ setpriv to the app's uid]
-// → bwrap → the app. bwrap is Pier's direct child (each step execs the next), so `--die-with-parent` ties
-// the sandbox to Pier's life; the app is pid 2 of its own PID namespace, and killing the sandbox's pid 1
-// takes every process of the namespace with it.
+// Starts one app process inside its sandbox: [sh joining the cgroups →] prlimit [→ setpriv to the app's uid,
+// as root | → unshare making the user + network namespace, not root] → bwrap → the app. bwrap is Pier's
+// direct child (each step execs the next), so `--die-with-parent` ties the sandbox to Pier's life; the app is
+// pid 2 of its own PID namespace, and killing the sandbox's pid 1 takes every process of the namespace with it.
 
 const SYSTEM_CA = '/etc/ssl/certs/ca-certificates.crt';
 
@@ -51,12 +52,14 @@ export function spawnSandboxed(o: {
    * `appSocket` there too (the proxy path's way in, decision 066). Apps get both; builds neither.
    */
   run?: { dir: string; netShim: string; appSocket: string };
-  /** Its own network namespace with slirp4netns (decision 066; the default as root); false shares the host's. */
+  /** Its own network namespace with slirp4netns (decisions 066, 091; the default); false shares the host's. */
   net?: boolean;
 }): Sandboxed {
   const { sandbox: sb } = o;
-  // Non-root, slirp4netns cannot enter the namespace bwrap nests under --disable-userns (decision 066).
-  const net = o.net ?? isRoot();
+  const net = o.net ?? true;
+  // Not root, slirp4netns cannot enter a network namespace bwrap makes (its user namespace is nested under
+  // --disable-userns): unshare makes it first, in a user namespace of Pier's uid (decision 091).
+  const netOutside = net && !isRoot();
   const binds: [string, string][] = [...(o.binds ?? [])];
   if (o.run) binds.push([o.run.dir, SANDBOX_RUN]);
   prepareFolders({
@@ -71,6 +74,7 @@ export function spawnSandboxed(o: {
     : ['/bin/sh', '-c', o.start];
   const argv = [
     ...limitWrapper(sb.projectId, sb.limits),
+    ...(netOutside ? userNetWrapper() : []),
     ...bwrapArgs({
       releaseDir: o.releaseDir,
       dataDir: sb.dataDir,
@@ -79,6 +83,7 @@ export function spawnSandboxed(o: {
       releaseWritable: o.releaseWritable,
       binds,
       net,
+      netMadeOutside: netOutside,
       netShim: o.run?.netShim,
     }),
     ...inner,
@@ -147,7 +152,7 @@ export function spawnSandboxed(o: {
     info.on('close', () => resolve(null));
     child.once('exit', () => resolve(null));
   });
-  if (net) void initPid.then((pid) => startNetwork(child, pid, sb.outboundAllow ?? []));
+  if (net) void initPid.then((pid) => startNetwork(child, pid, sb.outboundAllow ?? [], netOutside));
   return { child, cgroup, initPid };
 }
 
@@ -159,25 +164,33 @@ export function spawnSandboxed(o: {
  * up that same loopback ("loopback: Failed RTM_NEWADDR", decision 082). slirp4netns ends with the app, and with
  * Pier: it watches a pipe only Pier holds (--exit-fd).
  */
-function startNetwork(child: ChildProcess, pid: number | null, allow: string[]): void {
+function startNetwork(child: ChildProcess, pid: number | null, allow: string[], outside: boolean): void {
   const gate = (child.stdio as unknown as (Writable | null)[])[7];
   gate?.on('error', () => {});
   if (pid === null || child.exitCode !== null || child.signalCode !== null) return;
-  const slirp = spawn(
-    SLIRP4NETNS,
-    [
-      '--mtu=65520',
-      '--disable-host-loopback',
-      '--enable-sandbox',
-      '--enable-seccomp',
-      '--ready-fd=3',
-      '--exit-fd=4',
-      '--netns-type=path',
-      `/proc/${pid}/ns/net`,
-      'tap0',
-    ],
-    { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
-  );
+  // Not root, the namespaces are entered through bwrap's own process (the one unshare became), whose user
+  // namespace owns the network namespace; slirp4netns runs in that user namespace (as Pier's uid outside, with
+  // the capabilities its --enable-sandbox needs there) but keeps the host's network for its connections.
+  const nsPid = outside ? child.pid : pid;
+  if (nsPid === undefined) return;
+  const slirpArgs = [
+    '--mtu=65520',
+    '--disable-host-loopback',
+    '--enable-sandbox',
+    '--enable-seccomp',
+    '--ready-fd=3',
+    '--exit-fd=4',
+    '--netns-type=path',
+    `/proc/${nsPid}/ns/net`,
+    'tap0',
+  ];
+  const slirp = outside
+    ? spawn(
+        NSENTER,
+        [`--user=/proc/${nsPid}/ns/user`, '--preserve-credentials', '--', SLIRP4NETNS, ...slirpArgs],
+        { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] },
+      )
+    : spawn(SLIRP4NETNS, slirpArgs, { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
   let why = '';
   slirp.stderr?.setEncoding('utf8').on('data', (d: string) => {
     why = (why + d).slice(-500);
@@ -196,7 +209,8 @@ function startNetwork(child: ChildProcess, pid: number | null, allow: string[]):
     }
   };
   ready?.once('data', () => {
-    void configureNamespace(pid, routeScript({ hostAddresses: hostAddresses(), allow })).then((err) => {
+    const script = routeScript({ hostAddresses: hostAddresses(), allow, loopback: outside });
+    void configureNamespace(nsPid, script, !outside).then((err) => {
       // Without its routes the app would reach the private ranges: it does not start.
       if (err) fail(`could not set up the app's network routes: ${err}`);
       else gate?.end('1');
