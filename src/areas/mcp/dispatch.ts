@@ -57,14 +57,47 @@ export function errorResult(err: unknown): ToolResult {
   throw err;
 }
 
-/** structuredContent plus a short text: the JSON itself when small, else its start and a note. */
+/** The short text beside structuredContent: the JSON itself when small, else its start and a note. */
+function textOf(json: string): string {
+  return json.length <= TEXT_LIMIT
+    ? json
+    : `${json.slice(0, TEXT_LIMIT)}… (${json.length} characters; the whole result is in structuredContent)`;
+}
+
+/** structuredContent plus a short text (textOf). */
 export function okResult(value: unknown, wraps: boolean, json = JSON.stringify(value)): ToolResult {
   const structured = (wraps ? { result: value } : value) as Record<string, unknown>;
-  const text =
-    json.length <= TEXT_LIMIT
-      ? json
-      : `${json.slice(0, TEXT_LIMIT)}… (${json.length} characters; the whole result is in structuredContent)`;
-  return { content: [{ type: 'text', text }], structuredContent: structured };
+  return { content: [{ type: 'text', text: textOf(json) }], structuredContent: structured };
+}
+
+/**
+ * A tool result already encoded as JSON. A function tool's answer is the function's serialised output
+ * spliced in twice (structuredContent, and the text as a JSON string), never parsed and re-encoded
+ * (docs/decisions/088-mcp-tool-results-spliced-as-json.md).
+ */
+export class EncodedResult {
+  readonly json: string;
+  constructor(json: string) {
+    this.json = json;
+  }
+}
+
+export type ToolAnswer = ToolResult | EncodedResult;
+
+/** okResult for a value the function's serializer has already turned into `json`. */
+export function okEncoded(json: string, wraps: boolean): EncodedResult {
+  const structured = wraps ? `{"result":${json}}` : json;
+  return new EncodedResult(
+    `{"content":[{"type":"text","text":${JSON.stringify(textOf(json))}}],"structuredContent":${structured}}`,
+  );
+}
+
+export function answerJson(answer: ToolAnswer): string {
+  return answer instanceof EncodedResult ? answer.json : JSON.stringify(answer);
+}
+
+export function answerObject(answer: ToolAnswer): ToolResult {
+  return answer instanceof EncodedResult ? (JSON.parse(answer.json) as ToolResult) : answer;
 }
 
 type Injected = { statusCode: number; body: string; headers: Record<string, unknown> };
@@ -163,7 +196,7 @@ export async function callTool(
   ctx: CallContext,
   tool: Tool,
   args: Record<string, unknown>,
-): Promise<ToolResult> {
+): Promise<ToolAnswer> {
   try {
     if (tool.kind === 'fn') {
       const res = await callFn(ctx, tool.fn, args);
@@ -172,7 +205,7 @@ export async function callTool(
         const value = await narrowToGrant(ctx.deps, ctx.caller, tool.name, JSON.parse(res.json));
         return okResult(value, tool.wrapsResult);
       }
-      return okResult(JSON.parse(res.json), tool.wrapsResult, res.json);
+      return okEncoded(res.json, tool.wrapsResult);
     }
     const res = await callV1(ctx, tool, args);
     if ('content' in res) return res;

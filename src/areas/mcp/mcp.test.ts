@@ -315,6 +315,12 @@ describe('authentication', () => {
     const direct = await t.call('getProjectForCli', { slug: p.slug }, owner.token);
     expect(json.result.structuredContent).toEqual(direct.json());
     expect(JSON.parse(json.result.content[0].text)).toEqual(direct.json());
+    // A list is wrapped as { result }, its text the list itself.
+    const list = await (
+      await call({ ...msg, params: { name: 'listMyProjectsForCli', arguments: {} } })
+    ).json();
+    expect(list.result.structuredContent).toEqual({ result: [expect.objectContaining({ slug: p.slug })] });
+    expect(JSON.parse(list.result.content[0].text)).toEqual(list.result.structuredContent.result);
     // A tool error is a result, not a protocol error.
     const missing = await (
       await call({ ...msg, id: 7, params: { name: 'getProjectForCli', arguments: {} } })
@@ -329,6 +335,9 @@ describe('authentication', () => {
     const refused = await bad.json();
     expect(refused).toMatchObject({ jsonrpc: '2.0', id: 'call-1', error: { code: -32603 } });
     expect(refused.error.message).toContain('name');
+    // The header was remembered as verified (decision 080), and stops working the moment it is revoked.
+    expect((await t.call('revokeTokenForCli', {}, owner.token)).statusCode).toBe(200);
+    expect((await call(msg)).status).toBe(401);
   });
 
   it('names the audience OAuth tokens must carry', () => {

@@ -15,7 +15,15 @@ import type { FnDef } from '../../http/fn-kit.ts';
 import type { AreaManifest } from '../manifest.ts';
 import { DEPLOY_TOOL, usableBy, visibleTools } from './access.ts';
 import { deployTool, deployToolDef } from './deploy-tool.ts';
-import { type CallContext, callTool, errorResult, toolError } from './dispatch.ts';
+import {
+  answerJson,
+  answerObject,
+  type CallContext,
+  callTool,
+  errorResult,
+  type ToolAnswer,
+  toolError,
+} from './dispatch.ts';
 import { deriveTools, type Tool } from './tools.ts';
 
 // {base}/mcp: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets its own SDK server
@@ -45,9 +53,11 @@ function unauthorized(reply: FastifyReply, publicUrl: string, message: string, i
     .send(errorBody(err));
 }
 
-async function verify(deps: Deps, bearer: string): Promise<Caller | null> {
+/** The caller of a bearer not decidable from the header cache; the header is remembered once verified. */
+async function verify(deps: Deps, header: string, bearer: string): Promise<Caller | null> {
   const cached = deps.credentials.verifyCached(bearer);
   const v = cached === undefined ? await deps.credentials.verifyCaller(bearer) : cached;
+  if (v) deps.credentials.rememberHeader(header, v);
   return v?.caller ?? null;
 }
 
@@ -101,21 +111,26 @@ export async function mcpRoutes(
   const audience = mcpAudience(publicUrl);
   // One for the process: the SDK would build a new Ajv (costly) for every server, so for every request.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
-  let tools: Tool[] | undefined;
-  let byName: Map<string, Tool> | undefined;
+  let derived: { tools: Tool[]; byName: Map<string, Tool> } | undefined;
   // Derived on first use: every area's schemas are loaded by then, and a process that never serves MCP
   // never pays for the JSON Schemas.
   const registry = () => {
-    tools ??= deriveTools(opts.areas);
-    byName ??= new Map(tools.map((t) => [t.name, t]));
-    return { tools, byName };
+    if (!derived) {
+      const tools = deriveTools(opts.areas);
+      derived = { tools, byName: new Map(tools.map((t) => [t.name, t])) };
+    }
+    return derived;
   };
 
   const fns = new Map(opts.areas.flatMap((a) => a.fns ?? []).map((f) => [f.name, f as FnDef]));
   const fnByName = (name: string) => fns.get(name);
 
   /** tools/call's answer, whichever way the request came (the SDK's server or the direct path). */
-  async function callToolFor(ctx: CallContext, name: string, args: Record<string, unknown>) {
+  async function callToolFor(
+    ctx: CallContext,
+    name: string,
+    args: Record<string, unknown>,
+  ): Promise<ToolAnswer> {
     if (name === DEPLOY_TOOL && usableBy(ctx.caller, { name, kind: 'deploy' })) {
       return await deployTool(ctx, args).catch(errorResult);
     }
@@ -145,21 +160,28 @@ export async function mcpRoutes(
     });
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const args = (request.params.arguments ?? {}) as Record<string, unknown>;
-      return (await callToolFor(ctx, request.params.name, args)) as never;
+      return answerObject(await callToolFor(ctx, request.params.name, args)) as never;
     });
     return server;
   }
 
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT }, async (req, reply) => {
-    const bearer = bearerFrom(req.headers.authorization);
-    if (!bearer)
-      return unauthorized(
-        reply,
-        publicUrl,
-        'Send Authorization: Bearer <token>, or sign in with OAuth.',
-        false,
-      );
-    const caller = await verify(deps, bearer);
+    const header = req.headers.authorization;
+    // A header verified before (by this endpoint or any other, decision 080): one Map lookup, no parsing.
+    const hit = header ? deps.credentials.verifyHeaderCached(header) : undefined;
+    let caller: Caller | null;
+    if (hit !== undefined) caller = hit?.caller ?? null;
+    else {
+      const bearer = bearerFrom(header);
+      if (!bearer)
+        return unauthorized(
+          reply,
+          publicUrl,
+          'Send Authorization: Bearer <token>, or sign in with OAuth.',
+          false,
+        );
+      caller = await verify(deps, header!, bearer);
+    }
     if (!caller)
       return unauthorized(reply, publicUrl, 'The token is not valid (unknown, revoked or expired).', true);
     if (caller.kind === 'user' && caller.via === 'oauth' && caller.oauth?.audience !== audience) {
@@ -169,7 +191,7 @@ export async function mcpRoutes(
       deps,
       app,
       caller,
-      authorization: `Bearer ${bearer}`,
+      authorization: header!,
       ip: req.ip,
       log: req.log,
       fnByName,
@@ -179,8 +201,9 @@ export async function mcpRoutes(
       // The commonest request, answered without building the SDK's server and transport for it.
       let body: string;
       try {
-        const result = await callToolFor(ctx, call.name, call.args);
-        body = JSON.stringify({ result, jsonrpc: '2.0', id: call.id });
+        // Spliced, not JSON.stringify of an object: a function tool's result is already JSON (dispatch.ts).
+        const result = answerJson(await callToolFor(ctx, call.name, call.args));
+        body = `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
       } catch (err) {
         // As the SDK's server answers a handler that throws: a JSON-RPC internal error.
         req.log.error({ err }, 'MCP tool call failed');
