@@ -7,6 +7,7 @@ import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projects } from '../orgs/index.ts';
 import type { AssetOut, ListQuery } from './schema.ts';
+import { forgetImages } from './source-images.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
 
 // Reading and managing assets: get, list, patch, delete (one or many), move. Every query is scoped to the
@@ -141,6 +142,10 @@ async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<strin
     .where(and(tenantOf(s), inArray(cdnAssets.id, valid)))
     .returning({ id: cdnAssets.id, blobKey: cdnAssets.blobKey });
   if (gone.length === 0) return [];
+  forgetImages(
+    deps.db,
+    gone.map((g) => g.id),
+  );
   const variants = await deps.db.orm
     .delete(cdnTransformCache)
     .where(

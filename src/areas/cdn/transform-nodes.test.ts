@@ -5,7 +5,7 @@ import { onPostgres, type TestApp, testApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
 import { type Db, openDb } from '../../core/db/client.ts';
-import { transformStats } from './transform.ts';
+import { settleTransforms, transformStats } from './transform.ts';
 
 // Two Pier nodes (two apps, each with its own connection pool) on one PostgreSQL database and one blob
 // store: an uncached transform asked of both at once is rendered once (the advisory lock in transform.ts).
@@ -55,6 +55,32 @@ describe.runIf(onPostgres)('CDN transforms across nodes', () => {
       expect(answers.map((x) => x.statusCode)).toEqual(Array(20).fill(200));
       expect(transformStats.renders - before).toBe(1);
       expect(new Set(answers.map((x) => x.rawPayload.toString('base64'))).size).toBe(1);
+    }
+  });
+
+  it('answers 404 on every node once an asset is deleted on one of them', async () => {
+    const bytes = await sharp({
+      create: { width: 400, height: 300, channels: 3, background: { r: 9, g: 9, b: 9 } },
+    })
+      .jpeg()
+      .toBuffer();
+    const id = (
+      await uploadAsset(one, a.live, { filename: 'd.jpg', mimeType: 'image/jpeg', bytes })
+    ).confirm!.json().assetId;
+    const urls: string[] = [];
+    for (const width of [90, 91]) {
+      const r = await one.v1('POST', '/cdn/transform', a.live, { assetId: id, options: { width } });
+      urls.push(r.json().url as string);
+    }
+    // Node two has served (and so remembers) the asset; node one deletes it.
+    expect((await getCdn(two, urls[0]!)).statusCode).toBe(200);
+    await settleTransforms(two.deps.db);
+    expect((await one.v1('DELETE', `/cdn/assets/${id}`, a.live)).statusCode).toBe(200);
+    for (const node of [one, two]) {
+      for (const url of urls) {
+        const r = await getCdn(node, url);
+        expect([r.statusCode, r.json().error.code]).toEqual([404, 'ASSET_NOT_FOUND']);
+      }
     }
   });
 });

@@ -101,6 +101,37 @@ describe.each(['disk', 's3'] as const)('CDN image transforms on the %s driver', 
     expect(transformStats.renders - before).toBe(1);
   });
 
+  it('re-renders a variant past 90 days even before the cleanup job has run', async () => {
+    const url = await urlFor({ width: 78 });
+    await getCdn(t, url);
+    await settleTransforms(t.deps.db);
+    expect((await getCdn(t, url)).headers['x-cache']).toBe('HIT');
+    (t.clock as ManualClock).advance(91 * 86_400_000);
+    const before = transformStats.renders;
+    expect((await getCdn(t, url)).headers['x-cache']).toBe('MISS');
+    expect(transformStats.renders - before).toBe(1);
+  });
+
+  it('answers 404 for a deleted asset whose transforms were served before', async () => {
+    const bytes = await sharp({
+      create: { width: 300, height: 200, channels: 3, background: { r: 1, g: 2, b: 3 } },
+    })
+      .png()
+      .toBuffer();
+    const gone = (
+      await uploadAsset(t, a.live, { filename: 'gone.png', mimeType: 'image/png', bytes })
+    ).confirm!.json();
+    const served = await urlFor({ width: 60 }, gone.assetId);
+    const unserved = await urlFor({ width: 61 }, gone.assetId);
+    expect((await getCdn(t, served)).statusCode).toBe(200);
+    await settleTransforms(t.deps.db);
+    expect((await t.v1('DELETE', `/cdn/assets/${gone.assetId}`, a.live)).statusCode).toBe(200);
+    for (const url of [served, unserved]) {
+      const r = await getCdn(t, url);
+      expect([r.statusCode, r.json().error.code]).toEqual([404, 'ASSET_NOT_FOUND']);
+    }
+  });
+
   it('validates options against the contract', async () => {
     for (const options of [
       { width: 4097 },

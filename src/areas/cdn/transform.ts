@@ -10,6 +10,7 @@ import type { Deps } from '../../deps.ts';
 import type { AssetRow, CdnScope } from './assets.ts';
 import { findAsset } from './assets.ts';
 import { type TransformOptions, transformOptions } from './schema.ts';
+import { rememberedImage, rememberImage, type SourceImage } from './source-images.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
 
 // Image transforms: POST /v1/cdn/transform answers a signed URL (`/cdn/t/<assetId>?w=..&sig=..`); the URL is
@@ -250,8 +251,18 @@ async function produce(
   accept: string,
   early: (r: Rendered) => void,
 ): Promise<Rendered> {
-  const { row, cache } = await probe(deps, assetId, opts, accept);
-  usableImage(row);
+  // On the disk driver a remembered source needs no query: the cache file says whether a rendition exists.
+  const known = deps.blobs.localFile ? rememberedImage(deps.db, assetId) : undefined;
+  let row: SourceImage;
+  let cache: Map<string, Date | string> | undefined;
+  if (known) row = known;
+  else {
+    const probed = await probe(deps, assetId, opts, accept);
+    usableImage(probed.row);
+    if (deps.blobs.localFile) rememberImage(deps.db, probed.row);
+    row = probed.row;
+    cache = probed.cache;
+  }
   const format = chooseFormat(opts, row.mimeType, accept);
   const variant = variantOf(opts, format);
   const key = `cdn-cache/${row.orgId}/${row.id}/${variant}.${format}`;
@@ -260,8 +271,8 @@ async function produce(
     const body = fresh(deps, at) ? await readBlob(deps, key) : null;
     return body && { body, contentType, cached: true, variant };
   };
-  const cached = await fromCache(cache.get(key));
-  if (cached) return cached;
+  const cachedBody = cache ? (await fromCache(cache.get(key)))?.body : await freshCacheFile(deps, key);
+  if (cachedBody) return { body: cachedBody, contentType, cached: true, variant };
   const render = async (): Promise<Rendered> => {
     transformStats.renders++;
     const body = await renderImage(
@@ -305,6 +316,17 @@ async function produce(
   });
 }
 
+/** A cached rendition found by its file (disk driver), served only while its row says it is fresh. */
+async function freshCacheFile(deps: Deps, key: string): Promise<Buffer | null> {
+  const body = await readBlob(deps, key);
+  if (!body) return null;
+  const [hit] = await deps.db.orm
+    .select({ at: cdnTransformCache.createdAt })
+    .from(cdnTransformCache)
+    .where(eq(cdnTransformCache.blobKey, key));
+  return fresh(deps, hit?.at) ? body : null;
+}
+
 function fresh(deps: Deps, at: Date | string | undefined): boolean {
   return at !== undefined && new Date(at).getTime() + CACHE_MS > deps.clock.now().getTime();
 }
@@ -322,7 +344,7 @@ async function readBlob(deps: Deps, key: string): Promise<Buffer | null> {
   return obj ? buffer(obj.body) : null;
 }
 
-async function readSource(deps: Deps, row: AssetRow): Promise<Buffer> {
+async function readSource(deps: Deps, row: SourceImage): Promise<Buffer> {
   const body = await readBlob(deps, row.blobKey);
   if (!body) throw errors.assetNotFound();
   return body;
