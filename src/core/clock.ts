@@ -1,7 +1,11 @@
 /** Time source passed in as a dependency so tests can move time (code expiry, schedules). */
-export type Clock = { now(): Date };
+export type Clock = {
+  now(): Date;
+  /** The same instant as `now()` in epoch ms, without allocating a Date (hot paths compare numbers). */
+  nowMs(): number;
+};
 
-export const systemClock: Clock = { now: () => new Date() };
+export const systemClock: Clock = { now: () => new Date(), nowMs: () => Date.now() };
 
 export class ManualClock implements Clock {
   #t: number;
@@ -10,6 +14,9 @@ export class ManualClock implements Clock {
   }
   now(): Date {
     return new Date(this.#t);
+  }
+  nowMs(): number {
+    return this.#t;
   }
   advance(ms: number): void {
     this.#t += ms;

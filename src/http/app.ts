@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import http from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -19,6 +18,7 @@ import { dashboardStaticRoutes } from './dashboard-static.ts';
 import { installErrorHandler } from './error-handler.ts';
 import { functionApiRoutes } from './fn-route.ts';
 import { lazyChildLoggerFactory } from './lazy-logger.ts';
+import { nextRequestId } from './request-id.ts';
 import { v1Routes } from './v1-plugin.ts';
 import { wellKnownRoutes } from './well-known.ts';
 
@@ -45,7 +45,7 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : crypto.randomUUID();
+      return typeof given === 'string' && REQUEST_ID_RE.test(given) ? given : nextRequestId();
     },
     // Requests arriving while the node drains answer 503 in the error envelope (the onRequest hook below),
     // not in Fastify's own body shape.

@@ -20,18 +20,22 @@ const MAX_ENTRIES = 10_000;
 export type Access = { project: Project; org: Org; role: Role };
 
 export class AccessCache {
-  readonly #entries = new Map<string, { value: Access; at: number }>();
+  // userId → slug → entry: a lookup joins no strings (a combined key cost a concatenation, its flattening
+  // and hashing on every call).
+  readonly #entries = new Map<string, Map<string, { value: Access; at: number }>>();
+  #size = 0;
   #generation = 0;
   /** Serving from memory is allowed only while invalidations can reach this process. */
   enabled = false;
 
   get(userId: string, slug: string, nowMs: number): Access | null {
     if (!this.enabled) return null;
-    const key = `${userId}\u0000${slug}`;
-    const hit = this.#entries.get(key);
+    const forUser = this.#entries.get(userId);
+    const hit = forUser?.get(slug);
     if (!hit) return null;
     if (nowMs - hit.at > TTL_MS) {
-      this.#entries.delete(key);
+      forUser!.delete(slug);
+      this.#size--;
       return null;
     }
     return hit.value;
@@ -44,17 +48,28 @@ export class AccessCache {
 
   set(userId: string, slug: string, value: Access, nowMs: number, generation: number): void {
     if (!this.enabled || generation !== this.#generation) return;
-    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
-    this.#entries.set(`${userId}\u0000${slug}`, { value, at: nowMs });
+    if (this.#size >= MAX_ENTRIES) this.#clear();
+    let forUser = this.#entries.get(userId);
+    if (!forUser) {
+      forUser = new Map();
+      this.#entries.set(userId, forUser);
+    }
+    if (!forUser.has(slug)) this.#size++;
+    forUser.set(slug, { value, at: nowMs });
   }
 
   invalidate(): void {
     this.#generation++;
+    this.#clear();
+  }
+
+  #clear(): void {
     this.#entries.clear();
+    this.#size = 0;
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#size;
   }
 }
 

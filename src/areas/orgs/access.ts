@@ -36,7 +36,7 @@ export async function projectForUser(
   slug: string,
 ): Promise<{ project: Project; org: Org; role: Role }> {
   const cache = accessCache(deps);
-  const now = deps.clock.now().getTime();
+  const now = deps.clock.nowMs();
   const hit = cache.get(userId, slug, now);
   if (hit) return hit;
   const generation = cache.generation();

@@ -17,7 +17,14 @@ import {
 } from './access.ts';
 import { PLANS } from './plans.ts';
 import { assertSlug } from './slugs.ts';
-import { memberships, orgs, projects } from './tables.ts';
+import { memberships, orgs, type Plan, projects } from './tables.ts';
+
+type AppLimitsOut = z.infer<typeof appLimitsSchema>;
+
+/** Each plan's app limits as getProjectForCli answers them, built once rather than spread per call. */
+const APP_LIMITS = Object.fromEntries(
+  Object.entries(PLANS).map(([plan, p]) => [plan, { plan, ...p.app }]),
+) as Record<Plan, AppLimitsOut>;
 
 /** The contract's Project: no secrets, scaling or git; errorMessage only when status is error. */
 export function toProject(p: Project): z.infer<typeof projectSchema> {
@@ -98,7 +105,9 @@ export const getProjectForCli = defineFn({
   errors: ['PROJECT_NOT_FOUND'],
   handler: async ({ deps, caller }, { slug }) => {
     const { project, org } = await projectForUser(deps, caller.userId, slug);
-    return { ...toProject(project), appLimits: { plan: org.plan, ...PLANS[org.plan].app } };
+    const out = toProject(project) as z.infer<typeof projectSchema> & { appLimits: AppLimitsOut };
+    out.appLimits = APP_LIMITS[org.plan];
+    return out;
   },
 });
 

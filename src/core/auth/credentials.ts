@@ -102,7 +102,7 @@ export class CredentialService {
   async verifyCaller(bearer: string): Promise<VerifiedCredential | null> {
     const parsed = parseCredential(bearer);
     if (!parsed) return null;
-    const now = this.#clock.now().getTime();
+    const now = this.#clock.nowMs();
     const fast = this.#fromCache(parsed, now);
     if (fast !== undefined) return fast;
     let entry = this.#entry(parsed.keyId, now);
@@ -132,7 +132,7 @@ export class CredentialService {
   verifyCached(bearer: string): VerifiedCredential | null | undefined {
     const parsed = parseCredential(bearer);
     if (!parsed) return null;
-    return this.#fromCache(parsed, this.#clock.now().getTime());
+    return this.#fromCache(parsed, this.#clock.nowMs());
   }
 
   /**
@@ -142,7 +142,7 @@ export class CredentialService {
   verifyHeaderCached(header: string): VerifiedCredential | null | undefined {
     const hit = this.#byHeader.get(header);
     if (!hit) return undefined;
-    const now = this.#clock.now().getTime();
+    const now = this.#clock.nowMs();
     // Revocation (forget), expiry of the keyId's entry and an untrusted cache all end the keyId's entry.
     if (this.#entry(hit.keyId, now) !== hit.entry) {
       this.#byHeader.delete(header);
@@ -158,7 +158,7 @@ export class CredentialService {
     const entry = this.#cache.get(keyId);
     // Not cached (a read that raced a revocation) or verified from another entry: nothing to tie it to.
     if (!entry || entry.verified !== v) return;
-    const now = this.#clock.now().getTime();
+    const now = this.#clock.nowMs();
     if (now - this.#headersSweptAt > CACHE_TTL_MS) this.#sweepHeaders(now);
     if (this.#byHeader.size >= MAX_HEADERS) this.#byHeader.clear();
     this.#byHeader.set(header, { keyId, entry, verified: v });
