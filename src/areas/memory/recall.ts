@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
-import { queryPrepared } from '../../core/db/pglite-prepared.ts';
+import { queryPreparedBatch } from '../../core/db/pglite-prepared.ts';
 import { errors } from '../../core/errors.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
@@ -100,29 +100,27 @@ export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, 
       FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k}`;
 }
 type Exec = (q: SQL) => Promise<{ rows: unknown[] }>;
-/** `legs`: for the legs' statement, whose text repeats (every value a parameter): prepared on PGlite. */
-type Plan = { exec: Exec; legs: Exec; small: boolean };
+/**
+ * `legs`: the legs' statement, whose text repeats (every value a parameter): prepared on PGlite, with the
+ * HNSW settings in the same protocol call once `hnsw()` asked for them; `page`: the returned page's
+ * columns, prepared on PGlite too.
+ */
+type Plan = { legs: Exec; page: Exec; small: boolean };
 
 const dialect = new PgDialect();
 
-/**
- * On PGlite the legs' statement runs as a named prepared statement (core/db/pglite-prepared.ts): its
- * text varies only with the number of the query's lexemes and the filters present, so it is parsed once
- * and PostgreSQL's plan cache spares most of its planning (decision 086); `inTransaction`: inside the
- * HNSW settings' transaction. PostgreSQL plans it per call through the pool as before.
- */
-function legsExec(deps: MemoryContext['deps'], fallback: Exec, inTransaction = false): Exec {
-  const pg = deps.db.pglite;
-  if (!pg || !RECALL_TUNING.preparedLegs) return fallback;
-  return async (q) => {
-    const { sql: text, params } = dialect.sqlToQuery(q);
-    return { rows: await queryPrepared(pg, text, params, inTransaction) };
-  };
+/** The HNSW walk's settings, local to the transaction (see `inRecallTx`). */
+function hnswSettingsSql(ef: string): SQL {
+  return sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
+                    set_config('hnsw.iterative_scan', 'relaxed_order', true),
+                    set_config('enable_sort', 'off', true),
+                    set_config('jit', 'off', true),
+                    set_config('plan_cache_mode', 'force_generic_plan', true)`;
 }
 
 /**
  * Runs a recall's queries: directly when the filtered rows are few (the exact scan needs no settings),
- * else in a transaction whose local settings steer the HNSW walk (set by `hnsw()`):
+ * else with local settings that steer the HNSW walk (applied by `hnsw()`):
  * - ef_search: candidates the HNSW walk keeps (recall against speed);
  * - iterative_scan (pgvector 0.8): keep walking the graph until k rows pass the filters (relaxed order,
  *   re-sorted after), so a filter never starves the top-k;
@@ -130,6 +128,15 @@ function legsExec(deps: MemoryContext['deps'], fallback: Exec, inTransaction = f
  *   has no autovacuum) must not talk the planner into scanning and sorting every row.
  * - jit off: the keyword leg, in the same statement, must sort, so its cost carries enable_sort's penalty
  *   (1e10), far above jit_above_cost: PostgreSQL would JIT-compile the statement (0.5 s) every recall.
+ * - plan_cache_mode force_generic_plan: a prepared legs' statement (PGlite) is planned once, not per call
+ *   (planning was ≈ 0.7 ms of a recall); with enable_sort off its generic plan is the same HNSW walk and
+ *   GIN scan as a custom one (EXPLAIN (GENERIC_PLAN), decision 090). No effect on PostgreSQL's unnamed
+ *   statements.
+ * On PostgreSQL the settings need a transaction (BEGIN, set_config, the legs, the page, COMMIT). On
+ * PGlite the settings and the legs' statement go in one protocol call as named prepared statements, so
+ * they share the implicit transaction that its Sync ends: no BEGIN/COMMIT, and the page's statement
+ * after it runs with the defaults (decisions 086, 090). Prepared statements are parsed once per PGlite
+ * instance and planned by PostgreSQL's plan cache (core/db/pglite-prepared.ts).
  * The organization's size comes from its term statistics, so a store of at most `exactScanMax` memories
  * needs no probe; a larger one counts the filtered rows (up to that limit) first when a filter narrows
  * them (`narrowed`).
@@ -155,17 +162,32 @@ async function inRecallTx<T>(
     );
     small = (probe.rows[0] as { n: number }).n <= RECALL_TUNING.exactScanMax;
   }
-  if (small) return run({ exec: direct, legs: legsExec(deps, direct), small }, async () => {});
+  const base =
+    orgSize <= RECALL_TUNING.smallStoreMax ? RECALL_TUNING.smallStoreEfSearch : RECALL_TUNING.efSearch;
+  const settings = hnswSettingsSql(String(Math.max(base, k)));
+  const pg = deps.db.pglite;
+  if (pg && RECALL_TUNING.preparedLegs) {
+    let withSettings = false;
+    const prepared =
+      (first: () => SQL | null): Exec =>
+      async (q) => {
+        const pre = first();
+        const statements = [...(pre ? [pre] : []), q].map((x) => {
+          const { sql: text, params } = dialect.sqlToQuery(x);
+          return { text, params };
+        });
+        return { rows: await queryPreparedBatch(pg, statements, false) };
+      };
+    const legs = prepared(() => (withSettings ? settings : null));
+    return run({ legs, page: prepared(() => null), small }, async () => {
+      withSettings = !small;
+    });
+  }
+  if (small) return run({ legs: direct, page: direct, small }, async () => {});
   return deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    const base =
-      orgSize <= RECALL_TUNING.smallStoreMax ? RECALL_TUNING.smallStoreEfSearch : RECALL_TUNING.efSearch;
-    const ef = String(Math.max(base, k));
-    return run({ exec, legs: legsExec(deps, exec, true), small }, async () => {
-      await exec(sql`SELECT set_config('hnsw.ef_search', ${ef}, true),
-                            set_config('hnsw.iterative_scan', 'relaxed_order', true),
-                            set_config('enable_sort', 'off', true),
-                            set_config('jit', 'off', true)`);
+    return run({ legs: exec, page: exec, small }, async () => {
+      await exec(settings);
     });
   });
 }
@@ -221,10 +243,8 @@ type LegRow = {
 async function pageOf(exec: Exec, ids: string[], columns: string): Promise<Map<string, MemoryRow>> {
   if (!ids.length) return new Map();
   const r = await exec(
-    sql`SELECT ${sql.raw(columns)} FROM memories m WHERE m.id = ANY(${sql`ARRAY[${sql.join(
-      ids.map((id) => sql`${id}`),
-      sql`, `,
-    )}]::uuid[]`})`,
+    // One uuid[] parameter (the ids come from the legs' statement), so the text repeats: prepared on PGlite.
+    sql`SELECT ${sql.raw(columns)} FROM memories m WHERE m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
   );
   return new Map((r.rows as MemoryRow[]).map((row) => [row.id, row]));
 }
@@ -327,7 +347,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
       const columns = embeddedMemoryColumns(e.slot.model, q.model);
       const ids = top.map((m) => m.id);
-      return { ranked: top, page: await pageOf(p.exec, ids, columns) };
+      return { ranked: top, page: await pageOf(p.page, ids, columns) };
     },
     agentSize,
   );
