@@ -1,13 +1,20 @@
 import { spawn } from 'node:child_process';
-import dns from 'node:dns';
 import fs from 'node:fs';
-import http from 'node:http';
-import type net from 'node:net';
+import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  CONNECT_TO,
+  DNS_NAME,
+  hostDnsAnswer,
+  hostHasDns,
+  listen,
+  outwardAddress,
+  portOf,
+} from '../../../../test/sandbox-probe.ts';
 import { ipBinary } from './netns-routes.ts';
 
 // Pier NOT root (decision 091): each app still gets a network namespace of its own, made by unshare in a user
@@ -18,33 +25,12 @@ const NOBODY = 65534;
 let root: string;
 let loopbackServer: http.Server;
 let outwardServer: http.Server;
-const portOf = (s: http.Server) => (s.address() as net.AddressInfo).port;
-/** A name the host's resolver knows; the app asks slirp's forwarder (10.0.2.3) and must get the same answer. */
-const DNS_NAME = 'registry.npmjs.org';
 let hostDns: string;
-
-const listen = (host: string) =>
-  new Promise<http.Server>((resolve) => {
-    const s = http.createServer((_q, r) => r.end('pier'));
-    s.listen(0, host, () => resolve(s));
-  });
-
-function outwardAddress(): string {
-  for (const list of Object.values(os.networkInterfaces()))
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  throw new Error('no outward IPv4 address');
-}
 
 const APP = `
 const net = require('node:net');
 const env = JSON.parse(process.env.PROBE);
-const connectTo = (opts) => new Promise((resolve) => {
-  const s = net.connect(opts);
-  const done = (r) => { clearTimeout(timer); s.destroy(); resolve(r); };
-  const timer = setTimeout(() => done('timeout'), 5000);
-  s.on('connect', () => done('ok connected'));
-  s.on('error', (e) => done(e.code || e.message));
-});
+${CONNECT_TO}
 const ipCmd = (args) => { const r = require('node:child_process').spawnSync(env.ip, args, { encoding: 'utf8' }); return r.status === 0 ? 'ok ' + r.stdout.trim() : 'failed ' + r.stderr.trim(); };
 require('node:http').createServer(async (req, res) => {
   if (!req.url.startsWith('/net')) return res.end('ok');
@@ -116,10 +102,7 @@ beforeAll(async () => {
   if (process.getuid?.() === 0) fs.chownSync(root, NOBODY, NOBODY);
   loopbackServer = await listen('127.0.0.1');
   outwardServer = await listen('0.0.0.0');
-  hostDns = await dns.promises.resolve4(DNS_NAME).then(
-    (a) => a.sort().join(),
-    (e: NodeJS.ErrnoException) => e.code ?? 'error',
-  );
+  hostDns = await hostDnsAnswer();
 });
 
 afterAll(() => {
@@ -223,7 +206,7 @@ describe('the app sandbox when Pier is not root', () => {
         // No CAP_NET_ADMIN over its namespace: the routes stay.
         expect(n.routeDel).toMatch(/^failed .*Operation not permitted/);
         // slirp's DNS forwarder answers as the host's resolver does (where this machine resolves at all).
-        if (hostDns !== 'ECONNREFUSED' && hostDns !== 'ETIMEOUT') expect(n.dns).toBe(hostDns);
+        if (hostHasDns(hostDns)) expect(n.dns).toBe(hostDns);
       }
       // Outside, the app runs as Pier's (non-root) uid.
       const uid = fs.readFileSync(`/proc/${closed.hostPids[0]}/status`, 'utf8').match(/^Uid:\s+(\d+)/m)?.[1];

@@ -1,13 +1,20 @@
 import { spawn } from 'node:child_process';
-import dns from 'node:dns';
 import fs from 'node:fs';
 import http from 'node:http';
-import type net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../../test/harness.ts';
+import {
+  CONNECT_TO,
+  DNS_NAME,
+  hostDnsAnswer,
+  hostHasDns,
+  listen,
+  outwardAddress,
+  portOf,
+} from '../../../../test/sandbox-probe.ts';
 import { seedOrg, seedProject } from '../../../../test/seed.ts';
 import { AppDbServers, projectRunDir, provisionAppDatabase } from './app-databases.ts';
 import { detectCgroups } from './cgroups.ts';
@@ -29,9 +36,6 @@ let dbs: AppDbServers;
 /** Stand-ins for Pier's own port (loopback) and a public service on the host's outward address. */
 let pierServer: http.Server;
 let publicServer: http.Server;
-const portOf = (s: http.Server) => (s.address() as net.AddressInfo).port;
-/** A name the host's resolver knows; the app asks slirp's forwarder (10.0.2.3) and must get the same answer. */
-const DNS_NAME = 'registry.npmjs.org';
 let hostDns: string;
 
 /** What the hostile app tries; each entry is the outcome of one attempt ("ok …" or the error code). */
@@ -40,13 +44,7 @@ const fs = require('node:fs');
 const net = require('node:net');
 const env = JSON.parse(process.env.PROBE);
 const tryIt = (f) => { try { const r = f(); return 'ok ' + String(r).slice(0, 80); } catch (e) { return e.code || e.message; } };
-const connectTo = (opts) => new Promise((resolve) => {
-  const s = require('node:net').connect(opts);
-  const done = (r) => { clearTimeout(timer); s.destroy(); resolve(r); };
-  const timer = setTimeout(() => done('timeout'), 5000);
-  s.on('connect', () => done('ok connected'));
-  s.on('error', (e) => done(e.code || e.message));
-});
+${CONNECT_TO}
 // A connect that must fail at once: the outcome and whether it took under a second.
 const timed = async (opts) => { const t0 = Date.now(); const r = await connectTo(opts); return r + (Date.now() - t0 < 1000 ? ' fast' : ' slow'); };
 // iproute2 speaks netlink: the app trying to change its own namespace's routes.
@@ -190,30 +188,12 @@ function get(proc: AppProcess, p: string): Promise<string> {
   });
 }
 
-/** The host's first outward address; for IPv6 a documentation address when it has none (any will do). */
-function outwardAddress(family: 'IPv4' | 'IPv6' = 'IPv4'): string {
-  for (const list of Object.values(os.networkInterfaces()))
-    for (const a of list ?? [])
-      if (a.family === family && !a.internal && !a.address.startsWith('fe80:')) return a.address;
-  if (family === 'IPv6') return '2001:db8::1';
-  throw new Error('no outward IPv4 address');
-}
-
-const listen = (host: string) =>
-  new Promise<http.Server>((resolve) => {
-    const s = http.createServer((_q, r) => r.end('pier'));
-    s.listen(0, host, () => resolve(s));
-  });
-
 beforeAll(async () => {
   t = await testApp();
   dbs = new AppDbServers(t.deps);
   pierServer = await listen('127.0.0.1');
   publicServer = await listen('0.0.0.0');
-  hostDns = await dns.promises.resolve4(DNS_NAME).then(
-    (a) => a.sort().join(),
-    (e: NodeJS.ErrnoException) => e.code ?? 'error',
-  );
+  hostDns = await hostDnsAnswer();
   // initdb in WASM takes seconds on a busy machine: once here, not inside a test's time.
   if (!t.deps.config.databaseUrl) await dbs.template();
 }, 120_000);
@@ -348,7 +328,7 @@ describe('the app sandbox', () => {
       // No IPv6 in the namespace at all (slirp4netns runs without --enable-ipv6).
       expect(n.ipv6).toBe('ENETUNREACH fast');
       // slirp's DNS forwarder still answers, as the host's resolver does.
-      if (hostDns !== 'ECONNREFUSED' && hostDns !== 'ETIMEOUT') expect(n.dns).toBe(hostDns);
+      if (hostHasDns(hostDns)) expect(n.dns).toBe(hostDns);
       // The app cannot change its routes: no CAP_NET_ADMIN in its namespace.
       expect(n.routeDel).toMatch(/^failed .*Operation not permitted/);
       expect(n.routeOpen).toMatch(/^failed .*Operation not permitted/);
@@ -363,13 +343,7 @@ describe('the app sandbox', () => {
     const dir = release('allowed', {
       'server.js': `
 const net = require('node:net');
-const connectTo = (opts) => new Promise((resolve) => {
-  const s = net.connect(opts);
-  const done = (r) => { clearTimeout(timer); s.destroy(); resolve(r); };
-  const timer = setTimeout(() => done('timeout'), 5000);
-  s.on('connect', () => done('ok connected'));
-  s.on('error', (e) => done(e.code || e.message));
-});
+${CONNECT_TO}
 require('node:http').createServer(async (req, res) => {
   if (req.url !== '/net') return res.end('ok');
   res.end(JSON.stringify({
