@@ -3,8 +3,11 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { packApp } from '../src/cli/deploy/pack.ts';
-import type { TestApp } from './harness.ts';
+import { systemClock } from '../src/core/clock.ts';
+import { dropAppDatabases, openTestDb, type TestApp, testApp } from './harness.ts';
+import { seedOrg, seedProject } from './seed.ts';
 
 // Helpers for hosting tests: build app folders from the fixtures, pack, upload and deploy them.
 
@@ -172,4 +175,48 @@ export function viaRouter(
     req.on('error', reject);
     req.end(opts.body);
   });
+}
+
+export type HostedPair = { t: TestApp; apps: { slug: string; host: string }[] };
+
+/**
+ * Pier listening with hosting on (apps at `<slug>.apps.test`) and two tenants' apps deployed live from
+ * `appDir(name)`, one organization each (the free plan allows one app per organization): set up before the
+ * file's tests, torn down after. Two deploys, the first preparing the embedded databases' template: slow on a
+ * loaded machine.
+ */
+export function hostedPair(appDir: (name: string) => string, env: Record<string, string> = {}): HostedPair {
+  const pair = { apps: [] } as unknown as HostedPair;
+  let db: Awaited<ReturnType<typeof openTestDb>> | undefined;
+  beforeAll(async () => {
+    db = await openTestDb();
+    pair.t = await testApp({
+      listen: true,
+      db: db.db,
+      clock: systemClock,
+      hosting: true,
+      env: {
+        APPS_DOMAIN: 'apps.test',
+        APP_HEALTH_TIMEOUT_MS: '8000',
+        ...env,
+        ...(db.url ? { DATABASE_URL: db.url } : {}),
+      },
+    });
+    for (const name of ['app-a', 'app-b']) {
+      const { org, owner } = await seedOrg(pair.t.deps);
+      const p = await seedProject(pair.t.deps, org);
+      const { id } = await deploy(pair.t, owner.token, p.slug, await packDir(appDir(name)));
+      // The deployment itself on failure (its errorMessage says why), not only its status.
+      const d = await settle(pair.t, owner.token, id, 180_000);
+      expect(d.status, JSON.stringify(d)).toBe('live');
+      pair.apps.push({ slug: p.slug, host: `${p.slug}.apps.test` });
+    }
+  }, 240_000);
+  afterAll(async () => {
+    await pair.t?.close();
+    if (pair.t) await dropAppDatabases(pair.t.deps);
+    await db?.db.close();
+    await db?.drop();
+  });
+  return pair;
 }

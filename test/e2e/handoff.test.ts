@@ -1,21 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/core/clock.ts';
-import type { Db } from '../../src/core/db/client.ts';
-import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
-import { deploy, packDir, settle, viaRouter } from '../hosting.ts';
+import { describe, expect, it } from 'vitest';
+import { hostedPair, viaRouter } from '../hosting.ts';
 import { rawClient } from '../raw-http-client.ts';
-import { seedOrg, seedProject } from '../seed.ts';
 
 // Connection hand-off (docs/decisions/020-connection-handoff.md): a client's connection is handed to the app
 // its first request names; a later request on it for another hostname answers 421 and never reaches the
 // other app.
-
-let t: TestApp;
-let db: { db: Db; url?: string; drop: () => Promise<void> };
-const apps: { slug: string; host: string }[] = [];
 
 /** A dependency-free app that says who it is and which client port it sees. */
 function appDir(name: string): string {
@@ -34,44 +26,14 @@ function appDir(name: string): string {
   return dir;
 }
 
-beforeAll(async () => {
-  db = await openTestDb();
-  t = await testApp({
-    listen: true,
-    db: db.db,
-    clock: systemClock,
-    hosting: true,
-    env: {
-      APPS_DOMAIN: 'apps.test',
-      APP_HEALTH_TIMEOUT_MS: '8000',
-      ...(db.url ? { DATABASE_URL: db.url } : {}),
-    },
-  });
-  // Two tenants, one app each (the free plan allows one per organization).
-  for (const name of ['app-a', 'app-b']) {
-    const { org, owner } = await seedOrg(t.deps);
-    const p = await seedProject(t.deps, org);
-    const { id } = await deploy(t, owner.token, p.slug, await packDir(appDir(name)));
-    // The deployment itself on failure (its errorMessage says why), not only its status.
-    const d = await settle(t, owner.token, id, 180_000);
-    expect(d.status, JSON.stringify(d)).toBe('live');
-    apps.push({ slug: p.slug, host: `${p.slug}.apps.test` });
-  }
-  // Two deploys, the first of which prepares the embedded databases' template: slow on a loaded machine.
-}, 240_000);
-afterAll(async () => {
-  await t?.close();
-  if (t) await dropAppDatabases(t.deps);
-  await db?.db.close();
-  await db?.drop();
-});
+const pair = hostedPair(appDir);
 
 describe('connection hand-off', () => {
-  const port = () => Number(new URL(t.url).port);
+  const port = () => Number(new URL(pair.t.url).port);
 
   it('is on by default, and the app answers the client on its own connection', async () => {
-    expect(t.deps.config.appConnectionHandoff).toBe(true);
-    const [a] = apps;
+    expect(pair.t.deps.config.appConnectionHandoff).toBe(true);
+    const [a] = pair.apps;
     const c = rawClient(port());
     await c.ready;
     c.send(a!.host);
@@ -86,7 +48,7 @@ describe('connection hand-off', () => {
   });
 
   it('streams a large body of the first request through the hand-off', async () => {
-    const [a] = apps;
+    const [a] = pair.apps;
     const c = rawClient(port());
     await c.ready;
     const body = Buffer.alloc(2 * 1024 * 1024, 1);
@@ -100,7 +62,7 @@ describe('connection hand-off', () => {
   });
 
   it('answers 421 and closes when a handed-off connection asks for another hostname', async () => {
-    const [a, b] = apps;
+    const [a, b] = pair.apps;
     const c = rawClient(port());
     await c.ready;
     c.send(a!.host);
@@ -132,7 +94,7 @@ describe('connection hand-off', () => {
     await q.closed();
 
     // A new connection for the other app reaches it.
-    expect(JSON.parse((await viaRouter(t, b!.slug)).body).app).toBe('app-b');
+    expect(JSON.parse((await viaRouter(pair.t, b!.slug)).body).app).toBe('app-b');
   });
 
   it('keeps Pier and unknown hostnames on the router', async () => {
@@ -143,7 +105,7 @@ describe('connection hand-off', () => {
     c.send('no-such-app.apps.test');
     expect((await c.next())?.status).toBe(404);
     // The router keeps this connection, so it may still serve an app by proxying.
-    c.send(apps[0]!.host);
+    c.send(pair.apps[0]!.host);
     const proxied = JSON.parse((await c.next())!.body);
     expect(proxied.app).toBe('app-a');
     expect(proxied.peerPort).not.toBe(c.sock.localPort);

@@ -2,21 +2,13 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { systemClock } from '../../src/core/clock.ts';
-import type { Db } from '../../src/core/db/client.ts';
-import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
-import { deploy, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
+import { describe, expect, it } from 'vitest';
+import { hostedPair, viaRouter, waitFor } from '../hosting.ts';
 import { rawClient } from '../raw-http-client.ts';
-import { seedOrg, seedProject } from '../seed.ts';
 
 // The spliced proxy path (docs/decisions/081-spliced-proxy-path.md), as behind a TLS proxy (hand-off off): a
 // client connection is piped to the app its requests name, with each request's Host checked by Pier, so one
 // keep-alive connection carrying requests for two tenants reaches each one's own app and never the other's.
-
-let t: TestApp;
-let db: { db: Db; url?: string; drop: () => Promise<void> };
-const apps: { slug: string; host: string }[] = [];
 
 /** A dependency-free app that says who it is and what it was sent; /big streams 5 MiB, /crash exits. */
 function appDir(name: string): string {
@@ -48,41 +40,14 @@ require('node:http').createServer((req, res) => {
   return dir;
 }
 
-beforeAll(async () => {
-  db = await openTestDb();
-  t = await testApp({
-    listen: true,
-    db: db.db,
-    clock: systemClock,
-    hosting: true,
-    env: {
-      APPS_DOMAIN: 'apps.test',
-      APP_HEALTH_TIMEOUT_MS: '8000',
-      APP_CONNECTION_HANDOFF: 'off',
-      ...(db.url ? { DATABASE_URL: db.url } : {}),
-    },
-  });
-  for (const name of ['app-a', 'app-b']) {
-    const { org, owner } = await seedOrg(t.deps);
-    const p = await seedProject(t.deps, org);
-    const { id } = await deploy(t, owner.token, p.slug, await packDir(appDir(name)));
-    expect((await settle(t, owner.token, id, 180_000)).status).toBe('live');
-    apps.push({ slug: p.slug, host: `${p.slug}.apps.test` });
-  }
-}, 240_000);
-afterAll(async () => {
-  await t?.close();
-  if (t) await dropAppDatabases(t.deps);
-  await db?.db.close();
-  await db?.drop();
-});
+const pair = hostedPair(appDir, { APP_CONNECTION_HANDOFF: 'off' });
 
 describe('the spliced proxy path', () => {
-  const port = () => Number(new URL(t.url).port);
+  const port = () => Number(new URL(pair.t.url).port);
 
   it('sends each request of one keep-alive connection to the app its Host names, with X-Forwarded-*', async () => {
-    expect(t.deps.config.appConnectionHandoff).toBe(false);
-    const [a, b] = apps;
+    expect(pair.t.deps.config.appConnectionHandoff).toBe(false);
+    const [a, b] = pair.apps;
     const c = rawClient(port());
     await c.ready;
     c.send(a!.host, '/', 'X-Forwarded-Host: evil.example\r\nX-Forwarded-For: 203.0.113.7\r\n');
@@ -111,7 +76,7 @@ describe('the spliced proxy path', () => {
   });
 
   it("gives Pier's own hostnames, unknown apps and upgrades to Pier's server on the same connection", async () => {
-    const [a] = apps;
+    const [a] = pair.apps;
     const c = rawClient(port());
     await c.ready;
     c.send(a!.host);
@@ -141,7 +106,7 @@ describe('the spliced proxy path', () => {
   });
 
   it('streams large bodies both ways, chunked or not, to a slow reader', async () => {
-    const [a] = apps;
+    const [a] = pair.apps;
     const c = rawClient(port());
     await c.ready;
     const body = Buffer.alloc(2 * 1024 * 1024, 1);
@@ -163,7 +128,7 @@ describe('the spliced proxy path', () => {
 
     // A 5 MiB chunked response read slowly, then another request on the same connection.
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const url = new URL(t.url);
+    const url = new URL(pair.t.url);
     const get = (pathname: string, slow: boolean) =>
       new Promise<{ bytes: number; body: string; port: number }>((resolve, reject) => {
         http
@@ -196,7 +161,7 @@ describe('the spliced proxy path', () => {
   });
 
   it('answers 502 when the app goes away mid-request, and closes its idle connections', async () => {
-    const [, b] = apps;
+    const [, b] = pair.apps;
     const idle = rawClient(port());
     await idle.ready;
     idle.send(b!.host);
@@ -213,7 +178,7 @@ describe('the spliced proxy path', () => {
     await waitFor(
       'the restarted app',
       async () => {
-        const res = await viaRouter(t, b!.slug).catch(() => null);
+        const res = await viaRouter(pair.t, b!.slug).catch(() => null);
         return res?.status === 200 ? res : null;
       },
       30_000,
