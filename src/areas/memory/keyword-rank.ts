@@ -49,13 +49,14 @@ function wordsOf(text: string): string[] {
 /**
  * How often `lexeme` occurs in the memory, without unnesting its tsvector (a set-returning call per row
  * cost 0.2 ms each on PGlite). With every weight 1, ts_rank of a one-lexeme query is S(tf)/ζ(2), where
- * S(tf) = Σ_{j ≤ tf} 1/j² (PostgreSQL's calc_rank_or); ζ(2) − S(tf) ≈ 1/(tf + ½), so tf comes back
- * exactly for the counts that occur in memories (0 when absent). ranking.test.ts pins this on both
- * databases, so a change in PostgreSQL's ranking would fail a test, not skew results silently.
+ * S(tf) = Σ_{j ≤ tf} 1/j² (PostgreSQL's calc_rank_or); ζ(2) − S(tf) ≈ 1/(tf + ½), so
+ * (1/ζ(2)) / (1 − rank) ≈ tf + ½ and its floor is tf exactly for the counts that occur in memories (0 when
+ * absent). ranking.test.ts pins this on both databases, so a change in PostgreSQL's ranking would fail a
+ * test, not skew results silently.
  */
 export function termFrequency(lexeme: string): SQL {
   const q = `'${lexeme.replace(/'/g, "''")}'`;
-  return sql`round(1 / (1.6449340668482264 * greatest(1e-9, 1 - ts_rank('{1,1,1,1}'::float4[], m.search_tsv, ${q}::tsquery, 0))) - 0.5)`;
+  return sql`floor(0.6079271018540267 / greatest(1e-9, 1 - ts_rank('{1,1,1,1}'::float4[], m.search_tsv, ${q}::tsquery, 0)))`;
 }
 
 export type Bm25Plan = {
@@ -63,7 +64,7 @@ export type Bm25Plan = {
   terms: { lexeme: string; idf: number }[];
   /** WHERE part: the row matches (tags included) and honours phrases and exclusions. */
   match: SQL;
-  /** Per-row inputs of the score, computed once per candidate row of `m`: tf0…tfN, dl, tagged. */
+  /** Per-row inputs of the score, computed once per candidate row of `m`: tf0…tfN, kn, tagged. */
   inputs: SQL;
   /** The BM25 score (+ a tag bonus) over the columns of `inputs`, as row `s`. */
   score: SQL;
@@ -117,21 +118,22 @@ export async function planBm25(
       terms.reduce((a, t) => a + t.idf, 0),
     );
   // Each term's tf is a ts_rank call, the costliest part of the leg: `inputs` computes it once per row
-  // (the score uses tf twice), and the score reads the columns (decision 070).
+  // (the score uses tf twice), and the score reads the columns (decision 070). What does not depend on
+  // the term is folded once: per row the length norm kn = k1·(1 − b + b·dl/avgdl), per term the constant
+  // idf·(k1 + 1), so each term costs three operations per row (decision 092).
   const inputs = sql.join(
     [
-      sql`length(m.search_tsv) AS dl`,
+      sql`${k1 * (1 - b)}::float8 + ${(k1 * b) / stats.avgdl}::float8 * length(m.search_tsv) AS kn`,
       sql`(${tagHit}) AS tagged`,
       ...terms.map((t, i) => sql`${termFrequency(t.lexeme)} AS ${sql.raw(`tf${i}`)}`),
     ],
     sql`, `,
   );
-  const K = sql`(${k1}::float8 * (${1 - b}::float8 + ${b}::float8 * s.dl / ${stats.avgdl}::float8))`;
   const bm25 = terms.length
     ? sql.join(
         terms.map((t, i) => {
           const tf = sql.raw(`s.tf${i}`);
-          return sql`${t.idf}::float8 * ${tf} * ${k1 + 1}::float8 / (${tf} + ${K})`;
+          return sql`${t.idf * (k1 + 1)}::float8 * ${tf} / (${tf} + s.kn)`;
         }),
         sql` + `,
       )

@@ -87,11 +87,6 @@ function whereOf(s: Scope, f: Filters): SQL {
   return sql.join(parts, sql` AND `);
 }
 
-/** A candidate of a leg: the memory's id and its similarity (the memory's columns come last, for the page only). */
-type Ranked = { id: string; similarity: number };
-/** A leg's row with its own score (higher is better: BM25, or minus the distance). */
-type Scored = Ranked & { score: number };
-
 /** The ranking query; `exact` hides the distance from the index ("+ 0"), forcing the exact scan. */
 export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, similarity?: SQL): SQL {
   const order = exact ? sql`${dist} + 0` : dist;
@@ -101,11 +96,10 @@ export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, 
 }
 type Exec = (q: SQL) => Promise<{ rows: unknown[] }>;
 /**
- * `legs`: the legs' statement, whose text repeats (every value a parameter): prepared on PGlite, with the
- * HNSW settings in the same protocol call once `hnsw()` asked for them; `page`: the returned page's
- * columns, prepared on PGlite too.
+ * `legs`: the recall's statement, whose text repeats (every value a parameter): prepared on PGlite, with
+ * the HNSW settings in the same protocol call once `hnsw()` asked for them.
  */
-type Plan = { legs: Exec; page: Exec; small: boolean };
+type Plan = { legs: Exec; small: boolean };
 
 const dialect = new PgDialect();
 
@@ -132,11 +126,11 @@ function hnswSettingsSql(ef: string): SQL {
  *   (planning was ≈ 0.7 ms of a recall); with enable_sort off its generic plan is the same HNSW walk and
  *   GIN scan as a custom one (EXPLAIN (GENERIC_PLAN), decision 090). No effect on PostgreSQL's unnamed
  *   statements.
- * On PostgreSQL the settings need a transaction (BEGIN, set_config, the legs, the page, COMMIT). On
- * PGlite the settings and the legs' statement go in one protocol call as named prepared statements, so
- * they share the implicit transaction that its Sync ends: no BEGIN/COMMIT, and the page's statement
- * after it runs with the defaults (decisions 086, 090). Prepared statements are parsed once per PGlite
- * instance and planned by PostgreSQL's plan cache (core/db/pglite-prepared.ts).
+ * On PostgreSQL the settings need a transaction (BEGIN, set_config, the recall's statement, COMMIT). On
+ * PGlite the settings and the recall's statement go in one protocol call as named prepared statements,
+ * so they share the implicit transaction that its Sync ends: no BEGIN/COMMIT, nothing left set after
+ * (decisions 086, 090, 092). Prepared statements are parsed once per PGlite instance and planned by
+ * PostgreSQL's plan cache (core/db/pglite-prepared.ts).
  * The organization's size comes from its term statistics, so a store of at most `exactScanMax` memories
  * needs no probe; a larger one counts the filtered rows (up to that limit) first when a filter narrows
  * them (`narrowed`).
@@ -179,74 +173,86 @@ async function inRecallTx<T>(
         return { rows: await queryPreparedBatch(pg, statements, false) };
       };
     const legs = prepared(() => (withSettings ? settings : null));
-    return run({ legs, page: prepared(() => null), small }, async () => {
+    return run({ legs, small }, async () => {
       withSettings = !small;
     });
   }
-  if (small) return run({ legs: direct, page: direct, small }, async () => {});
+  if (small) return run({ legs: direct, small }, async () => {});
   return deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    return run({ legs: exec, page: exec, small }, async () => {
+    return run({ legs: exec, small }, async () => {
       await exec(settings);
     });
   });
 }
 
+type Fusion = {
+  mode: 'hybrid' | 'vector' | 'keyword';
+  kind: 'rrf' | 'relative';
+  rrfK: number;
+  /** Weights of the vector and the keyword leg. */
+  weights: [number, number];
+  threshold: number;
+  limit: number;
+};
+
 /**
- * Both legs in one statement (one round trip): each leg's top `k` as ids and scores only, and each
- * candidate's similarity — the memory's columns are read after fusion, for the returned page only.
- * Rows: leg `k` (keyword: BM25 score and rank `rk`) or `v` (vector: distance), and with `agent` a row
- * `a` when that agent exists in the scope (the agent check, without a statement of its own).
+ * A whole recall in one statement (one round trip): each leg's top `k` ids and scores, their fusion, and
+ * the memory columns of the returned page only. Leg 0 is the vector leg (its rows' similarity computed as
+ * the HNSW walk reads them), leg 1 the keyword leg (BM25; its top rows looked up for their similarity).
+ * `rk` is a row's place in its leg (vector: distance, then id; keyword: BM25's order — score, newest
+ * first, id); `ord`, the vector leg's places before the keyword leg's, settles equal fused scores.
+ * Fusion (`hybrid`): a weighted sum of each leg's min-max normalised scores (`relative`) or of
+ * 1 / (rrfK + rk) (`rrf`); a memory a leg did not return gets 0 from it. One-leg modes keep the leg's order.
  */
-function legsSql(
+function recallSql(
   where: SQL,
   k: number,
   similarity: SQL,
   vector: { dist: SQL; exact: boolean } | null,
   plan: Bm25Plan | null,
-  agent?: { scope: Scope; id: string },
+  f: Fusion,
+  columns: string,
 ): SQL {
   const ctes: SQL[] = [];
-  const parts: SQL[] = [];
+  const legs: SQL[] = [];
   if (plan) {
     ctes.push(sql`kw AS MATERIALIZED (${bm25IdsSql(where, plan, k)})`);
-    // BM25's own order (score, newest first, id) as a rank: timestamps lose their microseconds in JS.
-    parts.push(
-      sql`SELECT 'k' AS leg, id, kscore AS score, row_number() OVER (ORDER BY kscore DESC, created_at DESC, id) AS rk FROM kw`,
+    legs.push(
+      sql`SELECT 1 AS leg, kw.id, kw.kscore AS score,
+                 row_number() OVER (ORDER BY kw.kscore DESC, kw.created_at DESC, kw.id) AS rk,
+                 ${similarity} AS similarity
+            FROM kw JOIN memories m ON m.id = kw.id`,
     );
   }
   if (vector) {
     const order = vector.exact ? sql`${vector.dist} + 0` : vector.dist;
     ctes.push(
-      sql`v AS MATERIALIZED (SELECT m.id, ${vector.dist} AS d FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k})`,
+      sql`v AS MATERIALIZED (SELECT m.id, ${vector.dist} AS d, ${similarity} AS similarity
+                               FROM memories m WHERE ${where} ORDER BY ${order} LIMIT ${k})`,
     );
-    parts.push(sql`SELECT 'v' AS leg, id, d AS score, 0::bigint AS rk FROM v`);
+    legs.push(
+      sql`SELECT 0 AS leg, v.id, -v.d AS score, row_number() OVER (ORDER BY v.d, v.id) AS rk, v.similarity FROM v`,
+    );
   }
-  const agentRow = agent
-    ? sql` UNION ALL SELECT 'a', a.id, 0::float8, 0::bigint, 0::float8 FROM memory_agents a
-            WHERE a.id = ${agent.id} AND a.org_id = ${agent.scope.orgId} AND a.environment = ${agent.scope.environment}`
-    : sql``;
-  return sql`WITH ${sql.join(ctes, sql`, `)}
-    SELECT c.leg, c.id, c.score, c.rk, ${similarity} AS similarity
-      FROM (${sql.join(parts, sql` UNION ALL `)}) c JOIN memories m ON m.id = c.id${agentRow}`;
-}
-
-type LegRow = {
-  leg: 'k' | 'v' | 'a';
-  id: string;
-  score: number;
-  rk: number | string;
-  similarity: number;
-};
-
-/** The returned page's memories by id. */
-async function pageOf(exec: Exec, ids: string[], columns: string): Promise<Map<string, MemoryRow>> {
-  if (!ids.length) return new Map();
-  const r = await exec(
-    // One uuid[] parameter (the ids come from the legs' statement), so the text repeats: prepared on PGlite.
-    sql`SELECT ${sql.raw(columns)} FROM memories m WHERE m.id = ANY(${`{${ids.join(',')}}`}::uuid[])`,
-  );
-  return new Map((r.rows as MemoryRow[]).map((row) => [row.id, row]));
+  const [wv, wk] = f.weights;
+  const weight = sql`CASE c.leg WHEN 0 THEN ${wv}::float8 ELSE ${wk}::float8 END`;
+  const part =
+    f.kind === 'rrf'
+      ? sql`${weight} / (${f.rrfK}::float8 + c.rk)`
+      : sql`${weight} * CASE WHEN max(c.score) OVER w > min(c.score) OVER w
+                             THEN (c.score - min(c.score) OVER w) / (max(c.score) OVER w - min(c.score) OVER w)
+                             ELSE 1 END`;
+  const order = f.mode === 'hybrid' ? sql`f.fused DESC, f.similarity DESC, f.ord` : sql`f.ord`;
+  return sql`WITH ${sql.join(ctes, sql`, `)},
+    c AS (${sql.join(legs, sql` UNION ALL `)}),
+    f AS (SELECT n.id, sum(n.part) AS fused, bit_or(1 << n.leg) AS legs, max(n.similarity) AS similarity,
+                 min(n.rk + n.leg * 1000000) AS ord
+            FROM (SELECT c.*, ${part} AS part FROM c WINDOW w AS (PARTITION BY c.leg)) n GROUP BY n.id)
+    SELECT f.legs AS "foundLegs", f.similarity AS "fusedSimilarity", ${sql.raw(columns)}
+      FROM (SELECT * FROM f WHERE f.similarity >= ${f.threshold}::float8 ORDER BY ${order} LIMIT ${f.limit}) f
+      JOIN memories m ON m.id = f.id
+     ORDER BY ${order}`;
 }
 
 export const DEFAULT_RECALL_MODE = 'hybrid';
@@ -258,7 +264,6 @@ export type RecallOptions = {
 
 /** Which leg of the recall found a memory (shown in the dashboard's recall panel). */
 export type FoundBy = 'vector' | 'keyword' | 'both';
-type Found = Ranked & { foundBy: FoundBy };
 
 export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
   // The agent is checked in the legs' statement (a row `a`), not by a statement of its own.
@@ -300,7 +305,17 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
   const agentSize = input.agentId && !narrowedBeyondAgent ? stats.byAgent.get(input.agentId) : undefined;
   const local = parseLocalEmbedderId(q.model) !== null;
   const weights = local ? RECALL_TUNING.localLegWeights : RECALL_TUNING.legWeights;
-  const { ranked, page } = await inRecallTx(
+  const fusion: Fusion = {
+    mode,
+    kind: RECALL_TUNING.fusion,
+    rrfK: RECALL_TUNING.rrfK,
+    weights: weights,
+    threshold: input.threshold ?? 0,
+    limit: input.limit,
+  };
+  // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
+  const columns = embeddedMemoryColumns(e.slot.model, q.model);
+  const rows = await inRecallTx(
     deps,
     where,
     stats.n,
@@ -311,116 +326,38 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       // (its sort has no alternative), so both legs run as one statement after them.
       if (mode !== 'keyword') await hnsw();
       const r = await p.legs(
-        legsSql(
+        recallSql(
           where,
           pool,
           similarity,
           mode === 'keyword' ? null : { dist: vdist, exact: p.small },
           mode === 'vector' ? null : plan,
-          input.agentId ? { scope: s, id: input.agentId } : undefined,
+          fusion,
+          columns,
         ),
       );
-      const rows = r.rows as LegRow[];
-      const byKeyword: (Scored & { rk: number })[] = [];
-      const byVector: (Scored & { d: number })[] = [];
-      let agentFound = false;
-      for (const row of rows) {
-        const base = { id: row.id, similarity: Number(row.similarity) };
-        if (row.leg === 'a') agentFound = true;
-        else if (row.leg === 'k') byKeyword.push({ ...base, score: Number(row.score), rk: Number(row.rk) });
-        else byVector.push({ ...base, score: -Number(row.score), d: Number(row.score) });
-      }
-      // BM25's rank; the vector leg's distance (HNSW's relaxed order is only nearly sorted), then id.
-      if (input.agentId && !agentFound) throw errors.agentNotFound();
-      byKeyword.sort((a, b) => a.rk - b.rk);
-      byVector.sort((a, b) => a.d - b.d || (a.id < b.id ? -1 : 1));
-      const fused: Found[] =
-        mode === 'keyword'
-          ? byKeyword.map((x) => ({ ...x, foundBy: 'keyword' as const }))
-          : mode === 'vector'
-            ? byVector.map((x) => ({ ...x, foundBy: 'vector' as const }))
-            : RECALL_TUNING.fusion === 'relative'
-              ? fuseRelative(byVector, byKeyword, weights)
-              : fuse(byVector, byKeyword, RECALL_TUNING.rrfK, weights);
-      const threshold = input.threshold ?? 0;
-      const top = fused.filter((m) => m.similarity >= threshold).slice(0, input.limit);
-      // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
-      const columns = embeddedMemoryColumns(e.slot.model, q.model);
-      const ids = top.map((m) => m.id);
-      return { ranked: top, page: await pageOf(p.page, ids, columns) };
+      return r.rows as (MemoryRow & { foundLegs: number; fusedSimilarity: number })[];
     },
     agentSize,
   );
-
-  // A memory deleted between the two statements is left out.
-  const out = ranked.filter((m) => page.has(m.id));
+  // An agent's recall that finds nothing may be for an agent that does not exist (404).
+  if (input.agentId && !rows.length) await requireAgent(ctx, s, input.agentId);
   if (opts.countAccess !== false)
     ctx.access.record(
-      out.map((m) => m.id),
+      rows.map((m) => m.id),
       deps.clock.now(),
     );
   return {
-    memories: out.map((m) => ({
-      ...memoryView(page.get(m.id)!),
-      similarity: Math.round(m.similarity * 1e6) / 1e6,
-      foundBy: m.foundBy,
+    memories: rows.map((m) => ({
+      ...memoryView(m),
+      similarity: Math.round(Number(m.fusedSimilarity) * 1e6) / 1e6,
+      foundBy: FOUND_BY[Number(m.foundLegs)]!,
     })),
-    total: out.length,
+    total: rows.length,
   };
 }
 
-/**
- * Reciprocal rank fusion: score = Σ 1 / (k + rank) over the vector and the keyword list. Chosen over a
- * weighted sum of normalised scores because BM25 scores have no fixed scale (they grow with the query's
- * length and the store's statistics) while cosines crowd together: ranks compare across both, need no
- * per-store calibration, and a memory both legs agree on rises above one that only one leg likes.
- */
-export function fuse(
-  a: Ranked[],
-  b: Ranked[],
-  k = RECALL_TUNING.rrfK,
-  weights = RECALL_TUNING.legWeights,
-): Found[] {
-  const scored = new Map<string, { row: Ranked; score: number; legs: number }>();
-  [a, b].forEach((list, leg) => {
-    list.forEach((row, i) => {
-      const e = scored.get(row.id) ?? {
-        row: { ...row, similarity: Number(row.similarity) },
-        score: 0,
-        legs: 0,
-      };
-      e.score += weights[leg]! / (k + i + 1);
-      e.legs |= 1 << leg;
-      scored.set(row.id, e);
-    });
-  });
-  return [...scored.values()]
-    .sort((x, y) => y.score - x.score || y.row.similarity - x.row.similarity)
-    .map((e) => ({ ...e.row, foundBy: e.legs === 3 ? 'both' : e.legs === 1 ? 'vector' : 'keyword' }));
-}
-
-/**
- * Relative score fusion, the default (measured against RRF, bench/memory-quality BENCH_SWEEP=1): each
- * leg's scores min-max normalised over its own list (best 1, last 0), then a weighted sum; a memory one
- * leg did not return gets 0 from it. Unlike ranks, the scores keep how far ahead a leg's best match is.
- */
-export function fuseRelative(a: Scored[], b: Scored[], weights = RECALL_TUNING.legWeights): Found[] {
-  const scored = new Map<string, { row: Ranked; score: number; legs: number }>();
-  [a, b].forEach((list, leg) => {
-    if (!list.length) return;
-    const hi = Math.max(...list.map((r) => r.score));
-    const lo = Math.min(...list.map((r) => r.score));
-    for (const row of list) {
-      const e = scored.get(row.id) ?? { row, score: 0, legs: 0 };
-      e.score += weights[leg]! * (hi > lo ? (row.score - lo) / (hi - lo) : 1);
-      e.legs |= 1 << leg;
-      scored.set(row.id, e);
-    }
-  });
-  return [...scored.values()]
-    .sort((x, y) => y.score - x.score || y.row.similarity - x.row.similarity)
-    .map((e) => ({ ...e.row, foundBy: e.legs === 3 ? 'both' : e.legs === 1 ? 'vector' : 'keyword' }));
-}
+const FOUND_BY: Record<number, FoundBy> = { 1: 'vector', 2: 'keyword', 3: 'both' };
 
 /**
  * Keyword search: any word may match, ranked by BM25 (keyword-rank.ts for the syntax). A query whose
