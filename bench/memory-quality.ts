@@ -237,6 +237,36 @@ for (const kind of QUALITY ? kinds : []) {
   );
 }
 void (null as unknown as Kind);
+
+// The same questions over the whole organization (every chat and the notes: the HNSW path), default mode,
+// against the same recall with its vector leg scanned exactly: what the approximate walk costs in evidence
+// found (hnsw.ef_search, decision 092). Other chats' turns compete here, so it is lower than per chat.
+if (QUALITY) {
+  const ev = conv.questions.map((q) => {
+    const base = conv.turns.findIndex((t) => t.conv === q.conv);
+    return q.evidence.map((e) => sets[q.conv]!.ids[e - base]!);
+  });
+  const at10 = async () => {
+    let sum = 0;
+    for (let i = 0; i < conv.questions.length; i++) {
+      const r = await recall(ctx, scope, { query: conv.questions[i]!.question, limit: 10 } as never, {
+        countAccess: false,
+      });
+      const got = r.memories.map((m) => m.id);
+      sum += ev[i]!.filter((id) => got.includes(id)).length / ev[i]!.length;
+    }
+    return sum / conv.questions.length;
+  };
+  const walk = await at10();
+  const exactMax = RECALL_TUNING.exactScanMax;
+  RECALL_TUNING.exactScanMax = Number.MAX_SAFE_INTEGER;
+  const exact = await at10().finally(() => {
+    RECALL_TUNING.exactScanMax = exactMax;
+  });
+  console.log(
+    `whole organization (${total} memories), default mode, evidence recall@10: HNSW (ef_search ${RECALL_TUNING.smallStoreEfSearch}) ${walk.toFixed(3)}, exact vector leg ${exact.toFixed(3)} (${(walk / exact).toFixed(3)}×)`,
+  );
+}
 if (SWEEP)
   for (const kind of ['all conversations', 'notes']) {
     const row = table.get(kind)!;

@@ -25,10 +25,11 @@ export const RECALL_TUNING = {
   /** hnsw.ef_search: candidates the HNSW walk keeps; measured for recall@10 ≥ 0.95 (docs/benchmarks.md). */
   efSearch: 100,
   /**
-   * ef_search for a store of at most `smallStoreMax` memories: ANN fidelity 1.000 at 64 (0.998 at 40) over
-   * 6,000 memories, and each recall's walk shorter (decision 085); above, efSearch (0.97 at 100,000).
+   * ef_search for a store of at most `smallStoreMax` memories: ANN fidelity 0.998 at 40 over 6,000
+   * memories, and the default recall's evidence found over a whole organization the same as at 64 and
+   * as an exact vector leg (decisions 085, 092); above, efSearch (0.97 at 100,000).
    */
-  smallStoreEfSearch: 64,
+  smallStoreEfSearch: 40,
   smallStoreMax: 10_000,
   /** At or below this many matching rows the exact scan is both exact and fast, so no index is used. */
   exactScanMax: 2000,
