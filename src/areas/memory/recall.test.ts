@@ -113,6 +113,13 @@ describe('recall', () => {
       (await live.post('/memory/memories/recall', { ...q, agentId: '00000000-0000-4000-8000-000000000000' }))
         .statusCode,
     ).toBe(404);
+    // An agent of this organization without memories recalls nothing; another organization's agent is a 404.
+    const empty = (await live.post('/memory/agents', { name: 'Empty' })).json();
+    const none = await live.post('/memory/memories/recall', { ...q, agentId: empty.id });
+    expect(none.statusCode).toBe(200);
+    expect(none.json()).toEqual({ memories: [], total: 0 });
+    const other = await memoryTenant(t);
+    expect((await other.live.post('/memory/memories/recall', { ...q, agentId: a.id })).statusCode).toBe(404);
     expect(
       (
         await live.post('/memory/memories/recall', {
