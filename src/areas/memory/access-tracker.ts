@@ -59,13 +59,16 @@ export class AccessTracker {
     const counts = ids.map((id) => batch.get(id)!.n);
     const ats = ids.map((id) => batch.get(id)!.at.toISOString());
     try {
+      // Counts go to the narrow memory_access rows, never the wide memory rows (decision 092); a memory
+      // deleted since it was recalled is skipped.
       await this.#db.query(
-        `UPDATE memories m
-            SET access_count = m.access_count + u.n,
-                recent_access_count = m.recent_access_count + u.n,
-                last_accessed_at = greatest(m.last_accessed_at, u.at)
-           FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS u(id, n, at)
-          WHERE m.id = u.id`,
+        `INSERT INTO memory_access AS a (memory_id, access_count, recent_access_count, last_accessed_at)
+         SELECT u.id, u.n, u.n, u.at FROM unnest($1::uuid[], $2::int[], $3::timestamptz[]) AS u(id, n, at)
+          WHERE EXISTS (SELECT 1 FROM memories m WHERE m.id = u.id)
+         ON CONFLICT (memory_id) DO UPDATE
+            SET access_count = a.access_count + excluded.access_count,
+                recent_access_count = a.recent_access_count + excluded.recent_access_count,
+                last_accessed_at = greatest(a.last_accessed_at, excluded.last_accessed_at)`,
         [ids, counts, ats],
       );
     } catch (err) {

@@ -25,7 +25,7 @@ export const memoryColumns = {
   type: memories.type,
   tier: memories.tier,
   confidence: memories.confidence,
-  accessCount: memories.accessCount,
+  accessCount: sql<number>`coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = ${memories.id}), 0)`,
   tags: memories.tags,
   metadata: memories.metadata,
   agentId: memories.agentId,
@@ -35,7 +35,9 @@ export const memoryColumns = {
   contentHash: memories.contentHash,
   createdAt: memories.createdAt,
   updatedAt: memories.updatedAt,
-  lastAccessedAt: memories.lastAccessedAt,
+  lastAccessedAt: sql<
+    Date | string | null
+  >`(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = ${memories.id})`,
 };
 
 export type MemoryRow = {
@@ -56,14 +58,18 @@ export type MemoryRow = {
   contentHash: string;
   createdAt: Date;
   updatedAt: Date;
-  lastAccessedAt: Date | null;
+  lastAccessedAt: Date | string | null;
 };
 
+// Access counts live in memory_access (decision 092): a memory never recalled has no row there.
+const ACCESS_COUNT = `coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = m.id), 0) AS "accessCount"`;
+const LAST_ACCESSED = `(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = m.id) AS "lastAccessedAt"`;
+
 /** The SQL select list for raw queries, aliased to MemoryRow's keys. */
-export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, m.access_count AS "accessCount",
+export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, ${ACCESS_COUNT},
   m.tags, m.metadata, m.agent_id AS "agentId", m.collection_id AS "collectionId",
   ${activeModelSql('m')} AS "embeddingModel", ${statusSql('m')} AS "embeddingStatus", m.content_hash AS "contentHash", m.created_at AS "createdAt",
-  m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
+  m.updated_at AS "updatedAt", ${LAST_ACCESSED}`;
 
 /**
  * MEMORY_SQL_COLUMNS for rows known to have a vector from `model` in `slot` (what recall returns): the
@@ -71,10 +77,10 @@ export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence
  */
 export function embeddedMemoryColumns(slotModelColumn: string, model: string): string {
   const lit = `'${model.replace(/'/g, "''")}'`;
-  return `m.id, m.content, m.type, m.tier, m.confidence, m.access_count AS "accessCount",
+  return `m.id, m.content, m.type, m.tier, m.confidence, ${ACCESS_COUNT},
   m.tags, m.metadata, m.agent_id AS "agentId", m.collection_id AS "collectionId",
   coalesce(m.${slotModelColumn}, ${lit}) AS "embeddingModel", 'ready' AS "embeddingStatus", m.content_hash AS "contentHash",
-  m.created_at AS "createdAt", m.updated_at AS "updatedAt", m.last_accessed_at AS "lastAccessedAt"`;
+  m.created_at AS "createdAt", m.updated_at AS "updatedAt", ${LAST_ACCESSED}`;
 }
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());

@@ -81,9 +81,6 @@ export const memories = pgTable(
     type: text('type').$type<MemoryType>().notNull(),
     tier: text('tier').$type<MemoryTier>().notNull(),
     confidence: real('confidence').notNull(),
-    accessCount: integer('access_count').notNull().default(0),
-    /** Accesses since the last tier run (halved each run); drives promotion to hot. */
-    recentAccessCount: integer('recent_access_count').notNull().default(0),
     tags: text('tags').array().notNull().default([]),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     // Two vector slots (docs/decisions/025): the organization's embedder generation picks the active one
@@ -97,7 +94,6 @@ export const memories = pgTable(
     searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', content)`),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
-    lastAccessedAt: ts('last_accessed_at'),
   },
   (t) => [
     // The HNSW indexes are partial, one per embedder and slot, created on first use (vector-indexes.ts).
@@ -120,6 +116,22 @@ export const memories = pgTable(
       .where(sql`${t.tier} <> 'archived'`),
   ],
 );
+
+/**
+ * How often and when each memory was recalled, apart from the memory's row (decision 092): recall counts
+ * its results every 200 ms, and rewriting the wide memory rows (content, vectors) for that left dead
+ * versions for every recall to step over and, when a row did not fit its page, new entries in every index
+ * (the HNSW graph included). A memory never recalled has no row here.
+ */
+export const memoryAccess = pgTable('memory_access', {
+  memoryId: uuid('memory_id')
+    .primaryKey()
+    .references(() => memories.id, { onDelete: 'cascade' }),
+  accessCount: integer('access_count').notNull().default(0),
+  /** Accesses since the last tier run (halved each run); drives promotion to hot. */
+  recentAccessCount: integer('recent_access_count').notNull().default(0),
+  lastAccessedAt: ts('last_accessed_at'),
+});
 
 export const memoryHistory = pgTable(
   'memory_history',

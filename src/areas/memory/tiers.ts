@@ -7,6 +7,9 @@ import type { Db } from '../../core/db/client.ts';
 //   (never recalled counts from creation).
 // `archived` is never set or left here: only compaction or the user does that.
 
+/** When a memory was last recalled (memory_access, decision 092); null when never. */
+const LAST_ACCESSED = '(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = memories.id)';
+
 export const TIER_RULES = { promoteAt: 3, hotIdleDays: 7, warmIdleDays: 30 } as const;
 
 export type TierRunResult = { promoted: number; demotedToWarm: number; demotedToCold: number };
@@ -17,21 +20,22 @@ export async function runTierMaintenance(db: Db, now: Date): Promise<TierRunResu
   const warmCutoff = new Date(now.getTime() - TIER_RULES.warmIdleDays * day).toISOString();
   const promoted = await db.query<{ id: string }>(
     `UPDATE memories SET tier = 'hot'
-      WHERE tier IN ('warm', 'cold') AND recent_access_count >= $1 RETURNING id`,
+      WHERE tier IN ('warm', 'cold')
+        AND id IN (SELECT memory_id FROM memory_access WHERE recent_access_count >= $1) RETURNING id`,
     [TIER_RULES.promoteAt],
   );
   const toWarm = await db.query<{ id: string }>(
     `UPDATE memories SET tier = 'warm'
-      WHERE tier = 'hot' AND coalesce(last_accessed_at, created_at) < $1 RETURNING id`,
+      WHERE tier = 'hot' AND coalesce(${LAST_ACCESSED}, created_at) < $1 RETURNING id`,
     [hotCutoff],
   );
   const toCold = await db.query<{ id: string }>(
     `UPDATE memories SET tier = 'cold'
-      WHERE tier = 'warm' AND coalesce(last_accessed_at, created_at) < $1 RETURNING id`,
+      WHERE tier = 'warm' AND coalesce(${LAST_ACCESSED}, created_at) < $1 RETURNING id`,
     [warmCutoff],
   );
   await db.query(
-    'UPDATE memories SET recent_access_count = recent_access_count / 2 WHERE recent_access_count > 0',
+    'UPDATE memory_access SET recent_access_count = recent_access_count / 2 WHERE recent_access_count > 0',
   );
   return {
     promoted: promoted.rows.length,
