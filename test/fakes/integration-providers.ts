@@ -200,7 +200,8 @@ export async function startSlack(): Promise<
             type: 'message',
             user: 'UBOT',
             text: params.text ?? '',
-            ts: `${Math.floor(Date.now() / 1000)}.${id()}`,
+            // Slack's form: seconds, a dot and six digits, unique per channel.
+            ts: `${Math.floor(Date.now() / 1000)}.${String(msgs.length).padStart(6, '0')}`,
           };
           msgs.push(m);
           return { json: { ok: true, channel: params.channel, ts: m.ts, message: m } };

@@ -160,6 +160,14 @@ describe('communication (slack)', () => {
       await api.get('/integrations/communication/messages', { connectionId: id, channelId: 'C1' })
     ).json();
     expect(msgs.data.map((m: { content: string }) => m.content)).toEqual(['Second', 'Hello team']);
+    expect(msgs.data[0].createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // A provider's time that no Date can hold comes back as null, never a 500.
+    p.slack.store.messages
+      .get('C1')!
+      .push({ type: 'message', user: 'U1', text: 'odd', ts: '1712345678.1e299' });
+    const odd = await api.get('/integrations/communication/messages', { connectionId: id, channelId: 'C1' });
+    expect(odd.statusCode, odd.body).toBe(200);
+    expect(odd.json().data[0]).toMatchObject({ content: 'odd', createdAt: null });
     expect((await api.get('/integrations/communication/messages', { connectionId: id })).statusCode).toBe(
       400,
     );

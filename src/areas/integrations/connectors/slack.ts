@@ -52,12 +52,19 @@ const channel = (c: Record<string, unknown>): Channel => ({
   rawData: c,
 });
 
+/** Slack's `ts` ("1712345678.000200", seconds) as an ISO time; null when it is not one a Date can hold. */
+function isoFromSeconds(ts: unknown): string | null {
+  const ms = Number(ts) * 1000;
+  // Date holds ±8.64e15 ms; beyond that toISOString throws (a ts such as "1.5e300" must not be a 500).
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString() : null;
+}
+
 const message = (channelId: string, m: Record<string, unknown>): Message => ({
   id: String(m.ts),
   channelId,
   userId: str(m.user) ?? str(m.bot_id),
   content: String(m.text ?? ''),
-  createdAt: Number.isFinite(Number(m.ts)) ? new Date(Number(m.ts) * 1000).toISOString() : null,
+  createdAt: isoFromSeconds(m.ts),
   rawData: m,
 });
 
