@@ -1,7 +1,7 @@
 // bench/recall-profile: where one default recall's time goes on PGlite, statement by statement.
 // Loads the chats of bench/memory-quality (about 6,000 memories), then runs recalls over the whole
-// organization and within one chat's agent, timing PGlite's engine per statement (every wire message
-// between a statement's Parse and the next one counts for it) and the JavaScript around it.
+// organization and within one chat's agent, timing PGlite's engine per protocol call (named by its last
+// statement) and the JavaScript around it.
 //   node bench/recall-profile.ts        (BENCH_PROFILE_QUERIES=200)
 import fs from 'node:fs';
 import os from 'node:os';
@@ -46,25 +46,46 @@ for (let c = 0; c < 10; c++) {
 }
 await deps.db.exec('ANALYZE memories');
 
-// Engine time per statement: a Parse ('P') or simple Query ('Q') message names the statement; the time
-// of every message until the next one is charged to it.
+// Engine time per statement: each protocol call is charged to the last statement it runs — named by a
+// simple Query ('Q'), or by a Bind ('B') of a statement whose Parse ('P') named its text, in this call or
+// an earlier one (prepared statements are parsed once, decision 086).
 const pg = deps.db.pglite!;
 const stats = new Map<string, { n: number; ms: number }>();
-let current = '?';
-const original = pg.execProtocolStream.bind(pg);
 const dec = new TextDecoder();
-(pg as unknown as { execProtocolStream: typeof original }).execProtocolStream = async (msg, opts) => {
-  if (msg[0] === 0x50 || msg[0] === 0x51) {
-    let s = 5;
-    if (msg[0] === 0x50) s = msg.indexOf(0, 5) + 1; // skip the statement's name
-    const text = dec.decode(msg.subarray(s, msg.indexOf(0, s)));
-    const flat = text.replace(/\s+/g, ' ');
-    current = flat.includes('kscore')
-      ? `[keyword leg] ${flat.slice(0, 90)}`
-      : flat.includes('<=>')
-        ? `[vector leg] ${flat.slice(0, 90)}`
-        : flat.slice(0, 110);
+const statementText = new Map<string, string>();
+const label = (text: string) => {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.includes('kscore')
+    ? `[recall] ${flat.slice(0, 90)}`
+    : flat.includes('<=>')
+      ? `[vector leg] ${flat.slice(0, 90)}`
+      : flat.slice(0, 110);
+};
+const cstring = (b: Uint8Array, at: number) => dec.decode(b.subarray(at, b.indexOf(0, at)));
+function lastStatement(msg: Uint8Array): string {
+  let current = '?';
+  for (let at = 0; at + 5 <= msg.length; ) {
+    const type = msg[at]!;
+    const len = new DataView(msg.buffer, msg.byteOffset + at + 1, 4).getInt32(0);
+    const body = at + 5;
+    if (type === 0x51) current = label(cstring(msg, body));
+    else if (type === 0x50) {
+      const name = cstring(msg, body);
+      const text = cstring(msg, msg.indexOf(0, body) + 1);
+      if (name) statementText.set(name, text);
+      current = label(text);
+    } else if (type === 0x42) {
+      const name = cstring(msg, msg.indexOf(0, body) + 1); // after the portal's name
+      const text = statementText.get(name);
+      if (text !== undefined) current = label(text);
+    }
+    at += 1 + len;
   }
+  return current;
+}
+const original = pg.execProtocolStream.bind(pg);
+(pg as unknown as { execProtocolStream: typeof original }).execProtocolStream = async (msg, opts) => {
+  const current = lastStatement(msg);
   const t = performance.now();
   try {
     return await original(msg, opts);
@@ -117,7 +138,7 @@ for (const [label, agentId, ef, prepared] of PREPARED.flatMap((prepared) =>
     `\n${label}: ${QUERIES} recalls, p50 ${times[QUERIES >> 1]!.toFixed(2)} ms; per recall: wall ${(wall / QUERIES).toFixed(2)} ms, engine ${(engine / QUERIES).toFixed(2)} ms, other ${((wall - engine) / QUERIES).toFixed(2)} ms`,
   );
   for (const [text, e] of [...stats].sort((a, b) => b[1].ms - a[1].ms).slice(0, 12))
-    console.log(`  ${(e.ms / QUERIES).toFixed(3)} ms/recall  ${String(e.n).padStart(5)} msgs  ${text}`);
+    console.log(`  ${(e.ms / QUERIES).toFixed(3)} ms/recall  ${String(e.n).padStart(5)} calls  ${text}`);
 }
 if (process.env.BENCH_PROFILE_EXPLAIN && legs) {
   const l = legs as { text: string; params: unknown[] };
