@@ -48,7 +48,8 @@ await deps.db.exec('ANALYZE memories');
 
 // Engine time per statement: each protocol call is charged to the last statement it runs — named by a
 // simple Query ('Q'), or by a Bind ('B') of a statement whose Parse ('P') named its text, in this call or
-// an earlier one (prepared statements are parsed once, decision 086).
+// an earlier one (prepared statements are parsed once, decision 086). A call without either (PGlite's
+// `query` sends Describe, Execute and Sync as calls of their own) is charged to the statement before it.
 const pg = deps.db.pglite!;
 const stats = new Map<string, { n: number; ms: number }>();
 const dec = new TextDecoder();
@@ -62,8 +63,8 @@ const label = (text: string) => {
       : flat.slice(0, 110);
 };
 const cstring = (b: Uint8Array, at: number) => dec.decode(b.subarray(at, b.indexOf(0, at)));
+let current = '?';
 function lastStatement(msg: Uint8Array): string {
-  let current = '?';
   for (let at = 0; at + 5 <= msg.length; ) {
     const type = msg[at]!;
     const len = new DataView(msg.buffer, msg.byteOffset + at + 1, 4).getInt32(0);
@@ -72,7 +73,7 @@ function lastStatement(msg: Uint8Array): string {
     else if (type === 0x50) {
       const name = cstring(msg, body);
       const text = cstring(msg, msg.indexOf(0, body) + 1);
-      if (name) statementText.set(name, text);
+      statementText.set(name, text);
       current = label(text);
     } else if (type === 0x42) {
       const name = cstring(msg, msg.indexOf(0, body) + 1); // after the portal's name
