@@ -1,4 +1,5 @@
 import type { Db } from '../../core/db/client.ts';
+import { perObject } from '../../core/per-object.ts';
 import type { AssetRow } from './assets.ts';
 
 // What a transform needs to know about its source image, remembered per process so a miss on the disk driver
@@ -15,15 +16,7 @@ const MAX_ENTRIES = 10_000;
 type Entry = { image: SourceImage; until: number };
 
 // Per database handle, like the in-flight renders: two test apps on one database act as two nodes.
-const byDb = new WeakMap<Db, Map<string, Entry>>();
-function entriesOf(db: Db): Map<string, Entry> {
-  let m = byDb.get(db);
-  if (!m) {
-    m = new Map();
-    byDb.set(db, m);
-  }
-  return m;
-}
+const entriesOf = perObject<Db, Map<string, Entry>>(() => new Map());
 
 export function rememberedImage(db: Db, id: string): SourceImage | undefined {
   const m = entriesOf(db);

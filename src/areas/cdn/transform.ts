@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import type { Keyring } from '../../core/crypto.ts';
 import type { Db, Queryable } from '../../core/db/client.ts';
 import { errors } from '../../core/errors.ts';
+import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import type { AssetRow, CdnScope } from './assets.ts';
 import { findAsset } from './assets.ts';
@@ -144,15 +145,7 @@ export type Rendered = { body: Buffer; contentType: string; cached: boolean; var
 type Flight = { answer: Promise<Rendered>; done: Promise<unknown>; rendered?: Rendered };
 
 // Per database handle (one per process in production; two test apps on one database are two nodes).
-const inFlightByDb = new WeakMap<Db, Map<string, Flight>>();
-function inFlightOf(db: Db): Map<string, Flight> {
-  let m = inFlightByDb.get(db);
-  if (!m) {
-    m = new Map();
-    inFlightByDb.set(db, m);
-  }
-  return m;
-}
+const inFlightOf = perObject<Db, Map<string, Flight>>(() => new Map());
 
 /** Waits for renditions still being stored after their answer (on shutdown, before the database closes). */
 export async function settleTransforms(db: Db): Promise<void> {

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import { errors } from '../../core/errors.ts';
+import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import { domainOf } from './addresses.ts';
 import { dkimTags, stateOf, type TxtLookup, txtResolver } from './domain-dns.ts';
@@ -198,10 +199,10 @@ export async function assertSenderDomains(deps: Deps, orgId: string, froms: stri
 // decryption, not 200 (the bench profile showed 201 lookups per 1,000 mails).
 const KEY_TTL_MS = 60_000;
 type SigningKey = { domainName: string; keySelector: string; privateKey: string } | null;
-const keyCaches = new WeakMap<Deps, Map<string, { key: Promise<SigningKey>; at: number }>>();
+const keyCacheOf = perObject<Deps, Map<string, { key: Promise<SigningKey>; at: number }>>(() => new Map());
 
 function forgetSigningKey(deps: Deps, orgId: string, domain: string): void {
-  keyCaches.get(deps)?.delete(`${orgId}/${domain}`);
+  keyCacheOf(deps).delete(`${orgId}/${domain}`);
 }
 
 async function loadSigningKey(deps: Deps, orgId: string, domain: string): Promise<SigningKey> {
@@ -222,11 +223,7 @@ async function loadSigningKey(deps: Deps, orgId: string, domain: string): Promis
 
 /** The DKIM key for a tenant's mail from `domain`: its verified domain's own key, or none. */
 export function tenantSigningKey(deps: Deps, orgId: string, domain: string): Promise<SigningKey> {
-  let cache = keyCaches.get(deps);
-  if (!cache) {
-    cache = new Map();
-    keyCaches.set(deps, cache);
-  }
+  const cache = keyCacheOf(deps);
   const id = `${orgId}/${domain}`;
   const now = Date.now();
   const hit = cache.get(id);

@@ -1,6 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
 import { MEMORY_SQL_COLUMNS } from './memory-view.ts';
+import { textArrayParam } from './sql-arrays.ts';
 import { idf, lexemesOf, type TermStats } from './term-stats.ts';
 
 // BM25 in SQL over the stored `search_tsv` (PostgreSQL's `english` lexemes: stemmed, stop words gone),
@@ -75,11 +76,6 @@ function tsq(lexemes: string[]): SQL {
   return sql`${text}::tsquery`;
 }
 
-/** A PostgreSQL text[] literal ({"a","b"}): every element quoted, `"` and `\` escaped. */
-export function textArrayLiteral(list: string[]): string {
-  return `{${list.map((v) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
-}
-
 /** Plans the BM25 leg for a query (one cached look-up of its words' lexemes). */
 export async function planBm25(
   deps: Deps,
@@ -104,7 +100,7 @@ export async function planBm25(
   }
   const tagWords = [...new Set([rawQuery.trim(), ...kq.words, ...kq.words.map((w) => w.toLowerCase())])];
   // One parameter (a text[] literal), so the statement's text does not change with the query's words.
-  const tagHit = sql`m.tags && ${textArrayLiteral(tagWords)}::text[]`;
+  const tagHit = sql`m.tags && ${textArrayParam(tagWords)}`;
   const parts: SQL[] = [];
   const textHit = gather.length ? sql`m.search_tsv @@ ${tsq(gather)}` : sql`false`;
   parts.push(sql`(${textHit} OR ${tagHit})`);

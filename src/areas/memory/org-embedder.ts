@@ -1,4 +1,5 @@
 import { ApiError, errors } from '../../core/errors.ts';
+import { perObject } from '../../core/per-object.ts';
 import { activeEmbedder, activeEmbedderForRecall, claimEmbedder, TRANSIENT_CODES } from '../models/index.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { ensureVectorIndex, slotOf } from './vector-indexes.ts';
@@ -50,7 +51,7 @@ export async function embedForWrite(ctx: MemoryContext, orgId: string, texts: st
 // Recent query vectors per organization and embedder: agents ask the same questions again, and with a
 // provider each miss is a network call. An embedder's vector for a text never changes, so a hit is exact.
 const QUERY_CACHE_MAX = 2_000;
-const queryCaches = new WeakMap<MemoryContext, Map<string, number[]>>();
+const queryCacheOf = perObject<MemoryContext, Map<string, number[]>>(() => new Map());
 
 async function queryVector(
   ctx: MemoryContext,
@@ -58,11 +59,7 @@ async function queryVector(
   model: string,
   query: string,
 ): Promise<number[]> {
-  let cache = queryCaches.get(ctx);
-  if (!cache) {
-    cache = new Map();
-    queryCaches.set(ctx, cache);
-  }
+  const cache = queryCacheOf(ctx);
   const key = `${orgId}\u0000${model}\u0000${query}`;
   const hit = cache.get(key);
   if (hit) {

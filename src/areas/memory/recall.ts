@@ -12,6 +12,7 @@ import { embeddedMemoryColumns, MEMORY_SQL_COLUMNS, type MemoryRow, memoryView }
 import { embedForRecall } from './org-embedder.ts';
 import { weightedQueryVector } from './query-weights.ts';
 import type { RecallInput, SearchInput } from './schema.ts';
+import { textArrayParam } from './sql-arrays.ts';
 import type { MemoryTier } from './tables.ts';
 import { termStats } from './term-stats.ts';
 import { embedderSql } from './vector-indexes.ts';
@@ -65,26 +66,18 @@ type Filters = {
   tags?: string[];
 };
 
-/** A text[] literal from parameters (drizzle would otherwise expand an array into a row). */
-function textArray(list: string[]): SQL {
-  return sql`ARRAY[${sql.join(
-    list.map((v) => sql`${v}`),
-    sql`, `,
-  )}]::text[]`;
-}
-
 function whereOf(s: Scope, f: Filters): SQL {
   const parts: SQL[] = [
     sql`m.org_id = ${s.orgId}`,
     sql`m.environment = ${s.environment}`,
-    sql`m.tier = ANY(${textArray(f.tiers)})`,
+    sql`m.tier = ANY(${textArrayParam(f.tiers)})`,
   ];
   if (f.agentId) parts.push(sql`m.agent_id = ${f.agentId}`);
   if (f.collectionId) parts.push(sql`m.collection_id = ${f.collectionId}`);
   if (f.type) parts.push(sql`m.type = ${f.type}`);
   if (f.metadata && Object.keys(f.metadata).length)
     parts.push(sql`m.metadata @> ${JSON.stringify(f.metadata)}::jsonb`);
-  if (f.tags?.length) parts.push(sql`m.tags @> ${textArray(f.tags)}`);
+  if (f.tags?.length) parts.push(sql`m.tags @> ${textArrayParam(f.tags)}`);
   return sql.join(parts, sql` AND `);
 }
 

@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
+import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import type { Scope } from './context.ts';
+import { textArrayParam } from './sql-arrays.ts';
 
 // Term statistics of an organization's memories (per environment): how many memories there are, their
 // mean length in lexemes, and in how many memories each lexeme occurs. They give BM25 its IDF and length
@@ -29,8 +31,8 @@ const MAX_ORGS = 200;
 const MAX_WORDS = 50_000;
 
 type Entry = { stats: TermStats; at: number; dirty: boolean; refreshing: Promise<TermStats> | null };
-const caches = new WeakMap<Deps, Map<string, Entry>>();
-const lexemeCaches = new WeakMap<Deps, Map<string, string[]>>();
+const cacheOf = perObject<Deps, Map<string, Entry>>(() => new Map());
+const lexemeCacheOf = perObject<Deps, Map<string, string[]>>(() => new Map());
 const keyOf = (s: Scope) => `${s.orgId}:${s.environment}`;
 
 async function compute(deps: Deps, s: Scope): Promise<TermStats> {
@@ -52,15 +54,6 @@ async function compute(deps: Deps, s: Scope): Promise<TermStats> {
   for (const r of (agents as unknown as { rows: { agent_id: string; n: number }[] }).rows)
     byAgent.set(r.agent_id, Number(r.n));
   return { n: Number(t.n), avgdl: Math.max(1, Number(t.avgdl)), df, byAgent };
-}
-
-function cacheOf(deps: Deps): Map<string, Entry> {
-  let c = caches.get(deps);
-  if (!c) {
-    c = new Map();
-    caches.set(deps, c);
-  }
-  return c;
 }
 
 function refresh(deps: Deps, s: Scope, e: Entry | undefined): Promise<TermStats> {
@@ -107,7 +100,7 @@ export async function termStats(deps: Deps, s: Scope): Promise<TermStats> {
 
 /** A write changed the organization's memories: its statistics are stale. */
 export function termStatsChanged(deps: Deps, s: Scope): void {
-  const e = caches.get(deps)?.get(keyOf(s));
+  const e = cacheOf(deps).get(keyOf(s));
   if (e) e.dirty = true;
 }
 
@@ -122,18 +115,11 @@ export function idf(stats: TermStats, lexeme: string): number {
  * stop word. Cached per process: the mapping never changes, and a query's words are mostly known.
  */
 export async function lexemesOf(deps: Deps, words: string[]): Promise<Map<string, string[]>> {
-  let cache = lexemeCaches.get(deps);
-  if (!cache) {
-    cache = new Map();
-    lexemeCaches.set(deps, cache);
-  }
+  const cache = lexemeCacheOf(deps);
   const missing = [...new Set(words.filter((w) => !cache.has(w)))];
   if (missing.length) {
     const r = await deps.db.orm.execute(sql`SELECT w, tsvector_to_array(to_tsvector('english', w)) AS l
-      FROM unnest(${sql`ARRAY[${sql.join(
-        missing.map((w) => sql`${w}`),
-        sql`, `,
-      )}]::text[]`}) AS w`);
+      FROM unnest(${textArrayParam(missing)}) AS w`);
     if (cache.size + missing.length > MAX_WORDS) cache.clear();
     for (const row of (r as unknown as { rows: { w: string; l: string[] | string }[] }).rows)
       cache.set(row.w, parseArray(row.l));

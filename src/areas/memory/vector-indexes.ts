@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { type SQL, sql } from 'drizzle-orm';
+import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 
 // One partial HNSW index per embedder and vector slot (docs/decisions/025-per-org-embedders.md). The
@@ -52,7 +53,7 @@ export function embedderSql(embedder: string, dimension: number, vec: string, ge
   return { filter, distance, slot: s };
 }
 
-const known = new WeakMap<Deps, Set<string>>();
+const knownOf = perObject<Deps, Set<string>>(() => new Set());
 
 /**
  * Creates the embedder's index if it does not exist yet (first use by any organization). Cheap after the
@@ -68,8 +69,7 @@ export async function ensureVectorIndex(
   if (!k.cast) return;
   const name = indexName(embedder, dimension, generation);
   const s = slotOf(generation);
-  const seen = known.get(deps) ?? new Set<string>();
-  known.set(deps, seen);
+  const seen = knownOf(deps);
   if (seen.has(name)) return;
   const exists = await deps.db.query<{ n: number }>(
     `SELECT count(*)::int AS n FROM pg_class WHERE relname = $1 AND relkind = 'i'`,

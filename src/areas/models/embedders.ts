@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import { LOCAL_EMBEDDER_DIMENSION, localEmbedderModelId } from '../../core/ai/local-embedder.ts';
 import { ApiError, errors } from '../../core/errors.ts';
+import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import { resolveModelFor } from './models.ts';
 import { modelEmbedders } from './tables.ts';
@@ -108,15 +109,11 @@ export async function activeEmbedder(
 export const RECALL_EMBEDDER_TTL_MS = 2_000;
 const MAX_CACHED_ORGS = 1_000;
 type Active = Awaited<ReturnType<typeof activeEmbedder>>;
-const recallCaches = new WeakMap<Deps, Map<string, { at: number; value: Promise<Active> }>>();
+const recallCacheOf = perObject<Deps, Map<string, { at: number; value: Promise<Active> }>>(() => new Map());
 
 /** activeEmbedder for recall: the same answer, cached per organization for RECALL_EMBEDDER_TTL_MS. */
 export function activeEmbedderForRecall(deps: Deps, orgId: string): Promise<Active> {
-  let cache = recallCaches.get(deps);
-  if (!cache) {
-    cache = new Map();
-    recallCaches.set(deps, cache);
-  }
+  const cache = recallCacheOf(deps);
   const hit = cache.get(orgId);
   const now = Date.now();
   if (hit && now - hit.at < RECALL_EMBEDDER_TTL_MS) return hit.value;
@@ -129,7 +126,7 @@ export function activeEmbedderForRecall(deps: Deps, orgId: string): Promise<Acti
 
 /** The organization's active embedder changed (or may have): recall reads it again. */
 export function forgetActiveEmbedder(deps: Deps, orgId: string): void {
-  recallCaches.get(deps)?.delete(orgId);
+  recallCacheOf(deps).delete(orgId);
 }
 
 /** Makes `model` the pending embedder of an organization and enqueues its re-embedding job. */
