@@ -51,7 +51,7 @@ export const RECALL_TUNING = {
    * the chats and the notes of bench/memory-quality, docs/memory.md), or reciprocal rank fusion.
    */
   fusion: 'relative' as 'rrf' | 'relative',
-  /** PGlite: the legs' statement as a named prepared statement (decision 086); false for A/B benches. */
+  /** PGlite: the recall's statement as a named prepared statement (decision 086); false for A/B benches. */
   preparedLegs: true,
 };
 
@@ -116,7 +116,7 @@ function hnswSettingsSql(ef: string): SQL {
  *   has no autovacuum) must not talk the planner into scanning and sorting every row.
  * - jit off: the keyword leg, in the same statement, must sort, so its cost carries enable_sort's penalty
  *   (1e10), far above jit_above_cost: PostgreSQL would JIT-compile the statement (0.5 s) every recall.
- * - plan_cache_mode force_generic_plan: a prepared legs' statement (PGlite) is planned once, not per call
+ * - plan_cache_mode force_generic_plan: the prepared recall statement (PGlite) is planned once, not per call
  *   (planning was ≈ 0.7 ms of a recall); with enable_sort off its generic plan is the same HNSW walk and
  *   GIN scan as a custom one (EXPLAIN (GENERIC_PLAN), decision 090). No effect on PostgreSQL's unnamed
  *   statements.
@@ -260,7 +260,7 @@ export type RecallOptions = {
 export type FoundBy = 'vector' | 'keyword' | 'both';
 
 export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
-  // The agent is checked in the legs' statement (a row `a`), not by a statement of its own.
+  // An agent's recall that finds nothing checks the agent exists (below), so a found memory needs no check.
   if (input.agentId && !isUuid(input.agentId)) throw errors.agentNotFound();
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const mode = input.mode ?? DEFAULT_RECALL_MODE;
