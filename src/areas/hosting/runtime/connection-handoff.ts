@@ -117,14 +117,22 @@ function stopReading(socket: net.Socket): void {
 }
 
 type SendableSocket = net.Socket & { server: unknown; _handle: unknown };
+/** Node's queue of handles waiting for the child's NODE_HANDLE_ACK of the one in flight (null: none in flight). */
+type HandleQueue = { _handleQueue?: unknown[] | null };
 
 /**
  * Sends the socket to the child with `message`; false (socket untouched) when it could not be sent. The socket
  * is detached from Pier's server first: Node would otherwise count it as a "worker" connection and have
  * server.close() wait for the app to close it.
+ *
+ * Nothing is sent while another handle to this child still waits for its acknowledgement: Node would queue the
+ * message and convert the socket only on that acknowledgement, after we restored `server` and gave the socket
+ * to the proxy path. The handle would then be taken from under the spliced connection, and Node would mark
+ * Pier's server as using workers (net.Server#_setupWorker); once that app exits, server.close() waits for a
+ * worker that no longer exists and never calls back (Pier's shutdown hung at app.close()).
  */
 export function sendSocket(child: ChildProcess, socket: net.Socket, message: object): boolean {
-  if (!child.connected) return false;
+  if (!child.connected || (child as ChildProcess & HandleQueue)._handleQueue) return false;
   const s = socket as SendableSocket;
   const server = s.server;
   s.server = null;
