@@ -17,6 +17,15 @@ function statusSql(t: string): string {
     THEN 'pending' ELSE 'ready' END`;
 }
 
+// Access counts live in memory_access (decision 092): a memory never recalled has no row there.
+export function accessCountSql(t: string): string {
+  return `coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = ${t}.id), 0)`;
+}
+/** When the memory was last recalled; null when never. */
+export function lastAccessedSql(t: string): string {
+  return `(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = ${t}.id)`;
+}
+
 export const memoryColumns = {
   id: memories.id,
   orgId: memories.orgId,
@@ -25,7 +34,7 @@ export const memoryColumns = {
   type: memories.type,
   tier: memories.tier,
   confidence: memories.confidence,
-  accessCount: sql<number>`coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = ${memories.id}), 0)`,
+  accessCount: sql<number>`${sql.raw(accessCountSql('"memories"'))}`,
   tags: memories.tags,
   metadata: memories.metadata,
   agentId: memories.agentId,
@@ -35,9 +44,7 @@ export const memoryColumns = {
   contentHash: memories.contentHash,
   createdAt: memories.createdAt,
   updatedAt: memories.updatedAt,
-  lastAccessedAt: sql<
-    Date | string | null
-  >`(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = ${memories.id})`,
+  lastAccessedAt: sql<Date | string | null>`${sql.raw(lastAccessedSql('"memories"'))}`,
 };
 
 export type MemoryRow = {
@@ -61,9 +68,8 @@ export type MemoryRow = {
   lastAccessedAt: Date | string | null;
 };
 
-// Access counts live in memory_access (decision 092): a memory never recalled has no row there.
-const ACCESS_COUNT = `coalesce((SELECT a.access_count FROM memory_access a WHERE a.memory_id = m.id), 0) AS "accessCount"`;
-const LAST_ACCESSED = `(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = m.id) AS "lastAccessedAt"`;
+const ACCESS_COUNT = `${accessCountSql('m')} AS "accessCount"`;
+const LAST_ACCESSED = `${lastAccessedSql('m')} AS "lastAccessedAt"`;
 
 /** The SQL select list for raw queries, aliased to MemoryRow's keys. */
 export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, ${ACCESS_COUNT},

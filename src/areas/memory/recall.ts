@@ -90,10 +90,10 @@ export function vectorTopKSql(where: SQL, dist: SQL, k: number, exact: boolean, 
 }
 type Exec = (q: SQL) => Promise<{ rows: unknown[] }>;
 /**
- * `legs`: the recall's statement, whose text repeats (every value a parameter): prepared on PGlite, with
+ * `statement`: runs the recall's statement, whose text repeats (every value a parameter): prepared on PGlite, with
  * the HNSW settings in the same protocol call once `hnsw()` asked for them.
  */
-type Plan = { legs: Exec; small: boolean };
+type Plan = { statement: Exec; small: boolean };
 
 const dialect = new PgDialect();
 
@@ -156,25 +156,21 @@ async function inRecallTx<T>(
   const pg = deps.db.pglite;
   if (pg && RECALL_TUNING.preparedLegs) {
     let withSettings = false;
-    const prepared =
-      (first: () => SQL | null): Exec =>
-      async (q) => {
-        const pre = first();
-        const statements = [...(pre ? [pre] : []), q].map((x) => {
-          const { sql: text, params } = dialect.sqlToQuery(x);
-          return { text, params };
-        });
-        return { rows: await queryPreparedBatch(pg, statements, false) };
-      };
-    const legs = prepared(() => (withSettings ? settings : null));
-    return run({ legs, small }, async () => {
+    const statement: Exec = async (q) => {
+      const statements = [...(withSettings ? [settings] : []), q].map((x) => {
+        const { sql: text, params } = dialect.sqlToQuery(x);
+        return { text, params };
+      });
+      return { rows: await queryPreparedBatch(pg, statements, false) };
+    };
+    return run({ statement, small }, async () => {
       withSettings = !small;
     });
   }
-  if (small) return run({ legs: direct, small }, async () => {});
+  if (small) return run({ statement: direct, small }, async () => {});
   return deps.db.orm.transaction(async (tx) => {
     const exec: Exec = (q) => tx.execute(q) as unknown as Promise<{ rows: unknown[] }>;
-    return run({ legs: exec, small }, async () => {
+    return run({ statement: exec, small }, async () => {
       await exec(settings);
     });
   });
@@ -303,7 +299,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     mode,
     kind: RECALL_TUNING.fusion,
     rrfK: RECALL_TUNING.rrfK,
-    weights: weights,
+    weights,
     threshold: input.threshold ?? 0,
     limit: input.limit,
   };
@@ -319,7 +315,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       // The HNSW settings are for the vector leg's walk; the keyword leg's plan does not depend on them
       // (its sort has no alternative), so both legs run as one statement after them.
       if (mode !== 'keyword') await hnsw();
-      const r = await p.legs(
+      const r = await p.statement(
         recallSql(
           where,
           pool,

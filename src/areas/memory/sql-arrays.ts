@@ -1,7 +1,7 @@
 import { type SQL, sql } from 'drizzle-orm';
 
 /** A PostgreSQL text[] literal ({"a","b"}): every element quoted, `"` and `\` escaped. */
-export function textArrayLiteral(list: string[]): string {
+function textArrayLiteral(list: string[]): string {
   return `{${list.map((v) => `"${v.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
 }
 

@@ -1,4 +1,5 @@
 import type { Db } from '../../core/db/client.ts';
+import { lastAccessedSql } from './memory-view.ts';
 
 // Tiers move by use, on a schedule (memory.tiers, every 15 minutes):
 // - promote to hot: a warm or cold memory recalled at least `promoteAt` times recently
@@ -7,8 +8,7 @@ import type { Db } from '../../core/db/client.ts';
 //   (never recalled counts from creation).
 // `archived` is never set or left here: only compaction or the user does that.
 
-/** When a memory was last recalled (memory_access, decision 092); null when never. */
-const LAST_ACCESSED = '(SELECT a.last_accessed_at FROM memory_access a WHERE a.memory_id = memories.id)';
+const LAST_ACCESSED = lastAccessedSql('memories');
 
 export const TIER_RULES = { promoteAt: 3, hotIdleDays: 7, warmIdleDays: 30 } as const;
 
