@@ -78,7 +78,8 @@ const handoff = (proc) => new Promise((resolve) => {
 const report = (o) => console.log(JSON.stringify(o));
 report({ uid: process.getuid(), problem: sandboxProblem(root + '/check'),
   noUnshare: sandboxProblem(root + '/check', undefined, '/nonexistent/unshare'),
-  noUserns: sandboxProblem(root + '/check', undefined, root + '/unshare-refused') });
+  noUserns: sandboxProblem(root + '/check', undefined, root + '/unshare-refused'),
+  noTun: sandboxProblem(root + '/check', undefined, undefined, root + '/tun-closed') });
 let neighbour = 0;
 for (const [name, allow] of [['allowed', [${JSON.stringify(`${outwardAddress()}/32`)}]], ['closed', []]]) {
   const lines = [];
@@ -144,6 +145,9 @@ describe('the app sandbox when Pier is not root', () => {
       '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n',
       { mode: 0o755 },
     );
+    // A tun device only root may open (mode 0600, as a container without udev leaves it).
+    fs.writeFileSync(path.join(root, 'tun-closed'), '', { mode: 0o600 });
+    if (process.getuid?.() !== 0) fs.chmodSync(path.join(root, 'tun-closed'), 0o000);
     const host = path.join(root, 'host.mjs');
     fs.writeFileSync(
       host,
@@ -176,7 +180,7 @@ describe('the app sandbox when Pier is not root', () => {
     try {
       expect(reports.length, stderr).toBe(3);
       const [check, allowed, closed] = reports as [
-        { uid: number; problem: string | null; noUnshare: string; noUserns: string },
+        { uid: number; problem: string | null; noUnshare: string; noUserns: string; noTun: string },
         AppReport,
         AppReport,
       ];
@@ -187,6 +191,9 @@ describe('the app sandbox when Pier is not root', () => {
       expect(check.noUnshare).toMatch(/unshare is not installed \(apt-get install util-linux\)/);
       expect(check.noUserns).toMatch(
         /Pier is not root, and it cannot make an app's user and network namespace \(unshare: unshare failed: Operation not permitted\)\. Allow unprivileged user namespaces/,
+      );
+      expect(check.noTun).toMatch(
+        /Pier is not root, and it cannot open .*tun-closed \(EACCES\): slirp4netns gives each app its way out through it\. Make it readable and writable by all \(chmod 0666/,
       );
       expect(allowed.health, allowed.lines.join('\n')).toEqual({ ok: true });
       expect(closed.health, closed.lines.join('\n')).toEqual({ ok: true });

@@ -23,6 +23,8 @@ export const SLIRP4NETNS = '/usr/bin/slirp4netns';
 const INSIDE_ID = 1000;
 const BWRAP = '/usr/bin/bwrap';
 export const UNSHARE = '/usr/bin/unshare';
+/** slirp4netns opens it as Pier's uid to give each app its way out (root opens it whatever its mode). */
+export const TUN_DEVICE = '/dev/net/tun';
 
 export type SandboxLimits = {
   memoryMb: number;
@@ -249,8 +251,22 @@ export function retryableSandboxFailure(stderrLines: readonly string[]): string 
   return stderrLines.find((l) => /^bwrap: loopback: Failed RTM_NEW(ADDR|LINK)\b/.test(l)) ?? null;
 }
 
+function deviceProblem(device: string): string | null {
+  try {
+    fs.accessSync(device, fs.constants.R_OK | fs.constants.W_OK);
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? String(e);
+  }
+}
+
 /** Runs a real sandbox once (Node printing ok): the reason it cannot be set up, or null when it can. */
-export function sandboxProblem(scratch: string, bwrap = BWRAP, unshare = UNSHARE): string | null {
+export function sandboxProblem(
+  scratch: string,
+  bwrap = BWRAP,
+  unshare = UNSHARE,
+  tun = TUN_DEVICE,
+): string | null {
   if (!fs.existsSync(bwrap))
     return 'bubblewrap is not installed (apt-get install bubblewrap), or set APP_SANDBOX=off to run apps unsandboxed.';
   if (!fs.existsSync(SLIRP4NETNS))
@@ -262,6 +278,10 @@ export function sandboxProblem(scratch: string, bwrap = BWRAP, unshare = UNSHARE
     return "nsenter is not installed (apt-get install util-linux): Pier enters each app's network namespace with it to write its routes. Install it, or set APP_SANDBOX=off to run apps unsandboxed.";
   if (!isRoot() && !fs.existsSync(unshare))
     return "unshare is not installed (apt-get install util-linux): Pier is not root, so it makes each app's user and network namespace with it. Install it, run Pier as root, or set APP_SANDBOX=off to run apps unsandboxed.";
+  // Checked here because otherwise every app would die at start-up with only slirp4netns's open() error to show.
+  const tunProblem = isRoot() ? null : deviceProblem(tun);
+  if (tunProblem)
+    return `Pier is not root, and it cannot open ${tun} (${tunProblem}): slirp4netns gives each app its way out through it. Make it readable and writable by all (chmod 0666 ${tun}, as Debian's udev does), run Pier as root, or set APP_SANDBOX=off to run apps unsandboxed.`;
   const projectId = 'sandbox-check';
   const release = path.join(scratch, 'release');
   const data = path.join(scratch, 'data');
