@@ -2,6 +2,7 @@ import { PassThrough } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ByteRange, isValidBlobKey } from '../core/blobs/blob-store.ts';
 import type { DiskBlobStore, SignedQuery } from '../core/blobs/disk.ts';
+import { blobErrors } from '../core/blobs/errors.ts';
 import { ApiError, errors } from '../core/errors.ts';
 
 // The URLs that the disk driver's presigned URLs point at: `PUT /blobs/<key>` and `GET /blobs/<key>`
@@ -22,7 +23,7 @@ export async function diskBlobRoutes(app: FastifyInstance, opts: { store: DiskBl
     const signed = store.verify('PUT', key, req.query);
     const contentType = headerValue(req.headers['content-type']);
     if (signed.contentType !== undefined && signed.contentType !== contentType) {
-      throw errors.signatureInvalid(`This URL only accepts content-type '${signed.contentType}'.`);
+      throw blobErrors.signatureInvalid(`This URL only accepts content-type '${signed.contentType}'.`);
     }
     const declared = Number(req.headers['content-length']);
     if (signed.maxBytes !== undefined && Number.isFinite(declared) && declared > signed.maxBytes) {
@@ -48,10 +49,10 @@ export async function diskBlobRoutes(app: FastifyInstance, opts: { store: DiskBl
     const key = keyOf(req);
     store.verify('GET', key, req.query);
     const info = await store.head(key);
-    if (!info) throw errors.blobNotFound();
+    if (!info) throw blobErrors.blobNotFound();
     const range = parseRange(headerValue(req.headers.range), info.size);
     const obj = await store.get(key, range ? { range } : {});
-    if (!obj) throw errors.blobNotFound();
+    if (!obj) throw blobErrors.blobNotFound();
     reply.header('content-type', obj.contentType ?? 'application/octet-stream');
     reply.header('accept-ranges', 'bytes');
     reply.header('cache-control', 'private, no-store');
@@ -69,7 +70,7 @@ export async function diskBlobRoutes(app: FastifyInstance, opts: { store: DiskBl
 
 function keyOf(req: BlobRequest): string {
   const key = req.params['*'];
-  if (!isValidBlobKey(key)) throw errors.invalidBlobKey();
+  if (!isValidBlobKey(key)) throw blobErrors.invalidBlobKey();
   return key;
 }
 
@@ -87,11 +88,11 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
   if (!m || (m[1] === '' && m[2] === '')) return undefined;
   if (m[1] === '') {
     const suffix = Number(m[2]);
-    if (suffix === 0) throw errors.rangeNotSatisfiable(size);
+    if (suffix === 0) throw blobErrors.rangeNotSatisfiable(size);
     return { start: Math.max(0, size - suffix), end: size - 1 };
   }
   const start = Number(m[1]);
   const end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
-  if (start >= size || start > end) throw errors.rangeNotSatisfiable(size);
+  if (start >= size || start > end) throw blobErrors.rangeNotSatisfiable(size);
   return { start, end };
 }

@@ -28,7 +28,7 @@ const probeArea = defineV1Routes({
       errors: [],
       handler: async ({ caller }, { body }) => {
         if (body.n === 500) throw new Error('boom');
-        if (body.n === 404) throw errors.notFound('THING_NOT_FOUND', 'Thing');
+        if (body.n === 404) throw errors.notFound('NOT_FOUND', 'Thing');
         return { seq: ++seq, n: body.n, orgId: caller.orgId, environment: caller.environment };
       },
     }),

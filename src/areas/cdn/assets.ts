@@ -1,11 +1,11 @@
 import { buffer } from 'node:stream/consumers';
 import { and, asc, count, desc, eq, ilike, inArray, type SQL } from 'drizzle-orm';
 import type { Environment } from '../../core/auth/caller.ts';
-import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projects } from '../orgs/index.ts';
+import { cdnErrors } from './errors.ts';
 import type { AssetOut, ListQuery } from './schema.ts';
 import { forgetImages } from './source-images.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
@@ -66,12 +66,12 @@ export async function toAssetOuts(deps: Deps, rows: AssetRow[]): Promise<AssetOu
 
 /** The caller's asset, or ASSET_NOT_FOUND (malformed ids, other tenants and missing ones alike). */
 export async function findAsset(deps: Deps, s: CdnScope, id: string): Promise<AssetRow> {
-  if (!UUID_RE.test(id)) throw errors.assetNotFound();
+  if (!UUID_RE.test(id)) throw cdnErrors.assetNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(cdnAssets)
     .where(and(tenantOf(s), eq(cdnAssets.id, id)));
-  if (!row) throw errors.assetNotFound();
+  if (!row) throw cdnErrors.assetNotFound();
   return row;
 }
 
@@ -128,7 +128,7 @@ export async function patchAsset(
     .set({ ...body, updatedAt: deps.clock.now() })
     .where(and(tenantOf(s), eq(cdnAssets.id, id)))
     .returning();
-  if (!row) throw errors.assetNotFound();
+  if (!row) throw cdnErrors.assetNotFound();
   const [out] = await toAssetOuts(deps, [row]);
   return out!;
 }
@@ -163,7 +163,7 @@ async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<strin
 
 export async function deleteAsset(deps: Deps, s: CdnScope, id: string): Promise<{ success: true }> {
   const gone = await removeRows(deps, s, [id]);
-  if (gone.length === 0) throw errors.assetNotFound();
+  if (gone.length === 0) throw cdnErrors.assetNotFound();
   return { success: true };
 }
 
@@ -192,6 +192,6 @@ export async function moveAssets(deps: Deps, s: CdnScope, ids: string[], folder:
 export async function readAssetBytes(deps: Deps, s: CdnScope, id: string): Promise<Buffer> {
   const row = await findAsset(deps, s, id);
   const obj = await deps.blobs.get(row.blobKey);
-  if (!obj) throw errors.assetNotFound();
+  if (!obj) throw cdnErrors.assetNotFound();
   return buffer(obj.body);
 }

@@ -1,9 +1,9 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { parseRange } from '../../http/blob-routes.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
+import { cdnErrors } from './errors.ts';
 import { cdnAssets } from './tables.ts';
 import { serveTransform, settleTransforms, verifyTransformQuery } from './transform.ts';
 
@@ -29,7 +29,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
 
   app.get('/cdn/t/:id', async (req: TransformReq, reply: FastifyReply) => {
     const id = req.params.id;
-    if (!UUID_RE.test(id)) throw errors.assetNotFound();
+    if (!UUID_RE.test(id)) throw cdnErrors.assetNotFound();
     const options = verifyTransformQuery(deps.keyring, id, req.query);
     const accept = String(req.headers.accept ?? '');
     const out = await serveTransform(deps, id, options, accept);
@@ -46,9 +46,9 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
 
   app.get('/cdn/:id/*', async (req: AssetReq, reply: FastifyReply) => {
     const id = req.params.id;
-    if (!UUID_RE.test(id)) throw errors.assetNotFound();
+    if (!UUID_RE.test(id)) throw cdnErrors.assetNotFound();
     const [row] = await deps.db.orm.select().from(cdnAssets).where(eq(cdnAssets.id, id));
-    if (row?.status !== 'ready') throw errors.assetNotFound();
+    if (row?.status !== 'ready') throw cdnErrors.assetNotFound();
     // Assets never change in place (a new upload is a new id), so id and size identify the bytes.
     const etag = `"${row.id}-${row.size}"`;
     reply.header('etag', etag);
@@ -64,7 +64,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
     if (matches(req.headers['if-none-match'], etag)) return reply.status(304).send();
     const range = parseRange(headerValue(req.headers.range), row.size);
     const obj = await deps.blobs.get(row.blobKey, range ? { range } : {});
-    if (!obj) throw errors.assetNotFound();
+    if (!obj) throw cdnErrors.assetNotFound();
     reply.header('content-type', row.mimeType);
     if (range) {
       reply.status(206);

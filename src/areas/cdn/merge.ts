@@ -1,10 +1,10 @@
 import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projectForApiKey, projects } from '../orgs/index.ts';
 import { type AssetRow, type CdnScope, cdnUrlOf, tenantOf } from './assets.ts';
+import { cdnErrors } from './errors.ts';
 import type { MergeBody, MergeJobOut } from './schema.ts';
 import { cdnAssets, cdnMergeJobs, type MERGE_STATUSES } from './tables.ts';
 
@@ -67,13 +67,13 @@ export async function createMerge(deps: Deps, s: CdnScope, body: MergeBody): Pro
   const byId = new Map(rows.map((r) => [r.id, r]));
   for (const [i, given] of body.inputs.entries()) {
     const problem = inputProblem(i, byId.get(given.assetId), given);
-    if (problem) throw errors.mergeInputInvalid(problem);
+    if (problem) throw cdnErrors.mergeInputInvalid(problem);
   }
   if (body.audioTrack) {
     const a = byId.get(body.audioTrack.assetId);
-    if (!a) throw errors.mergeInputInvalid(`audioTrack: asset ${body.audioTrack.assetId} was not found.`);
+    if (!a) throw cdnErrors.mergeInputInvalid(`audioTrack: asset ${body.audioTrack.assetId} was not found.`);
     if (a.status !== 'ready' || !a.media?.hasAudio) {
-      throw errors.mergeInputInvalid(`audioTrack: '${a.filename}' must contain an audio stream.`);
+      throw cdnErrors.mergeInputInvalid(`audioTrack: '${a.filename}' must contain an audio stream.`);
     }
   }
   const now = deps.clock.now();
@@ -134,12 +134,12 @@ export async function toMergeOuts(deps: Deps, rows: MergeRow[]): Promise<MergeJo
 }
 
 async function findMerge(deps: Deps, s: CdnScope, id: string): Promise<MergeRow> {
-  if (!UUID_RE.test(id)) throw errors.mergeJobNotFound();
+  if (!UUID_RE.test(id)) throw cdnErrors.mergeJobNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(cdnMergeJobs)
     .where(and(mergeTenant(s), eq(cdnMergeJobs.id, id)));
-  if (!row) throw errors.mergeJobNotFound();
+  if (!row) throw cdnErrors.mergeJobNotFound();
   return row;
 }
 
@@ -183,6 +183,6 @@ export async function cancelMerge(deps: Deps, s: CdnScope, id: string): Promise<
     .set({ status: 'cancelled', updatedAt: now, completedAt: now })
     .where(and(mergeTenant(s), eq(cdnMergeJobs.id, id), inArray(cdnMergeJobs.status, [...CANCELLABLE])))
     .returning();
-  if (!done) throw errors.mergeNotCancellable(row.status);
+  if (!done) throw cdnErrors.mergeNotCancellable(row.status);
   return (await toMergeOuts(deps, [done]))[0]!;
 }

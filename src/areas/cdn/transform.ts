@@ -3,13 +3,14 @@ import fsp from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
 import { and, eq, lt, sql } from 'drizzle-orm';
 import sharp from 'sharp';
+import { blobErrors } from '../../core/blobs/errors.ts';
 import type { Keyring } from '../../core/crypto.ts';
 import type { Db, Queryable } from '../../core/db/client.ts';
-import { errors } from '../../core/errors.ts';
 import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import type { AssetRow, CdnScope } from './assets.ts';
 import { findAsset } from './assets.ts';
+import { cdnErrors } from './errors.ts';
 import { type TransformOptions, transformOptions } from './schema.ts';
 import { rememberedImage, rememberImage, type SourceImage } from './source-images.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
@@ -68,8 +69,8 @@ export async function createTransformUrl(deps: Deps, s: CdnScope, assetId: strin
 }
 
 function usableImage(row: AssetRow): void {
-  if (row.status !== 'ready') throw errors.assetNotReady(row.status);
-  if (row.type !== 'image') throw errors.assetNotImage();
+  if (row.status !== 'ready') throw cdnErrors.assetNotReady(row.status);
+  if (row.type !== 'image') throw cdnErrors.assetNotImage();
 }
 
 /** Checks a transform URL's signature and reads its options back; a tampered URL is 403 SIGNATURE_INVALID. */
@@ -84,9 +85,9 @@ export function verifyTransformQuery(keyring: Keyring, assetId: string, raw: Rec
   const parsed = transformOptions.safeParse(opts);
   const known = new Set<string>(PARAMS.map(([, s]) => s));
   const extra = Object.keys(rest).some((k) => !known.has(k));
-  if (!sig || extra || !parsed.success) throw errors.signatureInvalid();
+  if (!sig || extra || !parsed.success) throw blobErrors.signatureInvalid();
   const query = canonicalQuery(parsed.data);
-  if (!keyring.verify(`cdn-transform\n${assetId}\n${query}`, sig)) throw errors.signatureInvalid();
+  if (!keyring.verify(`cdn-transform\n${assetId}\n${query}`, sig)) throw blobErrors.signatureInvalid();
   return parsed.data;
 }
 
@@ -129,9 +130,9 @@ export async function renderImage(
     return await img.toBuffer();
   } catch (err) {
     const msg = String((err as Error)?.message ?? err);
-    if (/pixel limit/i.test(msg)) throw errors.imageTooLarge(MAX_INPUT_PIXELS);
-    if (/input file is missing/i.test(msg)) throw errors.assetNotFound();
-    throw errors.imageUndecodable();
+    if (/pixel limit/i.test(msg)) throw cdnErrors.imageTooLarge(MAX_INPUT_PIXELS);
+    if (/input file is missing/i.test(msg)) throw cdnErrors.assetNotFound();
+    throw cdnErrors.imageUndecodable();
   }
 }
 
@@ -232,7 +233,7 @@ async function probe(deps: Deps, assetId: string, opts: TransformOptions, accept
     .leftJoin(cdnTransformCache, sql`${cdnTransformCache.blobKey} IN (${sql.join(keys, sql`, `)})`)
     .where(eq(cdnAssets.id, assetId));
   const row = rows[0]?.asset;
-  if (!row) throw errors.assetNotFound();
+  if (!row) throw cdnErrors.assetNotFound();
   return { row, cache: new Map(rows.filter((r) => r.key).map((r) => [r.key!, r.at!])) };
 }
 
@@ -339,7 +340,7 @@ async function readBlob(deps: Deps, key: string): Promise<Buffer | null> {
 
 async function readSource(deps: Deps, row: SourceImage): Promise<Buffer> {
   const body = await readBlob(deps, row.blobKey);
-  if (!body) throw errors.assetNotFound();
+  if (!body) throw cdnErrors.assetNotFound();
   return body;
 }
 

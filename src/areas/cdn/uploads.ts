@@ -17,6 +17,7 @@ import {
   toAssetOut,
   toAssetOuts,
 } from './assets.ts';
+import { cdnErrors } from './errors.ts';
 import { type Inspection, inspectFile } from './inspect.ts';
 import { scratchDir, withBlobCopy } from './local-copy.ts';
 import { MAX_UPLOAD_BYTES, type UploadBody } from './schema.ts';
@@ -85,19 +86,19 @@ async function discard(deps: Deps, row: AssetRow): Promise<void> {
 
 export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
   const row = await findAsset(deps, s, id);
-  if (row.status !== 'pending') throw errors.uploadAlreadyConfirmed();
+  if (row.status !== 'pending') throw cdnErrors.uploadAlreadyConfirmed();
   if (row.uploadExpiresAt && row.uploadExpiresAt.getTime() <= deps.clock.now().getTime()) {
     await discard(deps, row);
-    throw errors.assetUploadExpired();
+    throw cdnErrors.assetUploadExpired();
   }
   const head = await deps.blobs.head(row.blobKey);
-  if (!head) throw errors.uploadIncomplete();
+  if (!head) throw cdnErrors.uploadIncomplete();
   if (head.size > row.size || head.size > MAX_UPLOAD_BYTES) {
     await discard(deps, row);
-    throw errors.uploadTooLarge(row.size);
+    throw cdnErrors.uploadTooLarge(row.size);
   }
   const found = await withBlobCopy(deps.blobs, row.blobKey, async (file) => {
-    if (!file) throw errors.uploadIncomplete();
+    if (!file) throw cdnErrors.uploadIncomplete();
     return inspectFile(file, row.declaredMimeType, deps.config.media.ffprobePath);
   });
   const now = deps.clock.now();
@@ -107,7 +108,7 @@ export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
     .set({ ...fieldsOf(found), size: head.size, confirmedAt: now, updatedAt: now })
     .where(and(tenantOf(s), eq(cdnAssets.id, id), eq(cdnAssets.status, 'pending')))
     .returning();
-  if (!done) throw errors.uploadAlreadyConfirmed();
+  if (!done) throw cdnErrors.uploadAlreadyConfirmed();
   const [out] = await toAssetOuts(deps, [done]);
   return out!;
 }

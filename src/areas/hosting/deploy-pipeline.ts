@@ -1,10 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { and, eq, inArray, isNull, ne, sql } from 'drizzle-orm';
-import { ApiError, errors } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Org, Project } from '../orgs/index.ts';
-import { orgs, PLANS, projects } from '../orgs/index.ts';
+import { orgs, orgsErrors, PLANS, projects } from '../orgs/index.ts';
+import { hostingErrors } from './errors.ts';
 import { projectDir } from './runtime/app-databases.ts';
 import {
   checkArtifact,
@@ -49,7 +50,7 @@ export async function assertDeployQuota(
       ),
     );
   if (rows.length >= limit)
-    throw errors.quotaExceeded(
+    throw orgsErrors.quotaExceeded(
       `The ${org.plan} plan allows ${limit} deployed app${limit === 1 ? '' : 's'} per organization; ` +
         `destroy ${rows.length === 1 ? 'the other one' : 'another'} or upgrade the plan.`,
     );
@@ -68,17 +69,17 @@ export async function prepareRelease(deps: Deps, d: Deployment): Promise<AppMani
   const dir = releaseDir(deps, d.projectId, d.id);
   try {
     const head = await deps.blobs.head(d.artifactKey);
-    if (!head) throw errors.artifactMissing();
+    if (!head) throw hostingErrors.artifactMissing();
     // S3 presigned PUTs cannot bound the size, so it is checked here before anything is read.
-    if (head.size > MAX_ARTIFACT_BYTES) throw errors.artifactTooLarge(MAX_ARTIFACT_BYTES);
+    if (head.size > MAX_ARTIFACT_BYTES) throw hostingErrors.artifactTooLarge(MAX_ARTIFACT_BYTES);
     const blob = await deps.blobs.get(d.artifactKey);
-    if (!blob) throw errors.artifactMissing();
+    if (!blob) throw hostingErrors.artifactMissing();
     await saveArtifact(blob.body, tmp);
     await checkArtifact(tmp);
     await extractArtifact(tmp, dir);
     const manifest = detectApp(dir);
     const plan = buildPlan(dir);
-    if (plan.kind === 'unsupported') throw errors.artifactInvalid(plan.reason);
+    if (plan.kind === 'unsupported') throw hostingErrors.artifactInvalid(plan.reason);
     return manifest;
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -95,18 +96,19 @@ export async function queueDeployment(
   project: Project,
   org: Org,
 ): Promise<Deployment> {
-  if (d.status !== 'uploading') throw errors.deploymentStarted(d.status);
-  if (project.status !== 'ready') throw errors.projectNotReady(project.slug, project.status);
+  if (d.status !== 'uploading') throw hostingErrors.deploymentStarted(d.status);
+  if (project.status !== 'ready') throw hostingErrors.projectNotReady(project.slug, project.status);
   await assertDeployQuota(deps, org, project.id);
   const head = await deps.blobs.head(d.artifactKey);
-  if (!head && deps.clock.now() > d.uploadExpiresAt) throw errors.uploadExpired();
+  if (!head && deps.clock.now() > d.uploadExpiresAt) throw hostingErrors.uploadExpired();
   let manifest: AppManifest;
   try {
     manifest = await prepareRelease(deps, d);
   } catch (err) {
     // Nothing was uploaded yet: the deployment stays startable.
     if (err instanceof ApiError && err.code === 'ARTIFACT_MISSING') throw err;
-    const apiErr = err instanceof ApiError ? err : errors.artifactInvalid('The artifact could not be read.');
+    const apiErr =
+      err instanceof ApiError ? err : hostingErrors.artifactInvalid('The artifact could not be read.');
     await fail(deps, d.id, apiErr.message);
     throw apiErr;
   }
@@ -121,7 +123,7 @@ export async function queueDeployment(
       .returning();
     return row;
   });
-  if (!updated) throw errors.deploymentStarted('building');
+  if (!updated) throw hostingErrors.deploymentStarted('building');
   await deps.jobs.enqueue('hosting.deploy', { deploymentId: d.id });
   return updated;
 }

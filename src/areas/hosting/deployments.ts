@@ -1,7 +1,6 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput, UUID_RE } from '../../http/fn-schemas.ts';
@@ -10,12 +9,14 @@ import {
   memberships,
   type Org,
   orgs,
+  orgsErrors,
   type Project,
   projectForUser,
   projects,
   requireRole,
 } from '../orgs/index.ts';
 import { assertDeployQuota, type Deployment, queueDeployment } from './deploy-pipeline.ts';
+import { hostingErrors } from './errors.ts';
 import { readAppLogs } from './runtime/app-logs.ts';
 import { MAX_ARTIFACT_BYTES } from './runtime/artifact.ts';
 import { deployments } from './runtime/tables.ts';
@@ -64,7 +65,7 @@ function toDeployment(deps: Deps, d: Deployment, slug: string): z.infer<typeof d
 
 /** Opens a deployment in `uploading` with its presigned upload URL: the work of the wire `createDeployment`. */
 async function openDeployment(deps: Deps, project: Project, org: Org, createdBy: string) {
-  if (project.status !== 'ready') throw errors.projectNotReady(project.slug, project.status);
+  if (project.status !== 'ready') throw hostingErrors.projectNotReady(project.slug, project.status);
   await assertDeployQuota(deps, org, project.id);
   const now = deps.clock.now();
   const [d] = await deps.db.orm
@@ -105,7 +106,7 @@ const createOutput = z.object({
 
 /** A deployment of a live project in one of the user's organizations, with the user's role there. */
 async function deploymentForUser(deps: Deps, userId: string, id: string) {
-  if (!UUID_RE.test(id)) throw errors.deploymentNotFound(id.slice(0, 100));
+  if (!UUID_RE.test(id)) throw hostingErrors.deploymentNotFound(id.slice(0, 100));
   const [row] = await deps.db.orm
     .select({ d: deployments, project: projects, org: orgs, role: memberships.role })
     .from(deployments)
@@ -113,19 +114,19 @@ async function deploymentForUser(deps: Deps, userId: string, id: string) {
     .innerJoin(orgs, eq(orgs.id, projects.orgId))
     .innerJoin(memberships, and(eq(memberships.orgId, projects.orgId), eq(memberships.userId, userId)))
     .where(and(eq(deployments.id, id), isNull(projects.destroyedAt)));
-  if (!row) throw errors.deploymentNotFound(id);
+  if (!row) throw hostingErrors.deploymentNotFound(id);
   return row;
 }
 
 async function deploymentById(deps: Deps, id: string) {
-  if (!UUID_RE.test(id)) throw errors.deploymentNotFound(id.slice(0, 100));
+  if (!UUID_RE.test(id)) throw hostingErrors.deploymentNotFound(id.slice(0, 100));
   const [row] = await deps.db.orm
     .select({ d: deployments, project: projects, org: orgs })
     .from(deployments)
     .innerJoin(projects, eq(projects.id, deployments.projectId))
     .innerJoin(orgs, eq(orgs.id, projects.orgId))
     .where(and(eq(deployments.id, id), isNull(projects.destroyedAt)));
-  if (!row) throw errors.deploymentNotFound(id);
+  if (!row) throw hostingErrors.deploymentNotFound(id);
   return row;
 }
 
@@ -170,13 +171,13 @@ export const createDeploymentFn = defineFn({
   output: createOutput,
   errors: DEPLOY_ERRORS,
   handler: async ({ deps, caller }, { projectId }) => {
-    if (!UUID_RE.test(projectId)) throw errors.projectNotFound();
+    if (!UUID_RE.test(projectId)) throw orgsErrors.projectNotFound();
     const [row] = await deps.db.orm
       .select({ project: projects, org: orgs })
       .from(projects)
       .innerJoin(orgs, eq(orgs.id, projects.orgId))
       .where(and(eq(projects.id, projectId), isNull(projects.destroyedAt)));
-    if (!row) throw errors.projectNotFound();
+    if (!row) throw orgsErrors.projectNotFound();
     const out = await openDeployment(deps, row.project, row.org, `platform:${caller.keyId}`);
     await audit(deps, { kind: 'platform', id: caller.keyId }, 'deployment.create', row.org.id, {
       project: row.project.slug,

@@ -1,10 +1,10 @@
 import { and, desc, eq, inArray } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
-import { errors } from '../../core/errors.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, projectForUser, requireRole } from '../orgs/index.ts';
+import { hostingErrors } from './errors.ts';
 import { signalApp } from './runtime/runtime.ts';
 import { deployments } from './runtime/tables.ts';
 
@@ -29,7 +29,7 @@ export const restartAppForCli = defineFn({
       .where(and(eq(deployments.projectId, project.id), inArray(deployments.status, ['live', 'crashed'])))
       .orderBy(desc(deployments.createdAt))
       .limit(1);
-    if (!d) throw errors.nothingToRestart(project.slug);
+    if (!d) throw hostingErrors.nothingToRestart(project.slug);
     await audit(deps, { kind: 'user', id: caller.userId }, 'app.restart', org.id, {
       project: project.slug,
       deploymentId: d.id,

@@ -11,6 +11,7 @@ import {
   sendClaimMail,
   sendVerificationMail,
 } from './email-verification.ts';
+import { identityErrors } from './errors.ts';
 import { checkPasswordLink, consumePasswordLink } from './password-links.ts';
 import { dummyHash, hashPassword, PASSWORD_MAX, PASSWORD_MIN, verifyPassword } from './passwords.ts';
 import {
@@ -42,7 +43,7 @@ const credentialsBody = z.strictObject({ email, password });
 const tokenBody = z.strictObject({ token: z.string().max(200) });
 
 function assertPasswordStrength(pw: string): void {
-  if (pw.length < PASSWORD_MIN || pw.length > PASSWORD_MAX) throw errors.weakPassword();
+  if (pw.length < PASSWORD_MIN || pw.length > PASSWORD_MAX) throw identityErrors.weakPassword();
 }
 
 export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
@@ -90,7 +91,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
 
   app.post('/api/dashboard/sign-up', { schema: { body: credentialsBody } }, async (req, reply) => {
     assertSameOrigin(deps, req);
-    if (!deps.config.signup) throw errors.signUpDisabled();
+    if (!deps.config.signup) throw identityErrors.signUpDisabled();
     const body = req.body as z.infer<typeof credentialsBody>;
     assertPasswordStrength(body.password);
     const ipKey = `signup:${req.ip}`;
@@ -107,7 +108,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
       .returning();
     if (!user) {
       const existing = await findUserByEmail(deps, body.email);
-      if (!existing || isVerified(existing)) throw errors.signUpFailed();
+      if (!existing || isVerified(existing)) throw identityErrors.signUpFailed();
       if (await mayMail(existing)) await sendClaimMail(deps, existing);
       reply.code(202).header('cache-control', 'no-store');
       return { user: null, csrfToken: null, checkEmail: true };
@@ -122,7 +123,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     const link = await checkPasswordLink(deps, (req.body as z.infer<typeof tokenBody>).token, 'verify');
     // Only the account that asked for the link may use it: a squatter's link, mailed to the real owner,
     // must not verify the squatter's account when the owner clicks it.
-    if (link.user.id !== user.id) throw errors.verifyOtherAccount();
+    if (link.user.id !== user.id) throw identityErrors.verifyOtherAccount();
     await consumePasswordLink(deps, link.id);
     await markEmailVerified(deps, user.id);
     return { user: userOut((await getUser(deps, user.id))!) };
@@ -147,7 +148,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     const ok = await verifyPassword(body.password, user?.passwordHash ?? (await dummyHash()));
     if (!user?.passwordHash || !ok) {
       for (const k of keys) await deps.limiter.hit(k, SIGNIN_FAILURES);
-      throw errors.signInFailed();
+      throw identityErrors.signInFailed();
     }
     return signIn(req, reply, user);
   });

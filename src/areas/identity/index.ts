@@ -42,6 +42,7 @@ export const identityArea = defineArea({
 
 export { loginCodes, users } from './account-tables.ts';
 export { isVerified, markEmailVerified, sendGrantMail } from './email-verification.ts';
+export { identityErrors } from './errors.ts';
 export { mintLoginCode } from './login-codes.ts';
 export { ensureOperatorKey } from './operator-key.ts';
 export { createPasswordLink } from './password-links.ts';

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
-import { errors } from '../../core/errors.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput } from '../../http/fn-schemas.ts';
 import { markEmailVerified } from './email-verification.ts';
+import { identityErrors } from './errors.ts';
 import { createPasswordLink } from './password-links.ts';
 import { ensureUser, findUserByEmail } from './users.ts';
 
@@ -35,7 +35,7 @@ export const adminVerifyUser = defineFn({
   errors: ['USER_NOT_FOUND'],
   handler: async ({ deps, caller }, { email }) => {
     const user = await findUserByEmail(deps, email);
-    if (!user) throw errors.userNotFound(email);
+    if (!user) throw identityErrors.userNotFound(email);
     await markEmailVerified(deps, user.id);
     await audit(deps, { kind: 'operator', id: caller.keyId }, 'user.verify', null, { userId: user.id });
     return { id: user.id, email: user.email, emailVerified: true as const };

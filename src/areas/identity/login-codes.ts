@@ -1,12 +1,12 @@
 import crypto from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { userSchema } from '../../http/fn-schemas.ts';
 import { loginCodes } from './account-tables.ts';
 import { claimByProof } from './email-verification.ts';
+import { identityErrors } from './errors.ts';
 import { issuePersonalToken } from './tokens.ts';
 import { getUser } from './users.ts';
 
@@ -80,27 +80,27 @@ export const exchangeCliAuthCode = defineFn({
       return err;
     };
     const raw = normalizeCode(input.code);
-    if (!/^[A-Z]{8}$/.test(raw)) throw await fail(errors.codeInvalid());
+    if (!/^[A-Z]{8}$/.test(raw)) throw await fail(identityErrors.codeInvalid());
     const [row] = await deps.db.orm
       .select()
       .from(loginCodes)
       .where(eq(loginCodes.codeHash, deps.keyring.hashSecret(raw)));
-    if (!row) throw await fail(errors.codeInvalid());
+    if (!row) throw await fail(identityErrors.codeInvalid());
     if (row.codeChallenge) {
       if (!input.codeVerifier || pkceChallenge(input.codeVerifier) !== row.codeChallenge)
-        throw await fail(errors.codeVerifierMismatch());
+        throw await fail(identityErrors.codeVerifierMismatch());
     }
-    if (row.usedAt) throw errors.codeUsed();
-    if (row.expiresAt.getTime() <= deps.clock.now().getTime()) throw errors.codeExpired();
+    if (row.usedAt) throw identityErrors.codeUsed();
+    if (row.expiresAt.getTime() <= deps.clock.now().getTime()) throw identityErrors.codeExpired();
     // The conditional update is the single point of truth: of concurrent redemptions exactly one wins.
     const claimed = await deps.db.orm
       .update(loginCodes)
       .set({ usedAt: deps.clock.now() })
       .where(and(eq(loginCodes.id, row.id), isNull(loginCodes.usedAt)))
       .returning({ id: loginCodes.id });
-    if (!claimed.length) throw errors.codeUsed();
+    if (!claimed.length) throw identityErrors.codeUsed();
     const user = await getUser(deps, row.userId);
-    if (!user) throw errors.codeInvalid();
+    if (!user) throw identityErrors.codeInvalid();
     // The operator minted this code for the address and handed it to its owner: redeeming it proves the
     // address (and claims an account nobody had proven, before the new token exists).
     if (row.meta.source === 'operator') await claimByProof(deps, user, undefined);

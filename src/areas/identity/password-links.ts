@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { and, eq, isNull } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { identityErrors } from './errors.ts';
 import { passwordLinks } from './tables.ts';
 import { getUser, type User } from './users.ts';
 
@@ -38,15 +38,16 @@ export async function checkPasswordLink(
   token: string,
   kind: 'password' | 'verify' = 'password',
 ): Promise<{ id: string; user: User }> {
-  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw errors.linkInvalid();
+  if (!/^[A-Za-z0-9_-]{43}$/.test(token)) throw identityErrors.linkInvalid();
   const [row] = await deps.db.orm
     .select()
     .from(passwordLinks)
     .where(eq(passwordLinks.tokenHash, deps.keyring.hashSecret(token)));
-  if (!row || row.usedAt || row.expiresAt.getTime() <= deps.clock.now().getTime()) throw errors.linkInvalid();
-  if ((row.purpose === 'verify') !== (kind === 'verify')) throw errors.linkInvalid();
+  if (!row || row.usedAt || row.expiresAt.getTime() <= deps.clock.now().getTime())
+    throw identityErrors.linkInvalid();
+  if ((row.purpose === 'verify') !== (kind === 'verify')) throw identityErrors.linkInvalid();
   const user = await getUser(deps, row.userId);
-  if (!user) throw errors.linkInvalid();
+  if (!user) throw identityErrors.linkInvalid();
   return { id: row.id, user };
 }
 
@@ -57,5 +58,5 @@ export async function consumePasswordLink(deps: Deps, linkId: string): Promise<v
     .set({ usedAt: deps.clock.now() })
     .where(and(eq(passwordLinks.id, linkId), isNull(passwordLinks.usedAt)))
     .returning({ id: passwordLinks.id });
-  if (!claimed.length) throw errors.linkInvalid();
+  if (!claimed.length) throw identityErrors.linkInvalid();
 }

@@ -2,9 +2,9 @@ import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
+import { identityErrors } from './errors.ts';
 import { issuePersonalToken } from './tokens.ts';
 
 // The dashboard's token page: any signed-in user mints personal tokens with no form or approval, renames
@@ -35,7 +35,7 @@ async function ownToken(deps: Deps, userId: string, keyId: string) {
         isNull(credentials.revokedAt),
       ),
     );
-  if (!row) throw errors.credentialNotFound();
+  if (!row) throw identityErrors.credentialNotFound();
   return row;
 }
 

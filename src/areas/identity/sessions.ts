@@ -5,8 +5,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../../core/auth/caller.ts';
 import type { CallerResolver } from '../../core/auth/resolve.ts';
 import { safeEqual } from '../../core/crypto.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { identityErrors } from './errors.ts';
 import { sessions } from './tables.ts';
 
 // Dashboard sessions: an httpOnly SameSite=Lax cookie holding a random secret. The cookie is a credential
@@ -111,16 +111,16 @@ export function clearSessionCookie(deps: Deps, reply: FastifyReply): void {
 export function assertSameOrigin(deps: Deps, req: FastifyRequest): void {
   const origin = req.headers.origin;
   if (typeof origin === 'string' && origin !== 'null' && origin !== new URL(deps.config.publicUrl).origin)
-    throw errors.csrfInvalid();
+    throw identityErrors.csrfInvalid();
   const site = req.headers['sec-fetch-site'];
-  if (site === 'cross-site' || site === 'same-site') throw errors.csrfInvalid();
+  if (site === 'cross-site' || site === 'same-site') throw identityErrors.csrfInvalid();
 }
 
 export function assertCsrf(deps: Deps, req: FastifyRequest, sessionId: string): void {
   assertSameOrigin(deps, req);
   const given = req.headers['x-csrf-token'];
   if (typeof given !== 'string' || !safeEqual(given, csrfTokenFor(deps, sessionId)))
-    throw errors.csrfInvalid();
+    throw identityErrors.csrfInvalid();
 }
 
 export function sessionCaller(s: Session): Caller {

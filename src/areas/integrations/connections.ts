@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { and, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
 import ipaddr from 'ipaddr.js';
 import type { IntegrationConnectorSlug } from '../../config.ts';
-import { ApiError, errors } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { hostListed, inAllowedRange, type OutboundAllow } from '../../core/net/outbound-allow.ts';
 import type { Deps } from '../../deps.ts';
 import {
@@ -14,6 +14,7 @@ import {
 } from './connection-cache.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import type { Connector, TokenSet } from './connectors/types.ts';
+import { integrationsErrors } from './errors.ts';
 import {
   authorizationUrl,
   type Client,
@@ -77,9 +78,9 @@ export async function createConnection(
   input: { connectorSlug: string; endUserId: string; redirectUrl?: string },
 ) {
   const connector = connectorBySlug(input.connectorSlug);
-  if (!connector) throw errors.connectorNotFound(input.connectorSlug);
+  if (!connector) throw integrationsErrors.connectorNotFound(input.connectorSlug);
   const client = clientFor(d, connector);
-  if (!client) throw errors.connectorNotConfigured(connector.slug, envPrefix(connector.slug));
+  if (!client) throw integrationsErrors.connectorNotConfigured(connector.slug, envPrefix(connector.slug));
   const state = crypto.randomBytes(32).toString('base64url');
   const pkce = connector.oauth.pkce ? pkcePair() : null;
   const now = d.clock.now();
@@ -120,7 +121,7 @@ export async function completeAuthorization(
   d: IntegrationDeps,
   q: { state?: string; code?: string; error?: string; error_description?: string },
 ): Promise<{ location: string | null; connectionId: string; ok: boolean; error?: string }> {
-  if (!q.state) throw errors.oauthStateInvalid();
+  if (!q.state) throw integrationsErrors.oauthStateInvalid();
   const now = d.clock.now();
   // Claiming the state clears it, so a replayed callback finds nothing.
   const [row] = await d.db.orm
@@ -129,7 +130,7 @@ export async function completeAuthorization(
     .where(eq(conns.stateHash, hashState(d, q.state)))
     .returning();
   if (row) forgetConnection(d.db, row.id);
-  if (!row?.stateExpiresAt || row.stateExpiresAt < now) throw errors.oauthStateInvalid();
+  if (!row?.stateExpiresAt || row.stateExpiresAt < now) throw integrationsErrors.oauthStateInvalid();
   const connector = connectorBySlug(row.connectorSlug)!;
   const finish = async (ok: boolean, error?: string) => {
     const location = row.redirectUrl ? redirectWith(row.redirectUrl, row.id, ok, error) : null;
@@ -267,10 +268,11 @@ export async function findConnection(
   id: string,
   opts: { cached?: boolean } = {},
 ): Promise<Row> {
-  if (!UUID.test(id)) throw errors.connectionNotFound();
+  if (!UUID.test(id)) throw integrationsErrors.connectionNotFound();
   const hit = opts.cached ? cachedConnection(d.db, id) : undefined;
   if (hit) {
-    if (hit.orgId !== s.orgId || hit.environment !== s.environment) throw errors.connectionNotFound();
+    if (hit.orgId !== s.orgId || hit.environment !== s.environment)
+      throw integrationsErrors.connectionNotFound();
     return hit;
   }
   const generation = cacheGeneration(d.db);
@@ -278,7 +280,7 @@ export async function findConnection(
     .select()
     .from(conns)
     .where(and(eq(conns.id, id), eq(conns.orgId, s.orgId), eq(conns.environment, s.environment)));
-  if (!r) throw errors.connectionNotFound();
+  if (!r) throw integrationsErrors.connectionNotFound();
   rememberConnection(d.db, r, generation);
   return r;
 }
@@ -348,7 +350,8 @@ export async function testConnection(d: IntegrationDeps, s: Scope, id: string) {
 
 /** A ready-to-use call for a connected connection; refreshes first when the token is about to expire. */
 export async function openSession(d: IntegrationDeps, row: Row, opts: { raw?: boolean } = {}) {
-  if (row.status !== 'connected') throw errors.connectionNotConnected(row.status, row.statusReason);
+  if (row.status !== 'connected')
+    throw integrationsErrors.connectionNotConnected(row.status, row.statusReason);
   const connector = connectorBySlug(row.connectorSlug)!;
   let current = row;
   if (row.tokenExpiresAt && row.tokenExpiresAt.getTime() - d.clock.now().getTime() < REFRESH_MARGIN_MS) {
@@ -417,7 +420,7 @@ function session(d: IntegrationDeps, row: Row, connector: Connector): CallSessio
         .set({ status: 'expired', statusReason: reason, updatedAt: d.clock.now() })
         .where(eq(conns.id, row.id));
       forgetConnection(d.db, row.id);
-      throw errors.connectionNotConnected('expired', reason);
+      throw integrationsErrors.connectionNotConnected('expired', reason);
     },
   };
 }
@@ -439,13 +442,14 @@ export async function refreshConnection(d: IntegrationDeps, id: string, staleAcc
     forgetConnection(d.db, id);
     if (leased) return refreshHeld(d, leased, staleAccess);
     if (Date.now() > deadline)
-      throw errors.providerError('integrations', undefined, 'a token refresh is taking too long');
+      throw integrationsErrors.providerError('integrations', undefined, 'a token refresh is taking too long');
     await sleep(50);
     const cur = await load(d, id);
-    if (!cur) throw errors.connectionNotFound();
+    if (!cur) throw integrationsErrors.connectionNotFound();
     // The other worker finished: its tokens are the ones to use.
     if (!cur.refreshLeaseUntil) {
-      if (cur.status !== 'connected') throw errors.connectionNotConnected(cur.status, cur.statusReason);
+      if (cur.status !== 'connected')
+        throw integrationsErrors.connectionNotConnected(cur.status, cur.statusReason);
       return cur;
     }
   }
@@ -482,12 +486,12 @@ async function refreshHeld(d: IntegrationDeps, row: Row, staleAccess?: string): 
         .set({ ...release, status: 'expired', statusReason: reason, updatedAt: d.clock.now() })
         .where(eq(conns.id, row.id));
       forgetConnection(d.db, row.id);
-      throw errors.connectionNotConnected('expired', reason);
+      throw integrationsErrors.connectionNotConnected('expired', reason);
     }
     await d.db.orm.update(conns).set(release).where(eq(conns.id, row.id));
     forgetConnection(d.db, row.id);
     if (err instanceof TokenRefused)
-      throw errors.providerError(connector.slug, undefined, safeMessage(null, err.message));
+      throw integrationsErrors.providerError(connector.slug, undefined, safeMessage(null, err.message));
     throw err;
   }
 }

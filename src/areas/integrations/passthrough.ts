@@ -1,5 +1,5 @@
-import { errors } from '../../core/errors.ts';
 import { findConnection, type IntegrationDeps, openSession, type Scope } from './connections.ts';
+import { integrationsErrors } from './errors.ts';
 
 // Passthrough: a raw call to the connection's provider. The path is appended to the connector's API base
 // (its base path included, e.g. Slack's `/api`) and can never leave that host; the caller's hop-by-hop and
@@ -29,7 +29,7 @@ export function checkPath(path: string): string {
   try {
     decoded = decodeURIComponent(p);
   } catch {
-    throw errors.passthroughPathInvalid();
+    throw integrationsErrors.passthroughPathInvalid();
   }
   if (
     /^[a-z][a-z0-9+.-]*:/i.test(path) ||
@@ -38,7 +38,7 @@ export function checkPath(path: string): string {
     decoded.split('/').some((seg) => seg === '..' || seg === '.') ||
     [...decoded].some((ch) => ch.charCodeAt(0) < 32 || ch.charCodeAt(0) === 127)
   ) {
-    throw errors.passthroughPathInvalid();
+    throw integrationsErrors.passthroughPathInvalid();
   }
   return p;
 }

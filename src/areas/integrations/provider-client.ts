@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { type ApiError, errors } from '../../core/errors.ts';
+import type { ApiError } from '../../core/errors.ts';
 import { safeFetch } from '../../core/net/safe-fetch.ts';
 import type {
   Connector,
@@ -8,6 +8,7 @@ import type {
   ProviderResponse,
   TokenSet,
 } from './connectors/types.ts';
+import { integrationsErrors } from './errors.ts';
 
 // One provider call on behalf of a connection: the token injected, the URL built on the connector's API
 // base (never another host), the SSRF guard with OUTBOUND_ALLOW, one refresh-and-retry on a 401 (or the
@@ -112,12 +113,12 @@ export function providerCall(s: CallSession, opts: { raw?: boolean } = {}): Prov
 function mapFailure(s: CallSession, res: ProviderResponse, status: number, message?: string): ApiError {
   const slug = s.connector.slug;
   const text = safeMessage(s, message ?? s.connector.errorMessage(res) ?? `HTTP ${status}`);
-  if (status === 429) return errors.providerRateLimited(slug, retryAfterSec(res));
-  if (status === 401) return errors.connectionNotConnected('expired', text);
-  if (status === 404 || status === 410) return errors.providerResourceNotFound(slug, text);
-  if (status === 403) return errors.providerForbidden(slug, text);
-  if (status >= 400 && status < 500) return errors.providerRejected(slug, status, text);
-  return errors.providerError(slug, status, text);
+  if (status === 429) return integrationsErrors.providerRateLimited(slug, retryAfterSec(res));
+  if (status === 401) return integrationsErrors.connectionNotConnected('expired', text);
+  if (status === 404 || status === 410) return integrationsErrors.providerResourceNotFound(slug, text);
+  if (status === 403) return integrationsErrors.providerForbidden(slug, text);
+  if (status >= 400 && status < 500) return integrationsErrors.providerRejected(slug, status, text);
+  return integrationsErrors.providerError(slug, status, text);
 }
 
 /** The provider's message as Pier repeats it: one line, bounded, and never carrying a token. */

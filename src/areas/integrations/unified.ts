@@ -13,6 +13,7 @@ import type {
   ProviderCall,
   StorageOps,
 } from './connectors/types.ts';
+import { integrationsErrors } from './errors.ts';
 
 // The unified operations: find the caller's connection (another tenant's is a 404), check its connector
 // offers the category, open a session (refreshing a token about to expire) and run the connector's mapper.
@@ -36,7 +37,7 @@ export async function withOps<C extends Category, T>(
   const row = await findConnection(d, s, connectionId, { cached: true });
   const connector = connectorBySlug(row.connectorSlug);
   const ops = connector?.[category] as Ops[C] | undefined;
-  if (!connector || !ops) throw errors.operationNotSupported(row.connectorSlug, category);
+  if (!connector || !ops) throw integrationsErrors.operationNotSupported(row.connectorSlug, category);
   const { call } = await openSession(d, row);
   return run(ops, call, row.id);
 }

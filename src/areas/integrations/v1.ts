@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import {
   apiKeyCaller,
@@ -11,6 +10,7 @@ import {
 import * as conn from './connections.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
 import type { Connector } from './connectors/types.ts';
+import { integrationsErrors } from './errors.ts';
 import { passthrough } from './passthrough.ts';
 import * as S from './schema.ts';
 import { contentRoutes } from './v1-content.ts';
@@ -60,7 +60,7 @@ const connectionRoutes = [
     errors: ['CONNECTOR_NOT_FOUND'],
     handler: async (c, { params }) => {
       const x = connectorBySlug(params.slug);
-      if (!x) throw errors.connectorNotFound(params.slug);
+      if (!x) throw integrationsErrors.connectorNotFound(params.slug);
       return connectorView(c.deps, x);
     },
   }),

@@ -1,11 +1,11 @@
 import crypto from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
-import { errors } from '../../core/errors.ts';
 import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import { domainOf } from './addresses.ts';
 import { dkimTags, stateOf, type TxtLookup, txtResolver } from './domain-dns.ts';
+import { mailErrors } from './errors.ts';
 import { type DomainRecordState, mailDomains } from './tables.ts';
 
 // Sender domains (docs/decisions/030): an organization adds a domain, publishes the DNS records Pier
@@ -21,7 +21,7 @@ const DOMAIN_RE = /^(?=.{4,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{
 
 export function normalizeDomain(input: string): string {
   const d = input.trim().toLowerCase().replace(/\.$/, '');
-  if (!DOMAIN_RE.test(d)) throw errors.domainInvalid(input);
+  if (!DOMAIN_RE.test(d)) throw mailErrors.domainInvalid(input);
   return d;
 }
 
@@ -95,7 +95,7 @@ export async function addDomain(deps: Deps, orgId: string, input: string): Promi
       .returning();
     return toDomainOut(deps, row!);
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.domainExists(domain);
+    if (isUniqueViolation(err)) throw mailErrors.domainExists(domain);
     throw err;
   }
 }
@@ -105,13 +105,13 @@ export async function findDomain(deps: Deps, orgId: string, input: string): Prom
   try {
     domain = normalizeDomain(input);
   } catch {
-    throw errors.domainNotFound();
+    throw mailErrors.domainNotFound();
   }
   const [row] = await deps.db.orm
     .select()
     .from(mailDomains)
     .where(and(eq(mailDomains.orgId, orgId), eq(mailDomains.domain, domain)));
-  if (!row) throw errors.domainNotFound();
+  if (!row) throw mailErrors.domainNotFound();
   return row;
 }
 
@@ -190,7 +190,7 @@ export async function assertSenderDomains(deps: Deps, orgId: string, froms: stri
     .where(and(eq(mailDomains.orgId, orgId), eq(mailDomains.status, 'verified')));
   const ok = new Set(rows.map((r) => r.domain));
   const missing = wanted.find((d) => !ok.has(d));
-  if (missing) throw errors.senderDomainNotVerified(missing);
+  if (missing) throw mailErrors.senderDomainNotVerified(missing);
 }
 
 // The signing keys of verified domains, per process: decrypting a key per message would cost more than

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { errors } from '../../core/errors.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { orgForUser } from '../orgs/index.ts';
+import { mailErrors } from './errors.ts';
 import { getOutboxMessage, listOutbox } from './outbox.ts';
 import { EMAIL_STATUSES, SYSTEM_ORG_ID } from './tables.ts';
 
@@ -58,7 +58,7 @@ export const getOutboxMessageForCli = defineFn({
   handler: async ({ deps, caller }, input) => {
     const { org } = await orgForUser(deps, caller.userId, input.orgSlug);
     const msg = await getOutboxMessage(deps, org.id, input.id);
-    if (!msg) throw errors.outboxMessageNotFound();
+    if (!msg) throw mailErrors.outboxMessageNotFound();
     return msg;
   },
 });

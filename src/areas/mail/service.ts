@@ -7,6 +7,7 @@ import { UUID_RE } from '../../http/fn-schemas.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
 import { addressOf } from './addresses.ts';
 import { assertSenderDomains } from './domains.ts';
+import { mailErrors } from './errors.ts';
 import {
   type BroadcastBody,
   type EmailOut,
@@ -238,12 +239,12 @@ export async function sendBroadcast(deps: Deps, c: ApiKeyCaller, b: BroadcastBod
 }
 
 async function findEmail(deps: Deps, c: ApiKeyCaller, id: string): Promise<EmailRow> {
-  if (!UUID_RE.test(id)) throw errors.emailNotFound();
+  if (!UUID_RE.test(id)) throw mailErrors.emailNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(mailEmails)
     .where(and(tenant(c), eq(mailEmails.id, id)));
-  if (!row) throw errors.emailNotFound();
+  if (!row) throw mailErrors.emailNotFound();
   return row;
 }
 
@@ -303,7 +304,7 @@ export async function cancelEmail(deps: Deps, c: ApiKeyCaller, id: string): Prom
   });
   if (cancelled) return toEmailOut(cancelled);
   const latest = await findEmail(deps, c, id);
-  throw errors.emailNotCancellable(latest.status);
+  throw mailErrors.emailNotCancellable(latest.status);
 }
 
 /** A new e-mail with the same content, queued now. */
@@ -361,6 +362,6 @@ export async function deleteSuppression(deps: Deps, c: ApiKeyCaller, address: st
     .delete(mailSuppressions)
     .where(and(suppressionTenant(c), eq(mailSuppressions.address, addressOf(address))))
     .returning({ address: mailSuppressions.address });
-  if (!rows.length) throw errors.suppressionNotFound();
+  if (!rows.length) throw mailErrors.suppressionNotFound();
   return { success: true as const };
 }

@@ -5,6 +5,7 @@ import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
+import { mailErrors } from './errors.ts';
 import type { templateBody, templatePatch, templateSchema } from './schema.ts';
 import { mailTemplates } from './tables.ts';
 
@@ -34,7 +35,7 @@ export function placeholders(...parts: (string | null | undefined)[]): string[] 
 
 function substitute(source: string, vars: Variables, asHtml: boolean): string {
   return source.replace(PLACEHOLDER, (_, name: string) => {
-    if (!Object.hasOwn(vars, name)) throw errors.templateVariableMissing(name);
+    if (!Object.hasOwn(vars, name)) throw mailErrors.templateVariableMissing(name);
     const v = vars[name];
     const s = v === null || v === undefined ? '' : String(v);
     return asHtml ? escapeHtml(s) : s;
@@ -47,7 +48,7 @@ export function renderTemplate(
 ): { subject: string; html: string | null; text: string | null } {
   // Check every placeholder first so the error names the first missing one in reading order.
   for (const name of placeholders(t.subject, t.html, t.text)) {
-    if (!Object.hasOwn(vars, name)) throw errors.templateVariableMissing(name);
+    if (!Object.hasOwn(vars, name)) throw mailErrors.templateVariableMissing(name);
   }
   return {
     subject: substitute(t.subject, vars, false),
@@ -73,12 +74,12 @@ const tenant = (c: ApiKeyCaller) =>
   and(eq(mailTemplates.orgId, c.orgId), eq(mailTemplates.environment, c.environment));
 
 export async function findTemplate(deps: Deps, c: ApiKeyCaller, id: string): Promise<Template> {
-  if (!UUID_RE.test(id)) throw errors.templateNotFound();
+  if (!UUID_RE.test(id)) throw mailErrors.templateNotFound();
   const [t] = await deps.db.orm
     .select()
     .from(mailTemplates)
     .where(and(tenant(c), eq(mailTemplates.id, id)));
-  if (!t) throw errors.templateNotFound();
+  if (!t) throw mailErrors.templateNotFound();
   return t;
 }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../core/crypto.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { mailErrors } from './errors.ts';
 
 // One-click unsubscribe (RFC 8058) for broadcast mail: each broadcast message names its one recipient's
 // own URL in List-Unsubscribe, with List-Unsubscribe-Post. The URL is the e-mail's id and a keyring
@@ -81,7 +81,7 @@ export async function unsubscribeRoutes(app: FastifyInstance, opts: { deps: Deps
 
   const claimOf = async (req: TokenReq) => {
     const c = await readUnsubscribeToken(deps, req.params.token);
-    if (!c) throw errors.unsubscribeTokenInvalid();
+    if (!c) throw mailErrors.unsubscribeTokenInvalid();
     return c;
   };
 

@@ -2,7 +2,15 @@ import { eq, inArray } from 'drizzle-orm';
 import type { Caller, Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
-import { MANAGERS, memberships, orgForUser, orgs, projectForUser, type Role } from '../orgs/index.ts';
+import {
+  MANAGERS,
+  memberships,
+  orgForUser,
+  orgs,
+  orgsErrors,
+  projectForUser,
+  type Role,
+} from '../orgs/index.ts';
 import type { Tool } from './tools.ts';
 
 // Which tools a credential sees, and the checks made before a call (docs/mcp.md "Authorisation"). The
@@ -74,11 +82,11 @@ export async function checkOAuthArgs(deps: Deps, caller: UserCaller, args: Recor
   if (!grant) return;
   if (typeof args.orgSlug === 'string') {
     const { org } = await orgForUser(deps, caller.userId, args.orgSlug);
-    if (!grant.orgIds.includes(org.id)) throw errors.orgNotFound(args.orgSlug);
+    if (!grant.orgIds.includes(org.id)) throw orgsErrors.orgNotFound(args.orgSlug);
   }
   if (typeof args.projectSlug === 'string') {
     const { org } = await projectForUser(deps, caller.userId, args.projectSlug);
-    if (!grant.orgIds.includes(org.id)) throw errors.projectNotFound(args.projectSlug);
+    if (!grant.orgIds.includes(org.id)) throw orgsErrors.projectNotFound(args.projectSlug);
   }
   if (typeof args.environment === 'string' && args.environment !== grant.environment) {
     throw errors.forbidden(`This sign-in was granted the ${grant.environment} environment only.`);
@@ -119,7 +127,7 @@ export async function v1CallerFor(
   const grant = caller.oauth;
   const env: Environment = (environment as Environment | undefined) ?? grant?.environment ?? 'sandbox';
   const { org, role } = await orgForUser(deps, caller.userId, organization);
-  if (grant && !grant.orgIds.includes(org.id)) throw errors.orgNotFound(organization);
+  if (grant && !grant.orgIds.includes(org.id)) throw orgsErrors.orgNotFound(organization);
   if (grant && env !== grant.environment) {
     throw errors.forbidden(`This sign-in was granted the ${grant.environment} environment only.`);
   }

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, inArray, isNull, or } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import { memoryErrors } from './errors.ts';
 import type { CreateAgentInput, UpdateAgentInput } from './schema.ts';
 import { memories, memoryAgents } from './tables.ts';
 
@@ -42,12 +42,12 @@ export async function createAgent(ctx: MemoryContext, s: Scope, input: CreateAge
 
 /** The agent row, or AGENT_NOT_FOUND (also for another org's or the other environment's agent). */
 export async function requireAgent(ctx: MemoryContext, s: Scope, agentId: string): Promise<AgentRow> {
-  if (!isUuid(agentId)) throw errors.agentNotFound();
+  if (!isUuid(agentId)) throw memoryErrors.agentNotFound();
   const [row] = await ctx.deps.db.orm
     .select()
     .from(memoryAgents)
     .where(and(inScope(s), eq(memoryAgents.id, agentId)));
-  if (!row) throw errors.agentNotFound();
+  if (!row) throw memoryErrors.agentNotFound();
   return row;
 }
 

@@ -2,6 +2,7 @@ import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import { memoryErrors } from './errors.ts';
 import type { CreateCollectionInput, DeleteCollectionOptions, UpdateCollectionInput } from './schema.ts';
 import { MEMORY_TIERS, MEMORY_TYPES } from './schema.ts';
 import { memories, memoryCollections } from './tables.ts';
@@ -32,12 +33,12 @@ const inScope = (s: Scope) =>
   and(eq(memoryCollections.orgId, s.orgId), eq(memoryCollections.environment, s.environment));
 
 export async function requireCollection(ctx: MemoryContext, s: Scope, id: string): Promise<CollectionRow> {
-  if (!isUuid(id)) throw errors.collectionNotFound();
+  if (!isUuid(id)) throw memoryErrors.collectionNotFound();
   const [row] = await ctx.deps.db.orm
     .select()
     .from(memoryCollections)
     .where(and(inScope(s), eq(memoryCollections.id, id)));
-  if (!row) throw errors.collectionNotFound();
+  if (!row) throw memoryErrors.collectionNotFound();
   return row;
 }
 

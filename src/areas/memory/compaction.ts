@@ -1,9 +1,9 @@
 import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import { activeEmbedder } from '../models/index.ts';
 import { requireCollection } from './collections.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash } from './embedding.ts';
+import { memoryErrors } from './errors.ts';
 import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import { memories, memoryCollections, memoryCompactionJobs, memoryHistory } from './tables.ts';
 import { literal, slotOf } from './vector-indexes.ts';
@@ -80,7 +80,7 @@ export async function requestCompaction(
 }
 
 export async function getCompactionJob(ctx: MemoryContext, s: Scope, jobId: string) {
-  if (!isUuid(jobId)) throw errors.compactionJobNotFound();
+  if (!isUuid(jobId)) throw memoryErrors.compactionJobNotFound();
   const [j] = await ctx.deps.db.orm
     .select()
     .from(memoryCompactionJobs)
@@ -91,7 +91,7 @@ export async function getCompactionJob(ctx: MemoryContext, s: Scope, jobId: stri
         eq(memoryCompactionJobs.environment, s.environment),
       ),
     );
-  if (!j) throw errors.compactionJobNotFound();
+  if (!j) throw memoryErrors.compactionJobNotFound();
   return compactionJobView(j);
 }
 

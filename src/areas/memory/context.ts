@@ -1,9 +1,9 @@
 import type { Environment } from '../../core/auth/caller.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { embedderFor, type OrgEmbedder } from '../models/index.ts';
 import { AccessTracker } from './access-tracker.ts';
 import { defaultSummarizer, type Summarizer } from './embedding.ts';
+import { memoryErrors } from './errors.ts';
 
 /** Whose data an operation touches: always one organization and one environment. */
 export type Scope = { orgId: string; environment: Environment };
@@ -38,7 +38,7 @@ export function memoryContext(
 }
 
 export function assertVector(deps: Deps): void {
-  if (!deps.db.features.has('vector')) throw errors.vectorExtensionMissing();
+  if (!deps.db.features.has('vector')) throw memoryErrors.vectorExtensionMissing();
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

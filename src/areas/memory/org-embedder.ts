@@ -1,3 +1,4 @@
+import { modelErrors } from '../../core/ai/errors.ts';
 import { ApiError, errors } from '../../core/errors.ts';
 import { perObject } from '../../core/per-object.ts';
 import { activeEmbedder, activeEmbedderForRecall, claimEmbedder, TRANSIENT_CODES } from '../models/index.ts';
@@ -36,7 +37,7 @@ export async function embedForWrite(ctx: MemoryContext, orgId: string, texts: st
     const vectors = await embedder.embed(texts);
     const dimension = vectors[0]!.length;
     if (vectors.length !== texts.length || vectors.some((v) => v.length !== dimension))
-      throw errors.modelProviderError(model, undefined);
+      throw modelErrors.modelProviderError(model, undefined);
     await ensureVectorIndex(ctx.deps, model, dimension, generation);
     return { model, generation, dimension, vectors };
   } catch (err) {

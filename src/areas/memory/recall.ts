@@ -2,11 +2,11 @@ import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
 import { queryPreparedBatch } from '../../core/db/pglite-prepared.ts';
-import { errors } from '../../core/errors.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
+import { memoryErrors } from './errors.ts';
 import { type Bm25Plan, bm25IdsSql, bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';
 import { embeddedMemoryColumns, MEMORY_SQL_COLUMNS, type MemoryRow, memoryView } from './memory-view.ts';
 import { embedForRecall } from './org-embedder.ts';
@@ -257,7 +257,7 @@ export type FoundBy = 'vector' | 'keyword' | 'both';
 
 export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, opts: RecallOptions = {}) {
   // An agent's recall that finds nothing checks the agent exists (below), so a found memory needs no check.
-  if (input.agentId && !isUuid(input.agentId)) throw errors.agentNotFound();
+  if (input.agentId && !isUuid(input.agentId)) throw memoryErrors.agentNotFound();
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const mode = input.mode ?? DEFAULT_RECALL_MODE;
   const tiers = input.tiers ?? (input.tier ? [input.tier] : DEFAULT_TIERS);

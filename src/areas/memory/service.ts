@@ -7,6 +7,7 @@ import { requireCollection } from './collections.ts';
 import { maybeAutoCompact } from './compaction.ts';
 import { isUuid, type MemoryContext, type Scope } from './context.ts';
 import { contentHash } from './embedding.ts';
+import { memoryErrors } from './errors.ts';
 import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
 import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
@@ -30,12 +31,12 @@ function cleanTags(tags: string[] | undefined): string[] {
 }
 
 export async function requireMemory(ctx: MemoryContext, s: Scope, id: string): Promise<MemoryRow> {
-  if (!isUuid(id)) throw errors.memoryNotFound();
+  if (!isUuid(id)) throw memoryErrors.memoryNotFound();
   const [row] = await ctx.deps.db.orm
     .select(memoryColumns)
     .from(memories)
     .where(and(inScope(s), eq(memories.id, id)));
-  if (!row) throw errors.memoryNotFound();
+  if (!row) throw memoryErrors.memoryNotFound();
   return row;
 }
 
@@ -253,7 +254,7 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
         .where(and(inScope(s), eq(memories.id, id)));
     });
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.memoryDuplicate();
+    if (isUniqueViolation(err)) throw memoryErrors.memoryDuplicate();
     throw err;
   }
   if (contentChanged) termStatsChanged(ctx.deps, s);

@@ -1,8 +1,9 @@
 import { eq, sql } from 'drizzle-orm';
 import { LOCAL_EMBEDDER_DIMENSION, localEmbedderModelId } from '../../core/ai/local-embedder.ts';
-import { ApiError, errors } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
+import { modelsErrors } from './errors.ts';
 import { resolveModelFor } from './models.ts';
 import { modelEmbedders } from './tables.ts';
 
@@ -37,8 +38,11 @@ export function configuredEmbedderId(deps: Deps): string {
 
 const isLocal = (id: string) => id.startsWith('pier-local/');
 
-function unavailable(model: string, why: Parameters<typeof errors.embeddingModelUnavailable>[1]): ApiError {
-  return errors.embeddingModelUnavailable(model, why);
+function unavailable(
+  model: string,
+  why: Parameters<typeof modelsErrors.embeddingModelUnavailable>[1],
+): ApiError {
+  return modelsErrors.embeddingModelUnavailable(model, why);
 }
 
 /**
@@ -182,7 +186,7 @@ export async function claimEmbedder(
     .for('share');
   if (row?.activeModel !== model || row.generation !== e.generation) return false;
   if (row.activeDimension !== dimension)
-    throw errors.embedderDimensionMismatch(row.activeDimension, dimension, model);
+    throw modelsErrors.embedderDimensionMismatch(row.activeDimension, dimension, model);
   return true;
 }
 

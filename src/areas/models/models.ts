@@ -1,5 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { modelErrors } from '../../core/ai/errors.ts';
 import {
   baseUrlOf,
   PROVIDERS,
@@ -9,11 +10,10 @@ import {
   VENDORS,
 } from '../../core/ai/providers.ts';
 import { audit } from '../../core/audit/audit.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
-import { findOrgById, MANAGERS, orgForUser, requireRole } from '../orgs/index.ts';
+import { findOrgById, MANAGERS, orgForUser, orgsErrors, requireRole } from '../orgs/index.ts';
 import { modelProviderKeys } from './tables.ts';
 
 // Bring-your-own provider keys and model resolution (the model proxy's `model.resolve` scope).
@@ -27,7 +27,7 @@ const vendorInput = z.enum(VENDORS);
 export async function resolveModelFor(deps: Deps, orgId: string, model: string): Promise<ResolvedModel> {
   const cfg = deps.config.models;
   const ref = parseModelRef(model, Boolean(cfg.pier));
-  if (!ref) throw errors.modelNotAvailable(model);
+  if (!ref) throw modelErrors.modelNotAvailable(model);
   if (ref.provider !== 'pier') {
     const [own] = await deps.db.orm
       .select({ keyEnc: modelProviderKeys.keyEnc })
@@ -44,7 +44,7 @@ export async function resolveModelFor(deps: Deps, orgId: string, model: string):
     }
   }
   const platform = platformProvider(cfg, ref.provider);
-  if (!platform) throw errors.modelNotAvailable(model);
+  if (!platform) throw modelErrors.modelNotAvailable(model);
   return { provider: ref.provider, model: ref.model, ...platform, keySource: 'platform' };
 }
 
@@ -148,7 +148,7 @@ export const resolveModel = defineFn({
   errors: ['ORG_NOT_FOUND', 'MODEL_NOT_AVAILABLE', 'INVALID_MODEL'],
   handler: async ({ deps, caller }, { orgId, model }) => {
     const org = await findOrgById(deps, orgId);
-    if (!org) throw errors.orgNotFound();
+    if (!org) throw orgsErrors.orgNotFound();
     const actor = { kind: 'platform', id: caller.keyId };
     try {
       const r = await resolveModelFor(deps, org.id, model);

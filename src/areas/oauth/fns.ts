@@ -5,8 +5,9 @@ import { credentials } from '../../core/auth/tables.ts';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { memberships, orgs } from '../orgs/index.ts';
+import { memberships, orgs, orgsErrors } from '../orgs/index.ts';
 import { decide, pendingRequest } from './authorize.ts';
+import { oauthErrors } from './errors.ts';
 import { oauthGrants } from './tables.ts';
 import { revokeGrant } from './tokens.ts';
 
@@ -46,8 +47,7 @@ export const getOauthRequestForCli = defineFn({
   errors: ['OAUTH_REQUEST_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
     const row = await pendingRequest(deps, input.requestId);
-    if (!row)
-      throw errors.notFound('OAUTH_REQUEST_NOT_FOUND', 'The authorization request (it may have expired)');
+    if (!row) throw oauthErrors.requestNotFound();
     return {
       requestId: row.id,
       client: { id: row.clientId, name: row.clientName, kind: row.clientKind as 'cimd' | 'dcr' },
@@ -79,7 +79,7 @@ export const decideOauthRequestForCli = defineFn({
     if (input.approve) {
       if (!input.orgIds.length) throw errors.validation('orgIds: choose at least one organization.');
       const mine = new Set((await myOrgs(deps, caller.userId)).map((o) => o.id));
-      if (input.orgIds.some((id) => !mine.has(id))) throw errors.orgNotFound();
+      if (input.orgIds.some((id) => !mine.has(id))) throw orgsErrors.orgNotFound();
       redirectTo = await decide(deps, input.requestId, caller.userId, {
         approve: true,
         orgIds: [...new Set(input.orgIds)],
@@ -88,8 +88,7 @@ export const decideOauthRequestForCli = defineFn({
     } else {
       redirectTo = await decide(deps, input.requestId, caller.userId, { approve: false });
     }
-    if (!redirectTo)
-      throw errors.notFound('OAUTH_REQUEST_NOT_FOUND', 'The authorization request (it may have expired)');
+    if (!redirectTo) throw oauthErrors.requestNotFound();
     await audit(
       deps,
       { kind: 'user', id: caller.userId },
@@ -176,7 +175,7 @@ export const revokeOauthGrantForCli = defineFn({
           isNull(oauthGrants.revokedAt),
         ),
       );
-    if (!g) throw errors.notFound('OAUTH_GRANT_NOT_FOUND', 'The granted client');
+    if (!g) throw oauthErrors.grantNotFound();
     await revokeGrant(deps, g.id);
     await audit(deps, { kind: 'user', id: caller.userId }, 'oauth.revoke', null, { grantId: g.id });
     return { ok: true as const, grantId: g.id };

@@ -3,6 +3,7 @@ import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { accessCache } from './access-cache.ts';
+import { orgsErrors } from './errors.ts';
 import { memberships, orgs, projects, type Role } from './tables.ts';
 
 export type Org = typeof orgs.$inferSelect;
@@ -25,7 +26,7 @@ export async function orgForUser(
     .from(orgs)
     .innerJoin(memberships, and(eq(memberships.orgId, orgs.id), eq(memberships.userId, userId)))
     .where(eq(orgs.slug, orgSlug));
-  if (!row) throw errors.orgNotFound(orgSlug);
+  if (!row) throw orgsErrors.orgNotFound(orgSlug);
   return row;
 }
 
@@ -46,7 +47,7 @@ export async function projectForUser(
     .innerJoin(orgs, eq(orgs.id, projects.orgId))
     .innerJoin(memberships, and(eq(memberships.orgId, projects.orgId), eq(memberships.userId, userId)))
     .where(and(eq(projects.slug, slug), isNull(projects.destroyedAt)));
-  if (!row) throw errors.projectNotFound(slug);
+  if (!row) throw orgsErrors.projectNotFound(slug);
   cache.set(userId, slug, row, now, generation);
   return row;
 }
@@ -67,6 +68,6 @@ export async function projectForApiKey(deps: Deps, orgId: string, slug: string):
     .select()
     .from(projects)
     .where(and(eq(projects.orgId, orgId), eq(projects.slug, slug), isNull(projects.destroyedAt)));
-  if (!row) throw errors.projectNotFound(slug);
+  if (!row) throw orgsErrors.projectNotFound(slug);
   return row;
 }

@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { PLATFORM_SCOPES } from '../../core/auth/caller.ts';
 import { credentials } from '../../core/auth/tables.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, roleSchema, slugInput, userSchema } from '../../http/fn-schemas.ts';
-import { ensureUser, mintLoginCode } from '../identity/index.ts';
+import { ensureUser, identityErrors, mintLoginCode } from '../identity/index.ts';
+import { orgsErrors } from './errors.ts';
 import { addMember, createOrg } from './orgs.ts';
 import { orgs } from './tables.ts';
 
@@ -15,7 +15,7 @@ import { orgs } from './tables.ts';
 
 async function orgBySlug(deps: Deps, slug: string) {
   const [org] = await deps.db.orm.select().from(orgs).where(eq(orgs.slug, slug));
-  if (!org) throw errors.orgNotFound(slug);
+  if (!org) throw orgsErrors.orgNotFound(slug);
   return org;
 }
 
@@ -145,7 +145,7 @@ export const adminRevokePlatformCredential = defineFn({
       .select()
       .from(credentials)
       .where(and(eq(credentials.keyId, keyId), eq(credentials.kind, 'plat')));
-    if (!row) throw errors.credentialNotFound();
+    if (!row) throw identityErrors.credentialNotFound();
     await deps.credentials.revoke(row.id);
     await audit(deps, op(caller), 'platform-credential.revoke', null, { keyId });
     return { ok: true as const, keyId };

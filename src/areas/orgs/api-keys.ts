@@ -2,11 +2,11 @@ import { and, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
+import { orgsErrors } from './errors.ts';
 import { orgs } from './tables.ts';
 
 // API keys for the v1 REST API: `sk_live.…` acts in the organization's production environment,
@@ -124,7 +124,7 @@ export const revokeApiKeyForCli = defineFn({
           isNull(credentials.revokedAt),
         ),
       );
-    if (!row) throw errors.apiKeyNotFound(input.keyId);
+    if (!row) throw orgsErrors.apiKeyNotFound(input.keyId);
     await deps.credentials.revoke(row.id);
     await audit(deps, { kind: 'user', id: caller.userId }, 'api-key.revoke', org.id, { keyId: row.keyId });
     return { ok: true as const, keyId: row.keyId };
@@ -140,7 +140,7 @@ export const adminCreateApiKey = defineFn({
   errors: ['ORG_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
     const [org] = await deps.db.orm.select().from(orgs).where(eq(orgs.slug, input.orgSlug));
-    if (!org) throw errors.orgNotFound(input.orgSlug);
+    if (!org) throw orgsErrors.orgNotFound(input.orgSlug);
     const { token, row } = await issueApiKey(deps, org.id, input.kind, input.label);
     await audit(deps, { kind: 'operator', id: caller.keyId }, 'api-key.create', org.id, {
       keyId: row.keyId,

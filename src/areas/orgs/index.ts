@@ -89,6 +89,7 @@ export {
   requireRole,
 } from './access.ts';
 export { issueApiKey } from './api-keys.ts';
+export { orgsErrors } from './errors.ts';
 export { addMember, createOrg } from './orgs.ts';
 export { PLANS } from './plans.ts';
 export { createProject } from './projects.ts';

@@ -7,6 +7,7 @@ import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, roleSchema, slugInput, UUID_RE } from '../../http/fn-schemas.ts';
 import { ensureUser, getUser, isVerified, sendGrantMail, users } from '../identity/index.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
+import { orgsErrors } from './errors.ts';
 import { createOrg } from './orgs.ts';
 import { grantByAddress } from './pending-grants.ts';
 import { memberships, orgs, pendingMemberships, type Role } from './tables.ts';
@@ -37,7 +38,7 @@ async function lockedMembership(tx: Tx, orgId: string, userId: string) {
     .select()
     .from(memberships)
     .where(and(eq(memberships.orgId, orgId), eq(memberships.userId, userId)));
-  if (!m) throw errors.memberNotFound();
+  if (!m) throw orgsErrors.memberNotFound();
   const owners = await tx
     .select({ userId: memberships.userId })
     .from(memberships)
@@ -159,7 +160,7 @@ export const setMemberRoleForCli = defineFn({
     await deps.db.orm.transaction(async (tx) => {
       const { member, ownerCount } = await lockedMembership(tx, org.id, input.userId);
       assertMayTouch(role, member.role, input.role);
-      if (member.role === 'owner' && input.role !== 'owner' && ownerCount <= 1) throw errors.lastOwner();
+      if (member.role === 'owner' && input.role !== 'owner' && ownerCount <= 1) throw orgsErrors.lastOwner();
       await tx
         .update(memberships)
         .set({ role: input.role })
@@ -201,7 +202,7 @@ export const removeMemberForCli = defineFn({
     await deps.db.orm.transaction(async (tx) => {
       const { member, ownerCount } = await lockedMembership(tx, org.id, input.userId);
       if (input.userId !== caller.userId) assertMayTouch(role, member.role);
-      if (member.role === 'owner' && ownerCount <= 1) throw errors.lastOwner();
+      if (member.role === 'owner' && ownerCount <= 1) throw orgsErrors.lastOwner();
       await tx
         .delete(memberships)
         .where(and(eq(memberships.orgId, org.id), eq(memberships.userId, input.userId)));
@@ -220,7 +221,7 @@ export const createOrgForCli = defineFn({
   errors: ['INVALID_SLUG', 'SLUG_TAKEN', 'EMAIL_NOT_VERIFIED'],
   handler: async ({ deps, caller }, input) => {
     const me = await getUser(deps, caller.userId);
-    if (!me || !isVerified(me)) throw errors.emailNotVerified();
+    if (!me || !isVerified(me)) throw orgsErrors.emailNotVerified();
     const org = await createOrg(deps, { slug: input.slug, name: input.name, ownerUserId: caller.userId });
     await audit(deps, { kind: 'user', id: caller.userId }, 'org.create', org.id, { slug: org.slug });
     return { id: org.id, slug: org.slug, name: org.name, role: 'owner' as const };

@@ -2,11 +2,11 @@ import { asc, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { emailInput, organizationSchema, userSchema } from '../../http/fn-schemas.ts';
 import { ensureUser, isVerified, sendGrantMail } from '../identity/index.ts';
+import { orgsErrors } from './errors.ts';
 import { assertSlug, slugFromName } from './slugs.ts';
 import { memberships, orgs, pendingMemberships, type Role } from './tables.ts';
 
@@ -32,10 +32,10 @@ export async function createOrg(
       });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
-      if (input.slug !== undefined) throw errors.slugTaken(slug);
+      if (input.slug !== undefined) throw orgsErrors.slugTaken(slug);
     }
   }
-  throw errors.slugTaken(input.name);
+  throw orgsErrors.slugTaken(input.name);
 }
 
 export async function addMember(deps: Deps, orgId: string, userId: string, role: Role): Promise<void> {

@@ -2,7 +2,6 @@ import { and, asc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { appLimitsSchema, projectListItemSchema, projectSchema, slugInput } from '../../http/fn-schemas.ts';
@@ -15,6 +14,7 @@ import {
   projectForUser,
   requireRole,
 } from './access.ts';
+import { orgsErrors } from './errors.ts';
 import { PLANS } from './plans.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, type Plan, projects } from './tables.ts';
@@ -46,7 +46,7 @@ export async function createProject(
 ): Promise<Project> {
   assertSlug(input.slug);
   const region = input.region ?? deps.config.regions[0]!;
-  if (!deps.config.regions.includes(region)) throw errors.invalidRegion(region, deps.config.regions);
+  if (!deps.config.regions.includes(region)) throw orgsErrors.invalidRegion(region, deps.config.regions);
   try {
     const [p] = await deps.db.orm
       .insert(projects)
@@ -63,7 +63,7 @@ export async function createProject(
     const provision = deps.provided.provisionProject;
     return provision ? await provision(deps, p!) : p!;
   } catch (err) {
-    if (isUniqueViolation(err)) throw errors.slugTaken(input.slug);
+    if (isUniqueViolation(err)) throw orgsErrors.slugTaken(input.slug);
     throw err;
   }
 }
@@ -138,7 +138,7 @@ export const createProjectInOrg = defineFn({
   errors: ['ORG_NOT_FOUND', 'INVALID_SLUG', 'SLUG_TAKEN', 'INVALID_REGION'],
   handler: async ({ deps, caller }, input) => {
     const org = await findOrgById(deps, input.orgId);
-    if (!org) throw errors.orgNotFound();
+    if (!org) throw orgsErrors.orgNotFound();
     const p = await createProject(deps, org, input);
     await audit(deps, { kind: 'platform', id: caller.keyId }, 'project.create', org.id, { slug: p.slug });
     return toProject(p);

@@ -1,11 +1,11 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, projectForUser, requireRole } from './access.ts';
+import { orgsErrors } from './errors.ts';
 import { PLANS } from './plans.ts';
 import { projects, secrets } from './tables.ts';
 
@@ -48,10 +48,10 @@ export const setSecretForCli = defineFn({
   handler: async ({ deps, caller }, { projectSlug, key, value }) => {
     const { project, org, role } = await projectForUser(deps, caller.userId, projectSlug);
     requireRole(role, MANAGERS);
-    if (!validKey(key)) throw errors.invalidKey();
-    if (isProtectedKey(key)) throw errors.protectedKey(key);
+    if (!validKey(key)) throw orgsErrors.invalidKey();
+    if (isProtectedKey(key)) throw orgsErrors.protectedKey(key);
     const bytes = Buffer.byteLength(value, 'utf8');
-    if (bytes < 1 || bytes > MAX_SECRET_BYTES) throw errors.invalidValue();
+    if (bytes < 1 || bytes > MAX_SECRET_BYTES) throw orgsErrors.invalidValue();
     const limit = PLANS[org.plan].secretsPerProject;
     const now = deps.clock.now();
     const valueEnc = deps.keyring.encrypt(value);
@@ -68,7 +68,7 @@ export const setSecretForCli = defineFn({
           .from(secrets)
           .where(eq(secrets.projectId, project.id))) as [{ n: number }];
         if (Number(n) >= limit)
-          throw errors.quotaExceeded(`The ${org.plan} plan allows ${limit} secrets per project.`);
+          throw orgsErrors.quotaExceeded(`The ${org.plan} plan allows ${limit} secrets per project.`);
       }
       await tx
         .insert(secrets)
@@ -95,7 +95,7 @@ export const removeSecretForCli = defineFn({
   handler: async ({ deps, caller }, { projectSlug, key }) => {
     const { project, org, role } = await projectForUser(deps, caller.userId, projectSlug);
     requireRole(role, MANAGERS);
-    if (!validKey(key)) throw errors.invalidKey();
+    if (!validKey(key)) throw orgsErrors.invalidKey();
     const gone = await deps.db.orm
       .delete(secrets)
       .where(and(eq(secrets.projectId, project.id), eq(secrets.key, key)))

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import { errors } from '../../core/errors.ts';
 import { SLUG_RE } from '../../http/fn-schemas.ts';
+import { orgsErrors } from './errors.ts';
 
 // Reserved so an app hostname can never shadow Pier's own names.
 const RESERVED = new Set([
@@ -17,7 +17,7 @@ const RESERVED = new Set([
 ]);
 
 export function assertSlug(slug: string): void {
-  if (!SLUG_RE.test(slug) || slug.includes('--') || RESERVED.has(slug)) throw errors.invalidSlug(slug);
+  if (!SLUG_RE.test(slug) || slug.includes('--') || RESERVED.has(slug)) throw orgsErrors.invalidSlug(slug);
 }
 
 /** A valid slug derived from a display name, with a random suffix when asked for uniqueness. */

@@ -1,6 +1,7 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import { webdataErrors } from './errors.ts';
 import { insertExtraction, isUuid, runExtraction, type Scope, toRequest } from './extractions.ts';
 import { keepAlive, releaseStamp } from './heartbeat.ts';
 import { type KindRunner, screenshotRunnerOf } from './plugins.ts';
@@ -158,12 +159,12 @@ const mine = (scope: Scope) =>
   and(eq(webdataBatches.orgId, scope.orgId), eq(webdataBatches.environment, scope.environment));
 
 export async function getBatch(deps: Deps, scope: Scope, id: string) {
-  if (!isUuid(id)) throw errors.notFound('BATCH_NOT_FOUND', 'Batch job');
+  if (!isUuid(id)) throw webdataErrors.batchNotFound();
   const [b] = await deps.db.orm
     .select()
     .from(webdataBatches)
     .where(and(mine(scope), eq(webdataBatches.id, id)));
-  if (!b) throw errors.notFound('BATCH_NOT_FOUND', 'Batch job');
+  if (!b) throw webdataErrors.batchNotFound();
   const items = await deps.db.orm
     .select()
     .from(webdataBatchItems)
@@ -186,19 +187,18 @@ export async function getBatch(deps: Deps, scope: Scope, id: string) {
 
 /** Cancels a pending or running batch: items not started are marked cancelled and never run. */
 export async function cancelBatch(deps: Deps, scope: Scope, id: string) {
-  if (!isUuid(id)) throw errors.notFound('BATCH_NOT_FOUND', 'Batch job');
+  if (!isUuid(id)) throw webdataErrors.batchNotFound();
   const [b] = await deps.db.orm
     .select()
     .from(webdataBatches)
     .where(and(mine(scope), eq(webdataBatches.id, id)));
-  if (!b) throw errors.notFound('BATCH_NOT_FOUND', 'Batch job');
+  if (!b) throw webdataErrors.batchNotFound();
   const [done] = await deps.db.orm
     .update(webdataBatches)
     .set({ status: 'cancelled', completedAt: deps.clock.now() })
     .where(and(eq(webdataBatches.id, id), inArray(webdataBatches.status, ['pending', 'processing'])))
     .returning({ id: webdataBatches.id });
-  if (!done)
-    throw errors.conflict('BATCH_NOT_CANCELLABLE', `The batch job is ${b.status}; it cannot be cancelled.`);
+  if (!done) throw webdataErrors.batchNotCancellable(b.status);
   await deps.db.orm
     .update(webdataBatchItems)
     .set({ status: 'cancelled' })

@@ -1,9 +1,9 @@
 import { and, asc, eq, gt, inArray } from 'drizzle-orm';
 import { z } from 'zod';
-import { errors } from '../../core/errors.ts';
 import { decodeCursor, encodeCursor } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { CRAWL_JOB } from './crawl.ts';
+import { webdataErrors } from './errors.ts';
 import { isUuid, type Scope } from './extractions.ts';
 import type { CrawlBody } from './schema.ts';
 import { webdataCrawlPages, webdataCrawls } from './tables.ts';
@@ -39,12 +39,12 @@ export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
 }
 
 async function own(deps: Deps, scope: Scope, id: string): Promise<Crawl> {
-  if (!isUuid(id)) throw errors.notFound('CRAWL_NOT_FOUND', 'Crawl');
+  if (!isUuid(id)) throw webdataErrors.crawlNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(webdataCrawls)
     .where(and(mine(scope), eq(webdataCrawls.id, id)));
-  if (!row) throw errors.notFound('CRAWL_NOT_FOUND', 'Crawl');
+  if (!row) throw webdataErrors.crawlNotFound();
   return row;
 }
 
@@ -117,7 +117,6 @@ export async function cancelCrawl(deps: Deps, scope: Scope, id: string) {
     .set({ status: 'cancelled', pagesQueued: 0, completedAt: deps.clock.now() })
     .where(and(eq(webdataCrawls.id, id), inArray(webdataCrawls.status, ['pending', 'processing'])))
     .returning({ id: webdataCrawls.id });
-  if (!done)
-    throw errors.conflict('CRAWL_NOT_CANCELLABLE', `The crawl is ${c.status}; it cannot be cancelled.`);
+  if (!done) throw webdataErrors.crawlNotCancellable(c.status);
   return { success: true as const };
 }

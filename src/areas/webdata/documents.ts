@@ -2,9 +2,9 @@ import { fileTypeFromBuffer } from 'file-type';
 import JSZip from 'jszip';
 import mammoth from 'mammoth';
 import { extractText, getDocumentProxy, getMeta } from 'unpdf';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { toMarkdown } from './content.ts';
+import { webdataErrors } from './errors.ts';
 import { fetchRaw, PageFailure } from './fetch-page.ts';
 
 // Documents: a PDF (unpdf) or DOCX (mammoth) fetched through the guard and turned into markdown, answered
@@ -33,7 +33,9 @@ export async function parseDocumentAt(deps: Deps, url: string) {
       type: 'docx' as const,
       ...(await docx(res.body, res.url)),
     };
-  throw errors.documentUnsupported(type?.mime ?? res.headers.get('content-type')?.split(';')[0] ?? 'unknown');
+  throw webdataErrors.documentUnsupported(
+    type?.mime ?? res.headers.get('content-type')?.split(';')[0] ?? 'unknown',
+  );
 }
 
 async function pdf(bytes: Buffer) {
@@ -54,7 +56,7 @@ async function pdf(bytes: Buffer) {
       typeof meta.info.Title === 'string' && meta.info.Title.trim() ? meta.info.Title.trim() : null;
     return { markdown, pageCount: totalPages, metadata: { title } };
   } catch {
-    throw errors.documentUnreadable('PDF');
+    throw webdataErrors.documentUnreadable('PDF');
   }
 }
 
@@ -63,7 +65,7 @@ async function docx(bytes: Buffer, url: string) {
   try {
     html = (await mammoth.convertToHtml({ buffer: bytes })).value;
   } catch {
-    throw errors.documentUnreadable('DOCX');
+    throw webdataErrors.documentUnreadable('DOCX');
   }
   const markdown = toMarkdown(`<html><body>${html}</body></html>`, url, { full: true });
   const props = await docxProps(bytes);

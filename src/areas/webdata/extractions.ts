@@ -4,6 +4,7 @@ import { errors } from '../../core/errors.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { pageImages, pageLinks, pageMetadata, parseDocument, toMarkdown } from './content.ts';
+import { webdataErrors } from './errors.ts';
 import { describeFetchError, getPage } from './fetch-page.ts';
 import type { CreateExtraction, ExtractionOut, ListQuery } from './schema.ts';
 import { AUTO_SCHEMA, extractStructured, schemaProblem } from './structured.ts';
@@ -149,12 +150,12 @@ const mine = (scope: Scope) =>
   and(eq(webdataExtractions.orgId, scope.orgId), eq(webdataExtractions.environment, scope.environment));
 
 export async function getExtraction(deps: Deps, scope: Scope, id: string): Promise<ExtractionOut> {
-  if (!isUuid(id)) throw errors.notFound('EXTRACTION_NOT_FOUND', 'Extraction');
+  if (!isUuid(id)) throw webdataErrors.extractionNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(webdataExtractions)
     .where(and(mine(scope), eq(webdataExtractions.id, id)));
-  if (!row) throw errors.notFound('EXTRACTION_NOT_FOUND', 'Extraction');
+  if (!row) throw webdataErrors.extractionNotFound();
   return extractionOut(row);
 }
 
@@ -187,12 +188,12 @@ export async function listExtractions(deps: Deps, scope: Scope, q: ListQuery) {
 }
 
 export async function deleteExtraction(deps: Deps, scope: Scope, id: string) {
-  if (!isUuid(id)) throw errors.notFound('EXTRACTION_NOT_FOUND', 'Extraction');
+  if (!isUuid(id)) throw webdataErrors.extractionNotFound();
   const gone = await deps.db.orm
     .delete(webdataExtractions)
     .where(and(mine(scope), eq(webdataExtractions.id, id)))
     .returning({ id: webdataExtractions.id });
-  if (gone.length === 0) throw errors.notFound('EXTRACTION_NOT_FOUND', 'Extraction');
+  if (gone.length === 0) throw webdataErrors.extractionNotFound();
   return { success: true as const };
 }
 

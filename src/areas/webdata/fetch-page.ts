@@ -1,7 +1,8 @@
-import { ApiError, errors } from '../../core/errors.ts';
+import { ApiError } from '../../core/errors.ts';
 import { type SafeResponse, safeFetch } from '../../core/net/safe-fetch.ts';
 import type { Deps } from '../../deps.ts';
 import { parseDocument, visibleText } from './content.ts';
+import { webdataErrors } from './errors.ts';
 import { rendererOf } from './plugins.ts';
 
 // Getting a page for web data: a plain fetch through the SSRF guard first, and the browser (an injected
@@ -23,7 +24,7 @@ export class PageFailure extends Error {
 
 /** For operations answered in the request (map, documents): the guard's error, else a 422. */
 export function asApiError(err: unknown): unknown {
-  if (err instanceof PageFailure) return err.apiError ?? errors.pageUnusable(err.message);
+  if (err instanceof PageFailure) return err.apiError ?? webdataErrors.pageUnusable(err.message);
   return err;
 }
 

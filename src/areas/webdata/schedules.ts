@@ -1,9 +1,9 @@
 import { createPatch, diffWords } from 'diff';
 import { and, desc, eq, lt, ne } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { checkConfig, runnerFor } from './batches.ts';
+import { webdataErrors } from './errors.ts';
 import { isUuid, type Scope } from './extractions.ts';
 import type { ScheduleBody } from './schema.ts';
 import type { Region } from './screenshots/change.ts';
@@ -74,12 +74,12 @@ export async function createSchedule(deps: Deps, scope: Scope, body: ScheduleBod
 }
 
 async function own(deps: Deps, scope: Scope, id: string): Promise<Row> {
-  if (!isUuid(id)) throw errors.notFound('SCHEDULE_NOT_FOUND', 'Schedule');
+  if (!isUuid(id)) throw webdataErrors.scheduleNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(webdataSchedules)
     .where(and(mine(scope), eq(webdataSchedules.id, id)));
-  if (!row) throw errors.notFound('SCHEDULE_NOT_FOUND', 'Schedule');
+  if (!row) throw webdataErrors.scheduleNotFound();
   return row;
 }
 

@@ -1,10 +1,10 @@
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
-import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput } from '../../http/fn-schemas.ts';
 import { orgForUser, projectForApiKey } from '../orgs/index.ts';
+import { workflowsErrors } from './errors.ts';
 import { getRun, startRun } from './runs.ts';
 import { runOut } from './schema.ts';
 import { workflows } from './tables.ts';
@@ -46,7 +46,7 @@ export const runWorkflowForCli = defineFn({
           eq(workflows.slug, input.workflowSlug),
         ),
       );
-    if (!wf) throw errors.workflowNotFound();
+    if (!wf) throw workflowsErrors.workflowNotFound();
     const run = await startRun(deps, s, wf.id, {
       projectSlug: input.projectSlug,
       variables: input.variables,

@@ -1,10 +1,10 @@
 import { and, asc, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projectForApiKey } from '../orgs/index.ts';
 import { runVariableProblems } from './definition.ts';
+import { workflowsErrors } from './errors.ts';
 import { advanceRun, notifyWorkers, WAKE_CANCEL } from './scheduler.ts';
 import type { RunBody, RunOut } from './schema.ts';
 import { findWorkflow, type WfScope } from './service.ts';
@@ -22,9 +22,9 @@ const tenant = (s: WfScope) =>
 export async function startRun(deps: Deps, s: WfScope, workflowId: string, body: RunBody) {
   const wf = await findWorkflow(deps, s, workflowId);
   const project = await projectForApiKey(deps, s.orgId, body.projectSlug);
-  if (project.id !== wf.projectId) throw errors.workflowNotFound();
+  if (project.id !== wf.projectId) throw workflowsErrors.workflowNotFound();
   const { values, problems } = runVariableProblems(wf.variables, body.variables);
-  if (problems.length) throw errors.workflowVariablesInvalid(problems);
+  if (problems.length) throw workflowsErrors.workflowVariablesInvalid(problems);
   const now = deps.clock.now();
   const run = await deps.db.transaction(async (tx) => {
     const { rows } = await tx.query<{ id: string }>(
@@ -99,12 +99,12 @@ export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
 }
 
 export async function findRun(deps: Deps, s: WfScope, id: string): Promise<RunRow> {
-  if (!UUID_RE.test(id)) throw errors.workflowRunNotFound();
+  if (!UUID_RE.test(id)) throw workflowsErrors.workflowRunNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(workflowRuns)
     .where(and(tenant(s), eq(workflowRuns.id, id)));
-  if (!row) throw errors.workflowRunNotFound();
+  if (!row) throw workflowsErrors.workflowRunNotFound();
   return row;
 }
 
@@ -183,7 +183,7 @@ export async function cancelRun(deps: Deps, s: WfScope, id: string): Promise<Run
     );
     return true;
   });
-  if (!done) throw errors.workflowRunNotCancellable(run.status);
+  if (!done) throw workflowsErrors.workflowRunNotCancellable(run.status);
   await notifyWorkers(deps, `${WAKE_CANCEL}${run.id}`);
   return getRun(deps, s, run.id);
 }
@@ -209,7 +209,7 @@ export async function retryRun(deps: Deps, s: WfScope, id: string): Promise<RunO
     );
     return true;
   });
-  if (!ok) throw errors.workflowRunNotRetryable(run.status);
+  if (!ok) throw workflowsErrors.workflowRunNotRetryable(run.status);
   await advanceRun(deps, run.id);
   return getRun(deps, s, run.id);
 }

@@ -1,11 +1,11 @@
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
-import { errors } from '../../core/errors.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { resolveModelFor } from '../models/index.ts';
 import { projectForApiKey, projects } from '../orgs/index.ts';
 import { definitionProblems, type StepDef, type VariableDefs } from './definition.ts';
+import { workflowsErrors } from './errors.ts';
 import type { CreateBody, PatchBody, WorkflowOut } from './schema.ts';
 import { workflows } from './tables.ts';
 
@@ -29,7 +29,7 @@ async function validate(deps: Deps, s: WfScope, steps: StepDef[], variables: Var
       return `model '${modelRefOf(step)}': ${(err as Error).message}`;
     }
   });
-  if (problems.length) throw errors.workflowInvalid(problems);
+  if (problems.length) throw workflowsErrors.workflowInvalid(problems);
 }
 
 export async function toWorkflowOuts(deps: Deps, rows: Row[]): Promise<WorkflowOut[]> {
@@ -54,12 +54,12 @@ export async function toWorkflowOuts(deps: Deps, rows: Row[]): Promise<WorkflowO
 }
 
 export async function findWorkflow(deps: Deps, s: WfScope, id: string): Promise<Row> {
-  if (!UUID_RE.test(id)) throw errors.workflowNotFound();
+  if (!UUID_RE.test(id)) throw workflowsErrors.workflowNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(workflows)
     .where(and(tenant(s), eq(workflows.id, id)));
-  if (!row) throw errors.workflowNotFound();
+  if (!row) throw workflowsErrors.workflowNotFound();
   return row;
 }
 
@@ -68,7 +68,7 @@ async function slugFree(deps: Deps, s: WfScope, projectId: string, slug: string,
     .select({ id: workflows.id })
     .from(workflows)
     .where(and(tenant(s), eq(workflows.projectId, projectId), eq(workflows.slug, slug)));
-  if (hit && hit.id !== except) throw errors.workflowSlugTaken(slug);
+  if (hit && hit.id !== except) throw workflowsErrors.workflowSlugTaken(slug);
 }
 
 export async function createWorkflow(deps: Deps, s: WfScope, body: CreateBody): Promise<WorkflowOut> {
@@ -92,7 +92,7 @@ export async function createWorkflow(deps: Deps, s: WfScope, body: CreateBody): 
     })
     .onConflictDoNothing()
     .returning();
-  if (!row) throw errors.workflowSlugTaken(body.slug);
+  if (!row) throw workflowsErrors.workflowSlugTaken(body.slug);
   return (await toWorkflowOuts(deps, [row]))[0]!;
 }
 

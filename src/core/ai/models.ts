@@ -9,7 +9,7 @@ import {
   streamText as sdkStreamText,
 } from 'ai';
 import type { ModelsConfig } from '../../config.ts';
-import { errors } from '../errors.ts';
+import { modelErrors } from './errors.ts';
 import { EXTRACTIVE_SUMMARY_MODEL, type SummaryOptions, summarizeExtractive } from './extractive-summary.ts';
 import { extractHeuristic, HEURISTIC_EXTRACT_MODEL, type JsonSchema } from './heuristic-extract.ts';
 import {
@@ -84,7 +84,7 @@ function callContext(config: ModelsConfig): CallContext {
     target: (req, fallback) => {
       if (req.resolved) return req.resolved;
       const name = req.model ?? fallback;
-      if (!name) throw errors.invalidModel('Name a model.');
+      if (!name) throw modelErrors.invalidModel('Name a model.');
       return resolveWithPlatform(config, name);
     },
     retry: (r, fn) =>
@@ -206,7 +206,7 @@ async function embed(
   const name = opts.resolved ? undefined : (opts.model ?? config.embeddingModel ?? localEmbedderModelId());
   const local = name ? parseLocalEmbedderId(name) : null;
   if (name?.startsWith('pier-local/') && !local)
-    throw errors.invalidModel(`Unknown local embedder '${name}'.`);
+    throw modelErrors.invalidModel(`Unknown local embedder '${name}'.`);
   if (local) {
     return {
       vectors: embedLocalMany(texts, local.dimension),
@@ -233,7 +233,8 @@ async function embed(
     tokens += res.usage?.tokens ?? 0;
   }
   const dimension = vectors[0]?.length ?? 0;
-  if (vectors.some((v) => v.length !== dimension)) throw errors.modelProviderError(r.provider, undefined);
+  if (vectors.some((v) => v.length !== dimension))
+    throw modelErrors.modelProviderError(r.provider, undefined);
   return { vectors, model: modelName(r), dimension, usage: { tokens } };
 }
 

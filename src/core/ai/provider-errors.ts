@@ -1,5 +1,6 @@
 import { AISDKError, APICallError, RetryError } from 'ai';
-import { ApiError, errors } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { modelErrors } from './errors.ts';
 
 // Turns whatever a provider call threw into our envelope: a provider's 429 stays a 429 (with its
 // retry-after), its 5xx becomes a 502, an unreachable provider a 503, and a refusal of the request a 4xx.
@@ -63,18 +64,18 @@ export function toApiError(err: unknown, provider: string): ApiError {
   if (APICallError.isInstance(inner)) {
     const status = inner.statusCode;
     if (status === 429)
-      return errors.modelProviderRateLimited(provider, retryAfterSec(inner.responseHeaders));
-    if (status === undefined) return errors.modelProviderUnavailable(provider);
-    if (status >= 500) return errors.modelProviderError(provider, status);
+      return modelErrors.modelProviderRateLimited(provider, retryAfterSec(inner.responseHeaders));
+    if (status === undefined) return modelErrors.modelProviderUnavailable(provider);
+    if (status >= 500) return modelErrors.modelProviderError(provider, status);
     // A refused credential is the operator's (or the organization's stored key) to fix; the provider's own
     // words about it are not passed on at all.
     if (status === 401 || status === 403)
-      return errors.modelProviderRejected(provider, status, 'the provider refused the credentials');
-    return errors.modelProviderRejected(provider, status, providerMessage(inner.responseBody));
+      return modelErrors.modelProviderRejected(provider, status, 'the provider refused the credentials');
+    return modelErrors.modelProviderRejected(provider, status, providerMessage(inner.responseBody));
   }
   if (inner instanceof Error && /fetch failed|ECONNREFUSED|ENOTFOUND|timeout|aborted/i.test(inner.message))
-    return errors.modelProviderUnavailable(provider);
-  return errors.modelProviderError(provider, undefined);
+    return modelErrors.modelProviderUnavailable(provider);
+  return modelErrors.modelProviderError(provider, undefined);
 }
 
 /** Whether another attempt may help: rate limits, server errors and unreachable providers. */

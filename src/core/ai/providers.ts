@@ -5,7 +5,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { EmbeddingModel, ImageModel, LanguageModel, SpeechModel } from 'ai';
 import type { ModelsConfig, VendorId } from '../../config.ts';
-import { errors } from '../errors.ts';
+import { modelErrors } from './errors.ts';
 
 // The five provider identifiers of the contract: four vendors and `pier`, the operator's own models.
 export const VENDORS = ['openai', 'anthropic', 'google', 'mistral'] as const satisfies readonly VendorId[];
@@ -53,7 +53,8 @@ const MODEL_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._:@/+-]{0,199}$/;
 
 /** `provider/model` wins; a bare name goes by the family table, then to `pier`; null when nothing fits. */
 export function parseModelRef(name: string, pierConfigured: boolean): ModelRef | null {
-  if (!MODEL_NAME_RE.test(name)) throw errors.invalidModel(`'${name.slice(0, 80)}' is not a model name.`);
+  if (!MODEL_NAME_RE.test(name))
+    throw modelErrors.invalidModel(`'${name.slice(0, 80)}' is not a model name.`);
   const slash = name.indexOf('/');
   if (slash > 0) {
     const prefix = name.slice(0, slash);
@@ -93,7 +94,7 @@ export function baseUrlOf(config: ModelsConfig, provider: ProviderId): string {
 export function resolveWithPlatform(config: ModelsConfig, name: string): ResolvedModel {
   const ref = parseModelRef(name, Boolean(config.pier));
   const p = ref && platformProvider(config, ref.provider);
-  if (!ref || !p) throw errors.modelNotAvailable(name);
+  if (!ref || !p) throw modelErrors.modelNotAvailable(name);
   return { provider: ref.provider, model: ref.model, ...p, keySource: 'platform' };
 }
 
@@ -132,18 +133,18 @@ export function languageModel(r: ResolvedModel): LanguageModel {
 
 export function embeddingModel(r: ResolvedModel): EmbeddingModel {
   const s = sdkProvider(r);
-  if (s.kind === 'anthropic') throw errors.modelCapabilityUnsupported(r.provider, 'embeddings');
+  if (s.kind === 'anthropic') throw modelErrors.modelCapabilityUnsupported(r.provider, 'embeddings');
   return s.p.embeddingModel(r.model);
 }
 
 export function imageModel(r: ResolvedModel): ImageModel {
   const s = sdkProvider(r);
   if (s.kind === 'openai' || s.kind === 'google' || s.kind === 'pier') return s.p.imageModel(r.model);
-  throw errors.modelCapabilityUnsupported(r.provider, 'image generation');
+  throw modelErrors.modelCapabilityUnsupported(r.provider, 'image generation');
 }
 
 export function speechModel(r: ResolvedModel): SpeechModel {
   const s = sdkProvider(r);
   if (s.kind === 'openai' || s.kind === 'google' || s.kind === 'mistral') return s.p.speech(r.model);
-  throw errors.modelCapabilityUnsupported(r.provider, 'speech generation');
+  throw modelErrors.modelCapabilityUnsupported(r.provider, 'speech generation');
 }

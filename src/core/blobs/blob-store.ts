@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { errors } from '../errors.ts';
+import { blobErrors } from './errors.ts';
 
 // Where uploaded artifacts, CDN assets, screenshots and renders live. Two drivers: local disk under
 // DATA_DIR/blobs (presigned URLs are HMAC-signed URLs that Pier serves itself) and S3-compatible storage.
@@ -70,5 +70,5 @@ export function isValidBlobKey(key: string): boolean {
 }
 
 export function assertBlobKey(key: string): void {
-  if (!isValidBlobKey(key)) throw errors.invalidBlobKey();
+  if (!isValidBlobKey(key)) throw blobErrors.invalidBlobKey();
 }

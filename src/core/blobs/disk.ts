@@ -15,6 +15,7 @@ import {
   type PresignedPut,
   type PutOptions,
 } from './blob-store.ts';
+import { blobErrors } from './errors.ts';
 
 // Local-disk driver. Layout under DATA_DIR/blobs:
 //   objects/<key>       the bytes, exactly as uploaded (an operator can copy them out as they are)
@@ -173,10 +174,10 @@ export class DiskBlobStore implements BlobStore {
   verify(method: 'GET' | 'PUT', key: string, q: SignedQuery): VerifiedUrl {
     const { exp, sig, max, ct } = q;
     if (!sig || !exp || !/^\d{1,12}$/.test(exp) || (max !== undefined && !/^\d{1,16}$/.test(max))) {
-      throw errors.signatureInvalid();
+      throw blobErrors.signatureInvalid();
     }
-    if (!this.#keyring.verify(canonical(method, key, exp, max, ct), sig)) throw errors.signatureInvalid();
-    if (Number(exp) * 1000 <= this.#clock.now().getTime()) throw errors.urlExpired();
+    if (!this.#keyring.verify(canonical(method, key, exp, max, ct), sig)) throw blobErrors.signatureInvalid();
+    if (Number(exp) * 1000 <= this.#clock.now().getTime()) throw blobErrors.urlExpired();
     return { maxBytes: max === undefined ? undefined : Number(max), contentType: ct };
   }
 
@@ -275,7 +276,7 @@ async function mkdirFor(file: string): Promise<void> {
 function mapConflict(err: unknown): never {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOTDIR' || code === 'EISDIR' || code === 'EEXIST' || code === 'ENOTEMPTY') {
-    throw errors.blobKeyConflict();
+    throw blobErrors.blobKeyConflict();
   }
   throw err;
 }

@@ -1,6 +1,7 @@
 import zlib from 'node:zlib';
 import type { BrowserContext, Request, Route } from 'playwright-core';
-import { ApiError, errors } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { fetchErrors } from '../net/errors.ts';
 import type { OutboundAllow } from '../net/outbound-allow.ts';
 import { type SafeResponse, safeFetch } from '../net/safe-fetch.ts';
 
@@ -57,7 +58,7 @@ export async function installGuard(ctx: BrowserContext, opts: GuardOptions, log:
   await ctx.routeWebSocket(/.*/, (ws) => {
     log.blocked.push({
       url: ws.url(),
-      error: errors.urlNotAllowed(hostOf(ws.url()), 'WebSockets are not opened'),
+      error: fetchErrors.urlNotAllowed(hostOf(ws.url()), 'WebSockets are not opened'),
     });
     void ws.close({ code: 1008, reason: 'blocked by Pier' }).catch(() => undefined);
   });
@@ -71,7 +72,7 @@ async function handle(route: Route, opts: GuardOptions, log: GuardLog): Promise<
   if (!/^https?:/i.test(url)) {
     log.blocked.push({
       url,
-      error: errors.urlNotAllowed(url.split(':')[0]!, 'only http and https URLs are fetched'),
+      error: fetchErrors.urlNotAllowed(url.split(':')[0]!, 'only http and https URLs are fetched'),
     });
     return abort('blockedbyclient');
   }
@@ -99,7 +100,7 @@ async function handle(route: Route, opts: GuardOptions, log: GuardLog): Promise<
       maxBytes: opts.maxBytes,
     });
   } catch (err) {
-    const error = err instanceof ApiError ? err : errors.fetchFailed(hostOf(url), 'the request failed');
+    const error = err instanceof ApiError ? err : fetchErrors.fetchFailed(hostOf(url), 'the request failed');
     const blocked = error.code === 'URL_NOT_ALLOWED';
     (blocked ? log.blocked : log.failed).push({ url, error });
     if (mainFrame) log.mainError = error;

@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core';
 import { ApiError, errors } from '../errors.ts';
+import { fetchErrors } from '../net/errors.ts';
+import { browserErrors } from './errors.ts';
 import type { GuardLog } from './guard.ts';
 
 // Loading a page in a guarded context and waiting for what the caller asked, with failures a person can
@@ -28,7 +30,7 @@ export async function navigate(
   // Chromium's router sees http(s) only: file:, data:, chrome: and the like never reach it, so they are
   // refused here before the browser is asked to go anywhere.
   if (!/^https?:\/\//i.test(url)) {
-    throw errors.urlNotAllowed(url.split(':')[0]!.slice(0, 20), 'only http and https URLs are fetched');
+    throw fetchErrors.urlNotAllowed(url.split(':')[0]!.slice(0, 20), 'only http and https URLs are fetched');
   }
   let target = url;
   let response: Awaited<ReturnType<Page['goto']>> = null;
@@ -50,7 +52,7 @@ export async function navigate(
   }
   const status = response?.status() ?? 0;
   if (status >= 400 && o.rejectHttpErrors !== false)
-    throw errors.pageFailed(`The page answered with HTTP status ${status}.`);
+    throw browserErrors.pageFailed(`The page answered with HTTP status ${status}.`);
   if (o.waitForSelector) {
     const timeout = o.selectorTimeoutMs ?? 10_000;
     try {
@@ -63,7 +65,9 @@ export async function navigate(
       ) {
         throw errors.validation(`waitForSelector '${o.waitForSelector}' is not a valid CSS selector.`);
       }
-      throw errors.pageFailed(`The selector '${o.waitForSelector}' did not appear within ${timeout} ms.`);
+      throw browserErrors.pageFailed(
+        `The selector '${o.waitForSelector}' did not appear within ${timeout} ms.`,
+      );
     }
   }
   if (o.waitForTimeout) await page.waitForTimeout(o.waitForTimeout);
@@ -75,9 +79,9 @@ function navigationError(url: string, log: GuardLog, err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const msg = String((err as Error)?.message ?? err);
   if (/ERR_INVALID_URL|Cannot navigate to invalid URL/i.test(msg)) {
-    return errors.urlNotAllowed(url.slice(0, 100), 'it is not a valid URL');
+    return fetchErrors.urlNotAllowed(url.slice(0, 100), 'it is not a valid URL');
   }
-  return errors.pageFailed(
+  return browserErrors.pageFailed(
     `The page could not be loaded (${msg
       .split('\n')[0]!
       .replace(/^page\.goto: /, '')

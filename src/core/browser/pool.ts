@@ -1,6 +1,7 @@
 import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { ApiError, errors } from '../errors.ts';
+import { ApiError } from '../errors.ts';
 import type { OutboundAllow } from '../net/outbound-allow.ts';
+import { browserErrors } from './errors.ts';
 import { type GuardLog, installGuard, newGuardLog } from './guard.ts';
 import { killGroup, launchChromium } from './launch.ts';
 
@@ -56,7 +57,7 @@ export class BrowserPool {
 
   /** Runs `fn` on a fresh page behind the guard; the page and its context are gone when it returns. */
   async withPage<T>(o: PageOptions, fn: (page: Page, log: GuardLog) => Promise<T>): Promise<T> {
-    if (this.closed) throw errors.browserClosed();
+    if (this.closed) throw browserErrors.browserClosed();
     await this.acquire(o.signal);
     let slot: Slot | undefined;
     try {
@@ -104,9 +105,9 @@ export class BrowserPool {
     try {
       return await deadline(work, this.opts.pageTimeoutMs, signal);
     } catch (err) {
-      if (crashed) throw errors.pageCrashed();
+      if (crashed) throw browserErrors.pageCrashed();
       if (!slot.browser.isConnected())
-        throw errors.pageFailed('The browser stopped while rendering the page.');
+        throw browserErrors.pageFailed('The browser stopped while rendering the page.');
       throw err;
     } finally {
       // Closing the context ends whatever the page still does (a timed-out navigation included). A context
@@ -153,7 +154,7 @@ export class BrowserPool {
     try {
       launched = await launchChromium(this.opts.executablePath);
     } catch (err) {
-      throw errors.browserUnavailable(firstLine(err));
+      throw browserErrors.browserUnavailable(firstLine(err));
     }
     const slot: Slot = { ...launched, used: 0, active: 0, retired: false };
     this.everPids.push(slot.pid);
@@ -165,7 +166,7 @@ export class BrowserPool {
     });
     if (this.closed) {
       await this.closeSlot(slot);
-      throw errors.browserClosed();
+      throw browserErrors.browserClosed();
     }
     this.current = slot;
     return slot;
@@ -192,14 +193,14 @@ export class BrowserPool {
     return new Promise((resolve, reject) => {
       const wake = () => {
         signal?.removeEventListener('abort', onAbort);
-        if (this.closed) return reject(errors.browserClosed());
+        if (this.closed) return reject(browserErrors.browserClosed());
         this.active++;
         resolve();
       };
       const onAbort = () => {
         const i = this.queue.indexOf(wake);
         if (i >= 0) this.queue.splice(i, 1);
-        reject(errors.pageFailed('The page was cancelled before it started.'));
+        reject(browserErrors.pageFailed('The page was cancelled before it started.'));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.queue.push(wake);
@@ -215,8 +216,8 @@ export class BrowserPool {
 
 function deadline<T>(p: Promise<T>, ms: number, signal?: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(errors.pageTimeout(ms)), ms);
-    const onAbort = () => reject(errors.pageFailed('The page was cancelled.'));
+    const timer = setTimeout(() => reject(browserErrors.pageTimeout(ms)), ms);
+    const onAbort = () => reject(browserErrors.pageFailed('The page was cancelled.'));
     if (signal?.aborted) onAbort();
     signal?.addEventListener('abort', onAbort, { once: true });
     p.then(resolve, reject).finally(() => {

@@ -2,7 +2,8 @@ import dns from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { ApiError, errors } from '../errors.ts';
+import { ApiError } from '../errors.ts';
+import { fetchErrors } from './errors.ts';
 import { blockedReason } from './ip-policy.ts';
 import { hostListed, NO_OUTBOUND_ALLOW, type OutboundAllow } from './outbound-allow.ts';
 
@@ -91,7 +92,7 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
       if (!REDIRECT.has(res.status) || !location || maxRedirects === 0) {
         return toResponse(url, res, redirects);
       }
-      if (redirects.length >= maxRedirects) throw errors.tooManyRedirects(maxRedirects);
+      if (redirects.length >= maxRedirects) throw fetchErrors.tooManyRedirects(maxRedirects);
       const next = parseUrl(location, url);
       if (next.origin !== url.origin) for (const h of ORIGIN_BOUND) delete headers[h];
       if (res.status === 303 ? method !== 'HEAD' : res.status <= 302 && method === 'POST') {
@@ -104,9 +105,9 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
     }
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    if (deadline.aborted) throw errors.fetchTimeout(timeoutMs);
-    if (signal.aborted) throw errors.fetchFailed(url.host, 'the request was cancelled');
-    throw errors.fetchFailed(url.host, describe(err));
+    if (deadline.aborted) throw fetchErrors.fetchTimeout(timeoutMs);
+    if (signal.aborted) throw fetchErrors.fetchFailed(url.host, 'the request was cancelled');
+    throw fetchErrors.fetchFailed(url.host, describe(err));
   }
 }
 
@@ -125,13 +126,13 @@ function parseUrl(raw: string, base?: URL): URL {
   try {
     url = new URL(raw, base);
   } catch {
-    throw errors.urlNotAllowed(raw.slice(0, 200), 'it is not a valid URL');
+    throw fetchErrors.urlNotAllowed(raw.slice(0, 200), 'it is not a valid URL');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw errors.urlNotAllowed(url.protocol, 'only http and https URLs are fetched');
+    throw fetchErrors.urlNotAllowed(url.protocol, 'only http and https URLs are fetched');
   }
   if (url.username || url.password) {
-    throw errors.urlNotAllowed(url.host, 'credentials in the URL are not sent; use a header');
+    throw fetchErrors.urlNotAllowed(url.host, 'credentials in the URL are not sent; use a header');
   }
   return url;
 }
@@ -151,9 +152,9 @@ async function checkTarget(url: URL, opts: SafeFetchOptions): Promise<ResolvedAd
         ? await opts.resolve(host)
         : ((await dns.promises.lookup(host, { all: true, verbatim: true })) as ResolvedAddress[]);
     } catch {
-      throw errors.fetchFailed(url.host, 'the host name does not resolve');
+      throw fetchErrors.fetchFailed(url.host, 'the host name does not resolve');
     }
-    if (addresses.length === 0) throw errors.fetchFailed(url.host, 'the host name does not resolve');
+    if (addresses.length === 0) throw fetchErrors.fetchFailed(url.host, 'the host name does not resolve');
   }
   // Every address must pass: a name that resolves to one public and one private address is refused,
   // otherwise the choice of address would decide the check.
@@ -161,7 +162,7 @@ async function checkTarget(url: URL, opts: SafeFetchOptions): Promise<ResolvedAd
   const listed = !literal && hostListed(host, allow);
   for (const a of addresses) {
     const reason = blockedReason(a.address, { allow, hostListed: listed });
-    if (reason) throw errors.urlNotAllowed(url.host, `it resolves to a ${reason} address`);
+    if (reason) throw fetchErrors.urlNotAllowed(url.host, `it resolves to a ${reason} address`);
   }
   return addresses[0]!;
 }
@@ -243,7 +244,7 @@ function requestOnce(
       (res) => {
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > o.maxBytes) {
-          reject(errors.responseTooLarge(o.maxBytes));
+          reject(fetchErrors.responseTooLarge(o.maxBytes));
           req.destroy();
           return;
         }
@@ -252,7 +253,7 @@ function requestOnce(
         res.on('data', (chunk: Buffer) => {
           size += chunk.length;
           if (size > o.maxBytes) {
-            reject(errors.responseTooLarge(o.maxBytes));
+            reject(fetchErrors.responseTooLarge(o.maxBytes));
             req.destroy();
             return;
           }

@@ -4,7 +4,7 @@ import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
 import { z } from 'zod';
-import { errors } from '../../../core/errors.ts';
+import { hostingErrors } from '../errors.ts';
 import type { AppManifest } from './tables.ts';
 
 // Deploy artifacts: a gzipped tarball of the app folder. Everything here runs before anything live is
@@ -27,7 +27,7 @@ export async function saveArtifact(
   const limit = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       size += chunk.length;
-      if (size > maxBytes) cb(errors.artifactTooLarge(maxBytes));
+      if (size > maxBytes) cb(hostingErrors.artifactTooLarge(maxBytes));
       else cb(null, chunk);
     },
   });
@@ -64,7 +64,8 @@ function linkTargetInside(entryPath: string, target: string, hard: boolean): boo
 
 /** Checks every entry of the tarball without writing anything; throws ARTIFACT_INVALID with the first problem. */
 export async function checkArtifact(file: string): Promise<{ entries: number; unpackedBytes: number }> {
-  if (!isGzip(file)) throw errors.artifactInvalid('The artifact is not a gzip-compressed tarball (.tar.gz).');
+  if (!isGzip(file))
+    throw hostingErrors.artifactInvalid('The artifact is not a gzip-compressed tarball (.tar.gz).');
   let problem: string | null = null;
   let entries = 0;
   let unpackedBytes = 0;
@@ -93,11 +94,13 @@ export async function checkArtifact(file: string): Promise<{ entries: number; un
       },
     });
   } catch (err) {
-    if (problem) throw errors.artifactInvalid(problem);
-    throw errors.artifactInvalid(`The artifact is not a readable tarball (${(err as Error).message}).`);
+    if (problem) throw hostingErrors.artifactInvalid(problem);
+    throw hostingErrors.artifactInvalid(
+      `The artifact is not a readable tarball (${(err as Error).message}).`,
+    );
   }
-  if (problem) throw errors.artifactInvalid(problem);
-  if (entries === 0) throw errors.artifactInvalid('The artifact is empty.');
+  if (problem) throw hostingErrors.artifactInvalid(problem);
+  if (entries === 0) throw hostingErrors.artifactInvalid('The artifact is empty.');
   return { entries, unpackedBytes };
 }
 
@@ -123,7 +126,7 @@ function readJson(file: string, what: string): unknown {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'));
   } catch (err) {
-    throw errors.artifactInvalid(`${what} is not valid JSON (${(err as Error).message}).`);
+    throw hostingErrors.artifactInvalid(`${what} is not valid JSON (${(err as Error).message}).`);
   }
 }
 
@@ -135,7 +138,7 @@ export function detectApp(dir: string): AppManifest {
     const parsed = pierJsonSchema.safeParse(readJson(at('pier.json'), 'pier.json'));
     if (!parsed.success) {
       const i = parsed.error.issues[0]!;
-      throw errors.artifactInvalid(`pier.json: ${i.path.join('.') || 'root'} ${i.message}.`);
+      throw hostingErrors.artifactInvalid(`pier.json: ${i.path.join('.') || 'root'} ${i.message}.`);
     }
     cfg = parsed.data;
   }
@@ -150,17 +153,17 @@ export function detectApp(dir: string): AppManifest {
   if (type === 'node') {
     const start = cfg.start ?? startScript;
     if (!start)
-      throw errors.artifactInvalid(
+      throw hostingErrors.artifactInvalid(
         'A Node app needs a package.json with a "start" script (or "start" in pier.json).',
       );
     return { type, start, healthPath: cfg.healthPath ?? '/', spa: false };
   }
   if (type === 'static') {
     if (!hasIndex)
-      throw errors.artifactInvalid('A static site needs an index.html at the root of the folder.');
+      throw hostingErrors.artifactInvalid('A static site needs an index.html at the root of the folder.');
     return { type, healthPath: '/', spa: cfg.spa ?? false };
   }
-  throw errors.artifactInvalid(
+  throw hostingErrors.artifactInvalid(
     'No recognisable app: add an index.html (static site) or a package.json with a "start" script (Node app).',
   );
 }

@@ -1,4 +1,5 @@
 import { errors } from '../../../core/errors.ts';
+import { integrationsErrors } from '../errors.ts';
 import { type Connector, iso, type ProviderResponse, type Row, type Table } from './types.ts';
 
 // Airtable Web API (https://airtable.com/developers/web/api): records under /v0/{baseId}/{tableId} paged by
@@ -38,7 +39,7 @@ function errorMessage(res: ProviderResponse): string | null {
   }
 }
 
-const noDocuments = () => errors.operationNotSupported('airtable', 'documents');
+const noDocuments = () => integrationsErrors.operationNotSupported('airtable', 'documents');
 
 export const airtable: Connector = {
   slug: 'airtable',

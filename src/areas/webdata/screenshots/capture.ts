@@ -2,9 +2,11 @@ import { devices, type Page } from 'playwright-core';
 import sharp from 'sharp';
 import { AD_SLOT_CSS, isAdRequest } from '../../../core/browser/adblock.ts';
 import { type CookieBannerState, handleCookieBanners } from '../../../core/browser/cookie-banners.ts';
+import { browserErrors } from '../../../core/browser/errors.ts';
 import { navigate } from '../../../core/browser/navigate.ts';
 import type { BrowserPool, PageOptions } from '../../../core/browser/pool.ts';
 import { errors } from '../../../core/errors.ts';
+import { webdataErrors } from '../errors.ts';
 import type { ScreenshotOptions } from './schema.ts';
 
 // One capture: a page in the shared pool (behind the SSRF guard), dressed as the device asked, loaded and
@@ -109,10 +111,10 @@ async function image(page: Page, o: ScreenshotOptions): Promise<Captured> {
     } catch {
       throw errors.validation(`selector '${o.selector}' is not a valid CSS selector.`);
     }
-    if (!el) throw errors.selectorNotFound(o.selector);
+    if (!el) throw webdataErrors.selectorNotFound(o.selector);
     const box = await el.boundingBox();
     if (!box || box.width < 1 || box.height < 1) {
-      throw errors.pageFailed(`The element matching '${o.selector}' is not visible (it has no size).`);
+      throw browserErrors.pageFailed(`The element matching '${o.selector}' is not visible (it has no size).`);
     }
     shot = await el.screenshot({ type, quality, animations: 'disabled' });
   } else if (o.fullPage) {

@@ -6,6 +6,7 @@ import { cursorPage, decodeCursor, keysetSchema } from '../../../core/pagination
 import type { Deps } from '../../../deps.ts';
 import { UUID_RE } from '../../../http/fn-schemas.ts';
 import { deleteAssets, storeAsset } from '../../cdn/index.ts';
+import { webdataErrors } from '../errors.ts';
 import { capture } from './capture.ts';
 import type { CreateBody, ListQuery, ScreenshotOptions, ScreenshotOut } from './schema.ts';
 import { type ScreenshotRow, webdataScreenshots as shots } from './tables.ts';
@@ -77,12 +78,12 @@ export async function listScreenshots(deps: Deps, s: Scope, q: ListQuery) {
 
 /** Deletes the screenshot and its image asset. */
 export async function deleteScreenshot(deps: Deps, s: Scope, id: string): Promise<{ success: true }> {
-  if (!UUID_RE.test(id)) throw errors.screenshotNotFound();
+  if (!UUID_RE.test(id)) throw webdataErrors.screenshotNotFound();
   const [gone] = await deps.db.orm
     .delete(shots)
     .where(and(tenant(s), eq(shots.id, id)))
     .returning();
-  if (!gone) throw errors.screenshotNotFound();
+  if (!gone) throw webdataErrors.screenshotNotFound();
   if (gone.assetId) await deleteAssets(deps, s, [gone.assetId]);
   return { success: true };
 }
@@ -148,12 +149,12 @@ export async function runScreenshot(deps: Deps, id: string, signal?: AbortSignal
 }
 
 async function find(deps: Deps, s: Scope, id: string): Promise<ScreenshotRow> {
-  if (!UUID_RE.test(id)) throw errors.screenshotNotFound();
+  if (!UUID_RE.test(id)) throw webdataErrors.screenshotNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(shots)
     .where(and(tenant(s), eq(shots.id, id)));
-  if (!row) throw errors.screenshotNotFound();
+  if (!row) throw webdataErrors.screenshotNotFound();
   return row;
 }
 

@@ -1,0 +1,57 @@
+import { defineCatalogue, errors, type StatusesOf } from '../../core/errors.ts';
+
+// The codes of the CDN: assets and their uploads, image transforms, merge jobs.
+//
+// How a catalogue is written (every area's `errors.ts` follows it): the codes with their status and default
+// message in `defineCatalogue`, the `declare module` below that adds them to `ErrorCodes` (so route `errors`
+// lists and the generic factories accept them), and the factories the services throw. Adding a code: a line
+// in the catalogue, a factory if its message takes values, then `throw cdnErrors.theFactory(…)`.
+
+export const cdnCatalogue = defineCatalogue({
+  UPLOAD_EXPIRED: {
+    status: 400,
+    message: 'The upload URL of this asset has expired; request a new upload.',
+  },
+  ASSET_NOT_IMAGE: { status: 400, message: 'Only image assets can be transformed.' },
+  MERGE_INPUT_INVALID: { status: 400, message: 'The merge input is not valid.' },
+  ASSET_NOT_FOUND: { status: 404, message: 'Asset not found.' },
+  MERGE_JOB_NOT_FOUND: { status: 404, message: 'Merge job not found.' },
+  UPLOAD_ALREADY_CONFIRMED: { status: 409, message: 'This upload was already confirmed.' },
+  UPLOAD_INCOMPLETE: {
+    status: 409,
+    message: 'Nothing was uploaded for this asset; PUT the file to uploadUrl first.',
+  },
+  ASSET_NOT_READY: { status: 409, message: 'Only confirmed, decodable assets can be used.' },
+  MERGE_NOT_CANCELLABLE: { status: 409, message: 'Only pending or processing merge jobs can be cancelled.' },
+  IMAGE_TOO_LARGE: { status: 413, message: 'The image has too many pixels; it cannot be transformed.' },
+  IMAGE_UNDECODABLE: { status: 422, message: 'The image bytes could not be decoded.' },
+  FFMPEG_UNAVAILABLE: { status: 503, message: 'ffmpeg could not be started.' },
+});
+
+declare module '../../core/errors.ts' {
+  interface ErrorCodes extends StatusesOf<typeof cdnCatalogue> {}
+}
+
+const error = cdnCatalogue.error;
+
+export const cdnErrors = {
+  assetNotFound: () => error('ASSET_NOT_FOUND'),
+  assetUploadExpired: () => error('UPLOAD_EXPIRED'),
+  uploadAlreadyConfirmed: () => error('UPLOAD_ALREADY_CONFIRMED'),
+  uploadIncomplete: () => error('UPLOAD_INCOMPLETE'),
+  uploadTooLarge: (declared: number) =>
+    errors.tooLarge(`The uploaded file is larger than the ${declared} bytes declared; it was discarded.`),
+  assetNotReady: (status: string) =>
+    error('ASSET_NOT_READY', `The asset is ${status}; only confirmed, decodable assets can be used.`),
+  assetNotImage: () => error('ASSET_NOT_IMAGE'),
+  imageTooLarge: (maxPixels: number) =>
+    error('IMAGE_TOO_LARGE', `The image has more than ${maxPixels} pixels; it cannot be transformed.`),
+  imageUndecodable: () => error('IMAGE_UNDECODABLE'),
+  mergeJobNotFound: () => error('MERGE_JOB_NOT_FOUND'),
+  mergeNotCancellable: (status: string) =>
+    error(
+      'MERGE_NOT_CANCELLABLE',
+      `The merge job is ${status}; only pending or processing jobs can be cancelled.`,
+    ),
+  mergeInputInvalid: (message: string) => error('MERGE_INPUT_INVALID', message),
+} as const;

@@ -1,0 +1,51 @@
+import { defineCatalogue, type StatusesOf } from '../../core/errors.ts';
+
+// The codes of hosting: deployment artifacts, deployments, restarts.
+
+export const hostingCatalogue = defineCatalogue({
+  ARTIFACT_INVALID: { status: 400, message: 'The artifact is not valid.' },
+  ARTIFACT_MISSING: {
+    status: 400,
+    message: 'Nothing was uploaded for this deployment; PUT the artifact to uploadUrl first.',
+  },
+  UPLOAD_EXPIRED: {
+    status: 400,
+    message: 'The upload URL of this deployment has expired; create a new deployment.',
+  },
+  DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found.' },
+  DEPLOYMENT_ALREADY_STARTED: { status: 409, message: 'This deployment was already started.' },
+  PROJECT_NOT_READY: { status: 409, message: 'The project is not ready for deployments.' },
+  NOTHING_TO_RESTART: { status: 409, message: 'The project has no live or crashed deployment to restart.' },
+  ARTIFACT_TOO_LARGE: {
+    status: 413,
+    message: 'The artifact is too large; leave build outputs and caches out.',
+  },
+});
+
+declare module '../../core/errors.ts' {
+  interface ErrorCodes extends StatusesOf<typeof hostingCatalogue> {}
+}
+
+const error = hostingCatalogue.error;
+
+export const hostingErrors = {
+  artifactInvalid: (why: string) => error('ARTIFACT_INVALID', why),
+  artifactTooLarge: (maxBytes: number) =>
+    error(
+      'ARTIFACT_TOO_LARGE',
+      `The artifact is larger than ${Math.round(maxBytes / 1024 / 1024)} MB; leave build outputs and caches out.`,
+    ),
+  artifactMissing: () => error('ARTIFACT_MISSING'),
+  uploadExpired: () => error('UPLOAD_EXPIRED'),
+  deploymentNotFound: (id?: string) =>
+    error('DEPLOYMENT_NOT_FOUND', id ? `Deployment '${id}' was not found.` : undefined),
+  deploymentStarted: (status: string) =>
+    error('DEPLOYMENT_ALREADY_STARTED', `This deployment was already started (status ${status}).`),
+  projectNotReady: (slug: string, status: string) =>
+    error('PROJECT_NOT_READY', `Project '${slug}' is ${status}, not ready for deployments.`),
+  nothingToRestart: (slug: string) =>
+    error(
+      'NOTHING_TO_RESTART',
+      `Project '${slug}' has no live or crashed deployment to restart; deploy it with 'pier deploy'.`,
+    ),
+} as const;

@@ -1,0 +1,65 @@
+import { defineCatalogue, type StatusesOf } from '../../core/errors.ts';
+
+// The codes of v1 integrations: connectors, connections and their OAuth flow, and what providers answer.
+
+export const integrationsCatalogue = defineCatalogue({
+  CONNECTOR_NOT_CONFIGURED: { status: 400, message: 'The connector has no OAuth client on this Pier.' },
+  OPERATION_NOT_SUPPORTED: { status: 400, message: 'The connector does not offer these operations.' },
+  OAUTH_STATE_INVALID: {
+    status: 400,
+    message:
+      'This authorization link is not valid (unknown, already used or expired); start the connection again.',
+  },
+  PROVIDER_REJECTED: { status: 400, message: 'The provider refused the request.' },
+  PASSTHROUGH_PATH_INVALID: {
+    status: 400,
+    message: "The path must be relative to the provider's API base: no scheme, host, '//' or '..'.",
+  },
+  PROVIDER_FORBIDDEN: { status: 403, message: 'The provider does not allow this for the connected account.' },
+  CONNECTOR_NOT_FOUND: { status: 404, message: 'No connector has that name.' },
+  CONNECTION_NOT_FOUND: { status: 404, message: 'Connection not found.' },
+  PROVIDER_RESOURCE_NOT_FOUND: { status: 404, message: 'The provider has no such resource.' },
+  CONNECTION_NOT_CONNECTED: {
+    status: 409,
+    message: 'This connection is not connected; the end user must connect it again.',
+  },
+  PROVIDER_RATE_LIMITED: { status: 429, message: 'The provider is rate limiting this connection.' },
+  PROVIDER_ERROR: { status: 502, message: 'The provider failed.' },
+});
+
+declare module '../../core/errors.ts' {
+  interface ErrorCodes extends StatusesOf<typeof integrationsCatalogue> {}
+}
+
+const error = integrationsCatalogue.error;
+
+export const integrationsErrors = {
+  connectorNotFound: (slug: string) => error('CONNECTOR_NOT_FOUND', `No connector is named '${slug}'.`),
+  connectorNotConfigured: (slug: string, envPrefix: string) =>
+    error(
+      'CONNECTOR_NOT_CONFIGURED',
+      `The connector '${slug}' has no OAuth client on this Pier: the operator sets ${envPrefix}_CLIENT_ID and ${envPrefix}_CLIENT_SECRET.`,
+    ),
+  connectionNotFound: () => error('CONNECTION_NOT_FOUND'),
+  connectionNotConnected: (status: string, reason: string | null) =>
+    error(
+      'CONNECTION_NOT_CONNECTED',
+      `This connection is ${status}${reason ? ` (${reason})` : ''}; the end user must connect it again.`,
+    ),
+  operationNotSupported: (slug: string, category: string) =>
+    error('OPERATION_NOT_SUPPORTED', `The connector '${slug}' does not offer ${category} operations.`),
+  oauthStateInvalid: () => error('OAUTH_STATE_INVALID'),
+  providerResourceNotFound: (slug: string, message: string) =>
+    error('PROVIDER_RESOURCE_NOT_FOUND', `${slug}: ${message}`),
+  providerRejected: (slug: string, status: number, message: string) =>
+    error('PROVIDER_REJECTED', `${slug} refused the request (HTTP ${status}): ${message}`),
+  providerForbidden: (slug: string, message: string) =>
+    error('PROVIDER_FORBIDDEN', `${slug} does not allow this for the connected account: ${message}`),
+  providerRateLimited: (slug: string, retryAfterSec: number) =>
+    error('PROVIDER_RATE_LIMITED', `${slug} is rate limiting this connection; retry in ${retryAfterSec} s.`, {
+      'retry-after': String(retryAfterSec),
+    }),
+  providerError: (slug: string, status: number | undefined, message: string) =>
+    error('PROVIDER_ERROR', `${slug} failed${status ? ` (HTTP ${status})` : ''}: ${message}`),
+  passthroughPathInvalid: () => error('PASSTHROUGH_PATH_INVALID'),
+} as const;
