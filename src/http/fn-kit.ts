@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import type { Caller, PlatformScope } from '../core/auth/caller.ts';
+import type { ErrorCode } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 
 export type FnAuth =
@@ -41,8 +42,8 @@ export type FnDef<
    * 'manager' is owner or admin. Tells the MCP endpoint which tools to leave out for a plain member.
    */
   minRole?: 'manager' | 'owner';
-  /** Error codes this function answers beyond the shared ones (for the OpenAPI document). */
-  errors: string[];
+  /** Catalogued error codes this function answers beyond the shared ones (for the OpenAPI document). */
+  errors: readonly ErrorCode[];
   handler: (ctx: FnContext<CallerFor<A>>, input: z.infer<I>) => Promise<z.infer<O>>;
 };
 

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
+import type { ErrorCode } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 
 // What an area writes to serve v1 routes: `defineRoute` per operation (its zod contract and handler in one
@@ -45,8 +46,11 @@ export type RouteDef<
   bodyLimit?: number;
   /** Success status (default 200). */
   status?: number;
-  /** Error codes this operation answers beyond AUTH_REQUIRED, FORBIDDEN, RATE_LIMITED, VALIDATION_ERROR. */
-  errors: string[];
+  /**
+   * Error codes this operation answers beyond AUTH_REQUIRED, FORBIDDEN, RATE_LIMITED, VALIDATION_ERROR; only
+   * catalogued codes (an area's `errors.ts` or the shared ones) type-check.
+   */
+  errors: readonly ErrorCode[];
   handler: (
     ctx: V1Context,
     input: { body: Infer<B>; query: Infer<Q>; params: Infer<P> },
@@ -79,7 +83,12 @@ export const errorEnvelopeSchema = z
   .describe('Error envelope');
 
 const SHARED_ERROR_STATUSES = [400, 401, 403, 404, 409, 429];
-const SHARED_ERROR_CODES = ['AUTH_REQUIRED', 'FORBIDDEN', 'RATE_LIMITED', 'VALIDATION_ERROR'];
+const SHARED_ERROR_CODES: readonly ErrorCode[] = [
+  'AUTH_REQUIRED',
+  'FORBIDDEN',
+  'RATE_LIMITED',
+  'VALIDATION_ERROR',
+];
 
 /**
  * The OpenAPI side of a v1 operation: operationId, tag, key security, the error codes in the description
@@ -88,7 +97,13 @@ const SHARED_ERROR_CODES = ['AUTH_REQUIRED', 'FORBIDDEN', 'RATE_LIMITED', 'VALID
  */
 export function operationDoc(
   tag: string,
-  op: { name: string; summary: string; description?: string; errors: string[]; errorStatuses?: number[] },
+  op: {
+    name: string;
+    summary: string;
+    description?: string;
+    errors: readonly ErrorCode[];
+    errorStatuses?: number[];
+  },
 ) {
   const codes = [...SHARED_ERROR_CODES, ...op.errors];
   const statuses = [...new Set([...SHARED_ERROR_STATUSES, ...(op.errorStatuses ?? [])])];

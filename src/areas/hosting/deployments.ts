@@ -1,6 +1,7 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
+import type { ErrorCode } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { slugInput, UUID_RE } from '../../http/fn-schemas.ts';
@@ -130,8 +131,8 @@ async function deploymentById(deps: Deps, id: string) {
   return row;
 }
 
-const DEPLOY_ERRORS = ['PROJECT_NOT_FOUND', 'PROJECT_NOT_READY', 'QUOTA_EXCEEDED'];
-const START_ERRORS = [
+const DEPLOY_ERRORS: readonly ErrorCode[] = ['PROJECT_NOT_FOUND', 'PROJECT_NOT_READY', 'QUOTA_EXCEEDED'];
+const START_ERRORS: readonly ErrorCode[] = [
   'DEPLOYMENT_NOT_FOUND',
   'DEPLOYMENT_ALREADY_STARTED',
   'ARTIFACT_MISSING',

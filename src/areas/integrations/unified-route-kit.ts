@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../../core/errors.ts';
 import { defineRoute, type RouteDef, type V1Context } from '../../http/v1-kit.ts';
 import type { Category, ListArgs, Page, ProviderCall } from './connectors/types.ts';
 import * as S from './schema.ts';
@@ -8,7 +9,7 @@ import { connectionIdOf, listVia, type Ops, withOps } from './unified.ts';
 // These builders hold that shape so each operation in v1-content.ts is one declaration. The operationId is
 // `integrations.<category>.<name>`; every operation answers the same provider and connection errors.
 
-const ERR = [
+const ERR: readonly ErrorCode[] = [
   'CONNECTION_NOT_FOUND',
   'CONNECTION_NOT_CONNECTED',
   'OPERATION_NOT_SUPPORTED',

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { ErrorCode } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import {
   apiKeyCaller,
@@ -35,7 +36,7 @@ function connectorView(d: Deps, c: Connector) {
   };
 }
 
-const CONN_ERRORS = ['CONNECTION_NOT_FOUND'];
+const CONN_ERRORS: readonly ErrorCode[] = ['CONNECTION_NOT_FOUND'];
 
 const connectionRoutes = [
   defineRoute({

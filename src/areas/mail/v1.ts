@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../../core/errors.ts';
 import { defineRoute, defineV1Routes, idParams } from '../../http/v1-kit.ts';
 import {
   batchBody,
@@ -27,7 +28,7 @@ import * as templates from './templates.ts';
 // HTTP only: the contract's seven mail operations plus templates and the suppression list.
 
 // SENDER_DOMAIN_NOT_VERIFIED (403): a live key's From is not on a verified sender domain (docs/mail.md).
-const CONTENT_ERRORS = [
+const CONTENT_ERRORS: readonly ErrorCode[] = [
   'TEMPLATE_NOT_FOUND',
   'TEMPLATE_VARIABLE_MISSING',
   'IDEMPOTENCY_CONFLICT',

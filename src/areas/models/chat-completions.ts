@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
-import { ApiError, errorBody, errors } from '../../core/errors.ts';
+import { ApiError, type ErrorCode, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
 import type { ProxyContext } from './v1-proxy.ts';
 
@@ -65,7 +65,7 @@ const sseSchema = z
   );
 
 /** The model proxy's errors beyond the shared ones (its 502/503 come from the provider). */
-export const PROXY_ERRORS = [
+export const PROXY_ERRORS: readonly ErrorCode[] = [
   'MODEL_NOT_AVAILABLE',
   'INVALID_MODEL',
   'MODEL_CAPABILITY_UNSUPPORTED',

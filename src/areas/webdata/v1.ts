@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ErrorCode } from '../../core/errors.ts';
 import { defineRoute, defineV1Routes, idParams, type V1Context } from '../../http/v1-kit.ts';
 import { cancelBatch, createBatch, getBatch } from './batches.ts';
 import { cancelCrawl, createCrawl, getCrawl, listCrawlPages } from './crawls.ts';
@@ -13,7 +14,7 @@ import * as S from './schema.ts';
 // Screenshot routes live in screenshots/ and are mounted beside these.
 
 const scope = (c: V1Context) => ({ orgId: c.caller.orgId, environment: c.caller.environment });
-const FETCH_ERRORS = [
+const FETCH_ERRORS: readonly ErrorCode[] = [
   'URL_NOT_ALLOWED',
   'FETCH_FAILED',
   'FETCH_TIMEOUT',
