@@ -48,6 +48,9 @@ export const functions = manifests().flatMap((a) => a.fns ?? []) as unknown as r
 export const jobDefs = manifests().flatMap((a) => a.jobs ?? []) as unknown as readonly AreaJobs<Areas>[];
 export type JobRegistry = JobPayloadsOf<readonly AreaJobs<Areas>[]>;
 
+/** Every error catalogue: the shared one, the infrastructure's and each area's (test/error-catalogue.test.ts). */
+export const errorCatalogues = manifests().flatMap((a) => a.errors ?? []);
+
 export const migrationSets: readonly MigrationSet[] = manifests().flatMap((a) => a.migrations ?? []);
 
 /** What areas declare they offer each other, gathered once (deps.provided). */

@@ -1,4 +1,7 @@
+import { modelCatalogue } from '../core/ai/errors.ts';
+import { blobCatalogue } from '../core/blobs/errors.ts';
 import { SWEEP_TEMP_CRON, sweepBlobTempJob } from '../core/blobs/sweep-temp-job.ts';
+import { browserCatalogue } from '../core/browser/errors.ts';
 import {
   DB_MAINTENANCE_JOB,
   dbMaintenanceJob,
@@ -6,6 +9,8 @@ import {
   STARTUP_PASS_DELAY_MS,
 } from '../core/db/maintenance-job.ts';
 import { listen, notify } from '../core/db/notify.ts';
+import { sharedCatalogue } from '../core/errors.ts';
+import { fetchCatalogue } from '../core/net/errors.ts';
 import { webhookDeliverJob } from '../core/webhooks.ts';
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_PRUNE_CRON, pruneIdempotencyJob } from '../http/idempotency.ts';
@@ -19,6 +24,7 @@ const REVOKED_CHANNEL = 'pier_credential_revoked';
 
 export const infrastructure = defineArea({
   name: 'infrastructure',
+  errors: [sharedCatalogue, blobCatalogue, fetchCatalogue, browserCatalogue, modelCatalogue],
   jobs: [sweepBlobTempJob, dbMaintenanceJob, webhookDeliverJob, pruneIdempotencyJob],
   schedules: [
     { job: 'blobs.sweep-temp', cron: SWEEP_TEMP_CRON },

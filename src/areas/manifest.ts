@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { CallerResolver } from '../core/auth/resolve.ts';
 import type { MigrationSet } from '../core/db/migration-sets.ts';
+import type { Catalogue } from '../core/errors.ts';
 import type { JobDef } from '../core/jobs.ts';
 import type { Deps } from '../deps.ts';
 import type { FnDef } from '../http/fn-kit.ts';
@@ -54,6 +55,8 @@ export type V1Plugin = {
 export type AreaManifest = {
   /** The folder name under src/areas. */
   name: string;
+  /** Its error catalogues (`errors.ts`): every code it throws or lists in a route's `errors` is in one. */
+  errors?: readonly Catalogue[];
   /** Functions served at POST /api/fn/<name> (dashboard read functions included). */
   fns?: readonly FnDef[];
   /** v1 route groups, each mounted at /v1<prefix>. */

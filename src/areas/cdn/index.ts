@@ -1,6 +1,7 @@
 import { defineArea } from '../manifest.ts';
 import { cdnDashboardFns } from './dashboard-fn.ts';
 import { cdnDeliveryRoutes } from './delivery.ts';
+import { cdnCatalogue } from './errors.ts';
 import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob } from './jobs.ts';
 import { cdnV1 } from './v1.ts';
 import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-secret.ts';
@@ -11,6 +12,7 @@ import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-sec
 
 export const cdnArea = defineArea({
   name: 'cdn',
+  errors: [cdnCatalogue],
   fns: [getWebhookSecretForCli, rotateWebhookSecretForCli, ...cdnDashboardFns],
   v1: [cdnV1],
   http: cdnDeliveryRoutes,

@@ -10,6 +10,7 @@ import {
   startDeploymentFn,
   startDeploymentForCli,
 } from './deployments.ts';
+import { hostingCatalogue } from './errors.ts';
 import { destroyProjectForCli, provisionProject } from './project-hosting.ts';
 import { restartAppForCli } from './restart.ts';
 import { deployJob } from './runtime/deploy-job.ts';
@@ -20,6 +21,7 @@ import { announceSecretChanges, startHostingRuntime } from './runtime/runtime.ts
 
 export const hostingArea = defineArea({
   name: 'hosting',
+  errors: [hostingCatalogue],
   fns: [
     destroyProjectForCli,
     createDeploymentForCli,

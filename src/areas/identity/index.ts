@@ -1,5 +1,6 @@
 import { defineArea } from '../manifest.ts';
 import { dashboardAuthRoutes } from './auth-routes.ts';
+import { identityCatalogue } from './errors.ts';
 import { adminCreateInviteLink, adminVerifyUser } from './invite-links.ts';
 import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
 import {
@@ -16,6 +17,7 @@ import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
 
 export const identityArea = defineArea({
   name: 'identity',
+  errors: [identityCatalogue],
   fns: [
     exchangeCliAuthCode,
     createLoginCodeForCli,

@@ -1,5 +1,6 @@
 import { defineArea } from '../manifest.ts';
 import { integrationsDashboardFns } from './dashboard-fn.ts';
+import { integrationsCatalogue } from './errors.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
 import { integrationsHandRoutes, integrationsV1 } from './v1.ts';
 
@@ -7,6 +8,7 @@ import { integrationsHandRoutes, integrationsV1 } from './v1.ts';
 // unified CRM/storage/communication/productivity operations and passthrough (docs/integrations.md).
 export const integrationsArea = defineArea({
   name: 'integrations',
+  errors: [integrationsCatalogue],
   v1: [integrationsV1],
   v1Plugins: [{ prefix: '/integrations', plugin: integrationsHandRoutes }],
   fns: integrationsDashboardFns,

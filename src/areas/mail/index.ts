@@ -6,6 +6,7 @@ import {
   removeMailDomainForCli,
   verifyMailDomainForCli,
 } from './domains-fn.ts';
+import { mailCatalogue } from './errors.ts';
 import { adminListSystemMail, getOutboxMessageForCli, listOutboxForCli } from './outbox-fn.ts';
 import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB, mailSweepJob } from './sweeper.ts';
 import { sendSystemMail } from './system-mail.ts';
@@ -19,6 +20,7 @@ import { closeMailTransport, mailDeliverJob } from './worker.ts';
 
 export const mailArea = defineArea({
   name: 'mail',
+  errors: [mailCatalogue],
   fns: [
     listOutboxForCli,
     getOutboxMessageForCli,

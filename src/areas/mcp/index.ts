@@ -1,4 +1,5 @@
 import { defineArea } from '../manifest.ts';
+import { mcpCatalogue } from './errors.ts';
 import { mcpRoutes } from './route.ts';
 
 // The MCP server at {base}/mcp: one tool per function-API function and v1 operation of every area, derived
@@ -7,6 +8,7 @@ import { mcpRoutes } from './route.ts';
 
 export const mcpArea = defineArea({
   name: 'mcp',
+  errors: [mcpCatalogue],
   http: mcpRoutes,
 });
 

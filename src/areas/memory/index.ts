@@ -6,6 +6,7 @@ import {
   listMemoryCollectionsForCli,
   recallMemoriesForCli,
 } from './dashboard-fn.ts';
+import { memoryCatalogue } from './errors.ts';
 import { memoryV1 } from './v1.ts';
 import { memoryVectorStore } from './vector-store.ts';
 import { memoryCompactJob, memoryEmbedJob, memoryTiersJob, TIERS_CRON } from './worker.ts';
@@ -15,6 +16,7 @@ import { memoryCompactJob, memoryEmbedJob, memoryTiersJob, TIERS_CRON } from './
 
 export const memoryArea = defineArea({
   name: 'memory',
+  errors: [memoryCatalogue],
   fns: [
     listMemoryAgentsForCli,
     listMemoryCollectionsForCli,

@@ -16,6 +16,7 @@ import { modelProxyRoutes } from './v1-proxy.ts';
 
 export const modelsArea = defineArea({
   name: 'models',
+  errors: [modelsCatalogue],
   fns: [
     setModelProviderKeyForCli,
     removeModelProviderKeyForCli,
@@ -40,5 +41,8 @@ export {
   type OrgEmbedder,
   TRANSIENT_CODES,
 } from './embedders.ts';
+
+import { modelsCatalogue } from './errors.ts';
+
 export { type DbLike, type ReembedTarget, reembedOrg, type VectorStore } from './reembed.ts';
 export { resolveModelFor };

@@ -1,4 +1,5 @@
 import { defineArea } from '../manifest.ts';
+import { oauthCatalogue } from './errors.ts';
 import {
   decideOauthRequestForCli,
   getOauthRequestForCli,
@@ -14,6 +15,7 @@ import { oauthRoutes } from './routes.ts';
 
 export const oauthArea = defineArea({
   name: 'oauth',
+  errors: [oauthCatalogue],
   fns: [getOauthRequestForCli, decideOauthRequestForCli, listOauthGrantsForCli, revokeOauthGrantForCli],
   http: oauthRoutes,
   jobs: [oauthPruneJob],

@@ -10,6 +10,7 @@ import {
   adminSetPlan,
 } from './admin.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
+import { orgsCatalogue } from './errors.ts';
 import {
   createOrgForCli,
   inviteMemberForCli,
@@ -32,6 +33,7 @@ import { listSecretsForCli, removeSecretForCli, setSecretForCli } from './secret
 
 export const orgsArea = defineArea({
   name: 'orgs',
+  errors: [orgsCatalogue],
   fns: [
     listMyOrgsForCli,
     createOrganization,

@@ -2,6 +2,7 @@ import { createPageRenderer } from '../../core/browser/renderer.ts';
 import { closeSharedBrowserPool, sharedBrowserPool } from '../../core/browser/shared.ts';
 import type { Deps } from '../../deps.ts';
 import { defineArea } from '../manifest.ts';
+import { webdataCatalogue } from './errors.ts';
 import {
   getWebCrawlForCli,
   getWebExtractionForCli,
@@ -32,6 +33,7 @@ import { webdataV1 } from './v1.ts';
 
 export const webdataArea = defineArea({
   name: 'webdata',
+  errors: [webdataCatalogue],
   fns: [
     startWebExtractionForCli,
     getWebExtractionForCli,

@@ -2,6 +2,7 @@ import { defineArea } from '../manifest.ts';
 import { getWorkflowRunForCli, runWorkflowForCli } from './cli-fn.ts';
 import { getWorkflowRunViewForCli, listWorkflowsForCli } from './dashboard-fn.ts';
 import { startEngine } from './engine.ts';
+import { workflowsCatalogue } from './errors.ts';
 import { getWorkflowUsageForCli } from './usage-fn.ts';
 import { workflowsV1 } from './v1.ts';
 
@@ -10,6 +11,7 @@ import { workflowsV1 } from './v1.ts';
 
 export const workflowsArea = defineArea({
   name: 'workflows',
+  errors: [workflowsCatalogue],
   fns: [
     getWorkflowUsageForCli,
     runWorkflowForCli,
