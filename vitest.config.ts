@@ -36,6 +36,7 @@ const dbFree = [
   'src/areas/hosting/runtime/disk-quota.test.ts',
   'src/sdk/client.test.ts',
   'test/boundaries.test.ts',
+  'test/error-catalogue.test.ts',
   'test/docs-self-contained.test.ts',
 ];
 
