@@ -26,8 +26,12 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** Codes minted in the source: `new ApiError('X'`, `notFound('X'`, `conflict('X'`, `unavailable('X'`, `error('X'`. */
-const LITERAL_CODE = /(?:new ApiError|\b(?:notFound|conflict|unavailable|error|shared))\(\s*'([^']*)'/g;
+/**
+ * Codes minted in the source: `new ApiError('X'`, `errors.notFound('X'` (and conflict, unavailable), and a
+ * catalogue's own `error('X'` (`shared('X'` in core/errors.ts).
+ */
+const LITERAL_CODE =
+  /(?:new ApiError|\.(?:notFound|conflict|unavailable)|(?<![\w.])(?:error|shared))\(\s*'([^']*)'/g;
 const COMPUTED_CODE = /new ApiError\(\s*[^'\s]/g;
 
 const infraCodes = new Set(
