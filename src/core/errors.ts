@@ -47,6 +47,7 @@ export type StatusesOf<C extends Catalogue> = { [K in keyof C['codes']]: C['code
 
 export const sharedCatalogue = defineCatalogue({
   VALIDATION_ERROR: { status: 400, message: 'The request is not valid.' },
+  // The error handler keeps the framework's own 4xx status for what it has no better code for.
   BAD_REQUEST: { status: 400, message: 'Bad request.' },
   INVALID_CURSOR: { status: 400, message: 'The cursor is not valid; start again without one.' },
   IDEMPOTENCY_STREAM_UNSUPPORTED: {
