@@ -18,7 +18,7 @@ import { runMerge } from '../src/areas/cdn/merge-run.ts';
 import { storeAsset } from '../src/areas/cdn/uploads.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/create-deps.ts';
 import { buildApp } from '../src/http/app.ts';
 import { seedProject, seedV1Tenant } from '../test/seed.ts';
 

@@ -8,7 +8,7 @@ import { createOrg } from '../src/areas/orgs/orgs.ts';
 import { createProject } from '../src/areas/orgs/projects.ts';
 import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/create-deps.ts';
 import { buildApp } from '../src/http/app.ts';
 import { packDir } from '../test/hosting.ts';
 

@@ -17,7 +17,7 @@ import { embedderSql, HNSW_WITH, indexName, literal } from '../src/areas/memory/
 import { configuredEmbedderId } from '../src/areas/models/embedders.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/create-deps.ts';
 import { seedOrg } from '../test/seed.ts';
 import { benchDatabase } from './bench-db.ts';
 import { LABELLED, memoryText, rng } from './memory-corpus.ts';

@@ -12,7 +12,7 @@ import { RECALL_TUNING, recall } from '../src/areas/memory/recall.ts';
 import { storeMemories } from '../src/areas/memory/service.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/create-deps.ts';
 import { seedOrg } from '../test/seed.ts';
 import { conversations } from './memory-quality-data.ts';
 

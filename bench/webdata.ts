@@ -24,7 +24,7 @@ import { webdataCrawls } from '../src/areas/webdata/tables.ts';
 import { loadConfig } from '../src/config.ts';
 import { BrowserPool } from '../src/core/browser/pool.ts';
 import { Keyring } from '../src/core/crypto.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/create-deps.ts';
 import { seedV1Tenant } from '../test/seed.ts';
 
 const arg = (name: string, def: number) => {

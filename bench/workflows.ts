@@ -21,7 +21,7 @@ import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { defineJob } from '../src/core/jobs.ts';
-import { createDeps } from '../src/deps.ts';
+import { createDeps } from '../src/create-deps.ts';
 import { seedProject, seedV1Tenant } from '../test/seed.ts';
 import { benchDatabase } from './bench-db.ts';
 

@@ -4,7 +4,7 @@ import { wireBrowser } from './areas/webdata/index.ts';
 import { startBackground } from './background.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { logDestination } from './core/log-destination.ts';
-import { createDeps, createLogger } from './deps.ts';
+import { createDeps, createLogger } from './create-deps.ts';
 import { buildApp } from './http/app.ts';
 
 async function serve(): Promise<void> {

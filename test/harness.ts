@@ -13,7 +13,8 @@ import { loadConfig } from '../src/config.ts';
 import { type Clock, ManualClock } from '../src/core/clock.ts';
 import { Keyring } from '../src/core/crypto.ts';
 import { type Db, openDb } from '../src/core/db/client.ts';
-import { createDeps, createLogger, type Deps, type DepsOverrides } from '../src/deps.ts';
+import { createDeps, createLogger, type DepsOverrides } from '../src/create-deps.ts';
+import type { Deps } from '../src/deps.ts';
 import { buildApp } from '../src/http/app.ts';
 
 // Builds a real Pier app on a fresh database: PGlite in memory, or a new PostgreSQL database when the

@@ -11,7 +11,7 @@ import { seedApiKey, seedOrg, seedPlatform } from '../../../test/seed.ts';
 import { loadConfig } from '../../config.ts';
 import { embedLocal } from '../../core/ai/local-embedder.ts';
 import { credentials } from '../../core/auth/tables.ts';
-import { createLogger } from '../../deps.ts';
+import { createLogger } from '../../create-deps.ts';
 import { modelUsage } from './tables.ts';
 
 // The model proxy end to end: the official openai client → Pier (listening) → a local vendor server.
