@@ -37,6 +37,7 @@ const dbFree = [
   'src/sdk/client.test.ts',
   'test/boundaries.test.ts',
   'test/error-catalogue.test.ts',
+  'test/job-types.test.ts',
   'test/docs-self-contained.test.ts',
 ];
 

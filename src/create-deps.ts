@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
-import { type JobRegistry, jobDefs, migrationSets, provisions } from './areas/index.ts';
+import { jobDefs, migrationSets, provisions } from './areas/index.ts';
 import type { Config } from './config.ts';
 import { createModels } from './core/ai/models.ts';
 import { CredentialService } from './core/auth/credentials.ts';
@@ -9,7 +9,7 @@ import { systemClock } from './core/clock.ts';
 import { Keyring, loadMasterKey } from './core/crypto.ts';
 import { type Db, openDb } from './core/db/client.ts';
 import { migrate } from './core/db/migrate.ts';
-import { JobQueue, type JobQueueOptions } from './core/jobs.ts';
+import { type JobPayloads, JobQueue, type JobQueueOptions } from './core/jobs.ts';
 import { WindowLimiter } from './core/rate-limit/limiter.ts';
 import type { Deps } from './deps.ts';
 
@@ -58,7 +58,7 @@ export async function createDeps(config: Config, o: DepsOverrides = {}): Promise
   for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));
   const clock = o.clock ?? systemClock;
-  const jobs = new JobQueue<JobRegistry, Deps>(db, o.jobOptions);
+  const jobs = new JobQueue<JobPayloads, Deps>(db, o.jobOptions);
   jobs.register(jobDefs);
   const deps: Deps = {
     config,

@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import type { JobRegistry, Provided } from './areas/index.ts';
 import type { Config } from './config.ts';
 import type { Models } from './core/ai/models.ts';
 import type { CredentialService } from './core/auth/credentials.ts';
@@ -7,7 +6,7 @@ import type { BlobStore } from './core/blobs/blob-store.ts';
 import type { Clock } from './core/clock.ts';
 import type { Keyring } from './core/crypto.ts';
 import type { Db } from './core/db/client.ts';
-import type { JobQueue } from './core/jobs.ts';
+import type { JobPayloads, JobQueue } from './core/jobs.ts';
 import type { WindowLimiter, WindowRule } from './core/rate-limit/limiter.ts';
 
 /** Everything a service needs, created once per process (or per test) and passed in (src/create-deps.ts). */
@@ -19,10 +18,18 @@ export type Deps = {
   log: FastifyBaseLogger;
   credentials: CredentialService;
   limiter: WindowLimiter;
-  jobs: JobQueue<JobRegistry, Deps>;
+  jobs: JobQueue<JobPayloads, Deps>;
   blobs: BlobStore;
   limits: { loginCodeFailures: WindowRule };
   models: Models;
   /** What areas offer each other, from their manifests (memory's vector store to re-embedding, ...). */
   provided: Provided;
 };
+
+/**
+ * What areas offer each other where importing would make a cycle. Empty here: the area that needs a thing
+ * declares its slot (module augmentation) and the one that has it fills the slot in its manifest's
+ * `provides`; createDeps gathers them. So Deps names no area (docs/areas.md).
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation, which needs an interface.
+export interface Provided {}

@@ -1,15 +1,16 @@
 import type { MigrationSet } from '../core/db/migration-sets.ts';
-import type { JobPayloadsOf } from '../core/jobs.ts';
+import type { JobPayloads, JobPayloadsOf } from '../core/jobs.ts';
+import type { Provided } from '../deps.ts';
 import { cdnArea } from './cdn/index.ts';
 import { hostingArea } from './hosting/index.ts';
 import { identityArea } from './identity/index.ts';
 import { infrastructure } from './infrastructure.ts';
 import { integrationsArea } from './integrations/index.ts';
 import { mailArea } from './mail/index.ts';
-import type { AreaFns, AreaJobs, AreaManifest, AreaProvisions } from './manifest.ts';
+import type { AreaFns, AreaJobs, AreaManifest } from './manifest.ts';
 import { mcpArea } from './mcp/index.ts';
 import { memoryArea } from './memory/index.ts';
-import { modelsArea, type VectorStore } from './models/index.ts';
+import { modelsArea } from './models/index.ts';
 import { oauthArea } from './oauth/index.ts';
 import { orgsArea } from './orgs/index.ts';
 import { webdataArea } from './webdata/index.ts';
@@ -44,9 +45,15 @@ export function manifests(): readonly AreaManifest[] {
 /** Every function served at POST /api/fn/<name>. */
 export const functions = manifests().flatMap((a) => a.fns ?? []) as unknown as readonly AreaFns<Areas>[];
 
-/** Every background job; `deps.jobs.enqueue(name, payload)` compiles only for these. */
+/** Every background job, registered with the queue by createDeps. */
 export const jobDefs = manifests().flatMap((a) => a.jobs ?? []) as unknown as readonly AreaJobs<Areas>[];
-export type JobRegistry = JobPayloadsOf<readonly AreaJobs<Areas>[]>;
+
+// Each manifest's jobs are declared in JobPayloads beside it (module augmentation), with the payload their
+// schema takes: this fails to compile when a listed job is not declared, or a declared one is listed nowhere.
+type JobRegistry = JobPayloadsOf<readonly AreaJobs<Areas>[]>;
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const jobsDeclared: Same<JobRegistry, JobPayloads> = true;
+void jobsDeclared;
 
 /** Every error catalogue: the shared one, the infrastructure's and each area's (test/error-catalogue.test.ts). */
 export const errorCatalogues = manifests().flatMap((a) => a.errors ?? []);
@@ -61,10 +68,3 @@ export function provisions(): Provided {
   const onEmailVerified = manifests().find((a) => a.provides?.onEmailVerified)?.provides?.onEmailVerified;
   return { vectorStores, provisionProject, sendSystemMail, onEmailVerified };
 }
-
-export type Provided = {
-  vectorStores: readonly VectorStore[];
-  provisionProject: AreaProvisions['provisionProject'];
-  sendSystemMail: AreaProvisions['sendSystemMail'];
-  onEmailVerified: AreaProvisions['onEmailVerified'];
-};

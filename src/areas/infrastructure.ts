@@ -11,6 +11,7 @@ import {
 import { listen, notify } from '../core/db/notify.ts';
 import { sharedCatalogue } from '../core/errors.ts';
 import { fetchCatalogue } from '../core/net/errors.ts';
+import type { PayloadOf } from '../core/jobs.ts';
 import { webhookDeliverJob } from '../core/webhooks.ts';
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_PRUNE_CRON, pruneIdempotencyJob } from '../http/idempotency.ts';
@@ -69,6 +70,16 @@ export const infrastructure = defineArea({
     );
   },
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../core/jobs.ts' {
+  interface JobPayloads {
+    'blobs.sweep-temp': PayloadOf<typeof sweepBlobTempJob>;
+    'db.maintenance': PayloadOf<typeof dbMaintenanceJob>;
+    'webhooks.deliver': PayloadOf<typeof webhookDeliverJob>;
+    'v1.idempotency.prune': PayloadOf<typeof pruneIdempotencyJob>;
+  }
+}
 
 function maintenanceSchedule(deps: Deps): string | null {
   const interval = deps.config.pgliteMaintenanceIntervalMin;

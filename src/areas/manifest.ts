@@ -3,11 +3,9 @@ import type { CallerResolver } from '../core/auth/resolve.ts';
 import type { MigrationSet } from '../core/db/migration-sets.ts';
 import type { Catalogue } from '../core/errors.ts';
 import type { JobDef } from '../core/jobs.ts';
-import type { Deps } from '../deps.ts';
+import type { Deps, Provided } from '../deps.ts';
 import type { FnDef } from '../http/fn-kit.ts';
 import type { V1Area } from '../http/v1-kit.ts';
-import type { VectorStore } from './models/index.ts';
-import type { Project } from './orgs/index.ts';
 
 // What one area contributes to the process. `src/areas/index.ts` lists every manifest; the function
 // registry, the v1 routes, the typed job registry, the schedules, the migrations and the start/stop order
@@ -32,17 +30,8 @@ export type AreaStartContext = {
 /** A running part of an area; stopped in the reverse order of the areas list, after the job workers. */
 export type AreaStop = () => Promise<void>;
 
-/** What an area offers other areas, declared here and handed to them through `deps.provided`. */
-export type AreaProvisions = {
-  /** Vectors that the models area's re-embedding walks when an organization's embedder changes. */
-  vectorStores?: readonly VectorStore[];
-  /** Called by the orgs area right after it created a project (hosting: database, hostname). */
-  provisionProject?: (deps: Deps, project: Project) => Promise<Project>;
-  /** Pier's own mail (verification links, invitations), queued by the mail area. */
-  sendSystemMail?: (deps: Deps, m: { to: string; subject: string; text: string }) => Promise<{ id: string }>;
-  /** Called by the identity area when an account proved its address (orgs: pending grants → memberships). */
-  onEmailVerified?: (deps: Deps, userId: string) => Promise<void>;
-};
+/** What an area offers other areas: the slots they declared in Provided (src/deps.ts), handed over in deps.provided. */
+export type AreaProvisions = Partial<Provided>;
 
 /** A v1 route group registered as a Fastify plugin (streaming routes), mounted at /v1<prefix>. */
 export type V1Plugin = {

@@ -117,8 +117,16 @@ const inTx = (tx: Queryable) => ({
   executeSql: (text: string, values?: unknown[]) => tx.query(text, values),
 });
 
-/** A jobs registry maps names to payload types, so enqueue('mail.deliver', payload) is type-checked. */
-export type JobPayloads = Record<string, unknown>;
+/**
+ * Every job's payload by name, so `deps.jobs.enqueue('mail.deliver', payload)` is type-checked. Empty here:
+ * whoever lists a job in a manifest declares it (module augmentation, docs/areas.md), so the queue's type
+ * names no area.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by module augmentation, which needs an interface.
+export interface JobPayloads {}
+
+/** The payload a job's schema accepts (what enqueue takes), for a JobPayloads declaration. */
+export type PayloadOf<J extends { schema: z.ZodType }> = z.input<J['schema']>;
 
 /** The registry of a list of defineJob()s: `{ [name]: payload accepted by its schema }`. */
 export type JobPayloadsOf<T extends readonly JobDef[]> = {
@@ -138,7 +146,7 @@ export type JobQueueOptions = {
   cronWorkerIntervalSeconds?: number;
 };
 
-export class JobQueue<P extends JobPayloads = JobPayloads, C = unknown> {
+export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
   readonly boss: PgBoss;
   readonly pollingIntervalSeconds: number;
   readonly #defs = new Map<string, JobDef>();

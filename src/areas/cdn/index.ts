@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { cdnDashboardFns } from './dashboard-fn.ts';
 import { cdnDeliveryRoutes } from './delivery.ts';
@@ -20,6 +21,14 @@ export const cdnArea = defineArea({
   schedules: [{ job: CDN_CLEANUP_JOB, cron: CDN_CLEANUP_CRON }],
   migrations: [{ area: 'cdn', schema: ['src/areas/cdn/tables.ts'] }],
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'cdn.cleanup': PayloadOf<typeof cdnCleanupJob>;
+    'cdn.video.merge': PayloadOf<typeof cdnMergeJob>;
+  }
+}
 
 export type { CdnScope } from './assets.ts';
 export { deleteAssets, getAsset, readAssetBytes } from './assets.ts';

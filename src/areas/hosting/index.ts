@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getAppRuntimeForCli } from './app-runtime-info.ts';
 import {
@@ -48,6 +49,13 @@ export const hostingArea = defineArea({
   // The partner functions (createDeployment, startDeployment, getDeployment) are tools for a platform
   // credential with the deploy scope only (src/areas/mcp/access.ts).
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'hosting.deploy': PayloadOf<typeof deployJob>;
+  }
+}
 
 export { interceptConnections } from './runtime/connection-handoff.ts';
 export { appSlugFromHost, type HostRouter, notFoundPage } from './runtime/host-router.ts';

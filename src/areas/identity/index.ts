@@ -1,3 +1,4 @@
+import type { Deps } from '../../deps.ts';
 import { defineArea } from '../manifest.ts';
 import { dashboardAuthRoutes } from './auth-routes.ts';
 import { identityCatalogue } from './errors.ts';
@@ -41,6 +42,19 @@ export const identityArea = defineArea({
     'adminVerifyUser',
   ],
 });
+
+// What identity asks of areas it cannot import without a cycle; one area provides each (docs/areas.md).
+declare module '../../deps.ts' {
+  interface Provided {
+    /** Pier's own mail (verification links, invitations), queued by the mail area. */
+    sendSystemMail?: (
+      deps: Deps,
+      m: { to: string; subject: string; text: string },
+    ) => Promise<{ id: string }>;
+    /** Called when an account proved its address (orgs: pending grants become memberships). */
+    onEmailVerified?: (deps: Deps, userId: string) => Promise<void>;
+  }
+}
 
 export { loginCodes, users } from './account-tables.ts';
 export { isVerified, markEmailVerified, sendGrantMail } from './email-verification.ts';

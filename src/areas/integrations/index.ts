@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { integrationsCatalogue } from './errors.ts';
@@ -18,3 +19,10 @@ export const integrationsArea = defineArea({
   // Passthrough and the OAuth callback are not operations an agent should call blindly.
   notTools: ['integrations.passthrough'],
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'integrations.refresh-tokens': PayloadOf<typeof integrationsRefreshJob>;
+  }
+}

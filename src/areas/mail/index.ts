@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import {
   addMailDomainForCli,
@@ -40,3 +41,11 @@ export const mailArea = defineArea({
   provides: { sendSystemMail },
   notTools: ['adminListSystemMail'],
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'mail.deliver': PayloadOf<typeof mailDeliverJob>;
+    'mail.sweep': PayloadOf<typeof mailSweepJob>;
+  }
+}

@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import {
   getMemoryForCli,
@@ -33,3 +34,12 @@ export const memoryArea = defineArea({
   ],
   provides: { vectorStores: [memoryVectorStore] },
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'memory.compact': PayloadOf<typeof memoryCompactJob>;
+    'memory.embed': PayloadOf<typeof memoryEmbedJob>;
+    'memory.tiers': PayloadOf<typeof memoryTiersJob>;
+  }
+}

@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getModelEmbedderForCli } from './model-embedder-fn.ts';
 import { getModelUsageForCli } from './model-usage.ts';
@@ -8,6 +9,7 @@ import {
   resolveModelFor,
   setModelProviderKeyForCli,
 } from './models.ts';
+import type { VectorStore } from './reembed.ts';
 import { reembedJob } from './reembed.ts';
 import { modelProxyRoutes } from './v1-proxy.ts';
 
@@ -30,6 +32,21 @@ export const modelsArea = defineArea({
   migrations: [{ area: 'models', schema: ['src/areas/models/tables.ts'] }],
   notTools: ['resolveModel'],
 });
+
+// Re-embedding walks every area's vectors: areas that store some (memory) list a VectorStore in
+// `provides.vectorStores`, and deps.provided gathers them all.
+declare module '../../deps.ts' {
+  interface Provided {
+    vectorStores: readonly VectorStore[];
+  }
+}
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'models.reembed': PayloadOf<typeof reembedJob>;
+  }
+}
 
 export {
   activeEmbedder,

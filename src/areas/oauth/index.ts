@@ -1,3 +1,4 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { oauthCatalogue } from './errors.ts';
 import {
@@ -29,6 +30,13 @@ export const oauthArea = defineArea({
     'revokeOauthGrantForCli',
   ],
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'oauth.prune': PayloadOf<typeof oauthPruneJob>;
+  }
+}
 
 export { mcpAudience } from './authorize.ts';
 export { authorizationServerMetadata, mcpResourceMetadata } from './routes.ts';

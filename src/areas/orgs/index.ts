@@ -1,4 +1,6 @@
+import type { Deps } from '../../deps.ts';
 import { defineArea } from '../manifest.ts';
+import type { Project } from './access.ts';
 import { startAccessCache } from './access-cache.ts';
 import {
   adminAddMember,
@@ -79,6 +81,14 @@ export const orgsArea = defineArea({
     'adminRevokePlatformCredential',
   ],
 });
+
+// What orgs asks of an area it cannot import without a cycle; one area provides it (docs/areas.md).
+declare module '../../deps.ts' {
+  interface Provided {
+    /** Called right after a project was created (hosting: database, hostname). */
+    provisionProject?: (deps: Deps, project: Project) => Promise<Project>;
+  }
+}
 
 export {
   findOrgById,

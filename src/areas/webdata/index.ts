@@ -1,5 +1,6 @@
 import { createPageRenderer } from '../../core/browser/renderer.ts';
 import { closeSharedBrowserPool, sharedBrowserPool } from '../../core/browser/shared.ts';
+import type { PayloadOf } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
 import { defineArea } from '../manifest.ts';
 import { webdataCatalogue } from './errors.ts';
@@ -57,6 +58,17 @@ export const webdataArea = defineArea({
   // After the job workers drained: no page is in use any more.
   stop: async () => closeSharedBrowserPool(),
 });
+
+// Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'webdata.extract': PayloadOf<typeof extractJob>;
+    'webdata.batch': PayloadOf<typeof batchJob>;
+    'webdata.crawl': PayloadOf<typeof crawlJob>;
+    'webdata.schedules.tick': PayloadOf<typeof scheduleTickJob>;
+    'webdata.screenshot': PayloadOf<typeof screenshotJob>;
+  }
+}
 
 /** Extractions of JavaScript pages and waits render in the process's Chromium pool (started on first use). */
 export function wireBrowser(deps: Deps): void {
