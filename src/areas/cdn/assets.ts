@@ -8,13 +8,13 @@ import { projects } from '../orgs/index.ts';
 import { cdnErrors } from './errors.ts';
 import type { AssetOut, ListQuery } from './schema.ts';
 import { forgetImages } from './source-images.ts';
-import { cdnAssets, cdnTransformCache } from './tables.ts';
+import { type AssetRow, cdnAssets, cdnTransformCache } from './tables.ts';
 
 // Reading and managing assets: get, list, patch, delete (one or many), move. Every query is scoped to the
 // caller's organization and environment; another tenant's asset is simply not found.
 
 export type CdnScope = { orgId: string; environment: Environment };
-export type AssetRow = typeof cdnAssets.$inferSelect;
+export type { AssetRow };
 
 export const tenantOf = (s: CdnScope) =>
   and(eq(cdnAssets.orgId, s.orgId), eq(cdnAssets.environment, s.environment));

@@ -1,6 +1,6 @@
 import type { Db } from '../../core/db/client.ts';
 import { perObject } from '../../core/per-object.ts';
-import type { AssetRow } from './assets.ts';
+import type { AssetRow } from './tables.ts';
 
 // What a transform needs to know about its source image, remembered per process so a miss on the disk driver
 // asks the database nothing before rendering (docs/decisions/089-cdn-transform-source-memo.md). Sound because

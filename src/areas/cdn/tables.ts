@@ -72,6 +72,8 @@ export const cdnAssets = pgTable(
   ],
 );
 
+export type AssetRow = typeof cdnAssets.$inferSelect;
+
 /**
  * The on-the-fly transform cache: one row per rendered variant, so the cleanup job can expire them after
  * 90 days (the contract's limit) and an asset's delete can remove its variants. Not counted in storage usage.

@@ -1,6 +1,6 @@
-import type { Queryable } from '../../core/db/client.ts';
 import type { Deps } from '../../deps.ts';
 import { addressOf, domainOf } from './addresses.ts';
+import { byPrimaryKey } from './by-primary-key.ts';
 import { tenantSigningKey } from './domains.ts';
 import { storeInOutbox } from './outbox.ts';
 import type { MailEvent, Outcome } from './outcome-writer.ts';
@@ -66,19 +66,6 @@ SELECT c.*, ARRAY(
   WHERE s.org_id = c.org_id AND s.environment = c.environment AND s.address = ANY(c.to_addresses)
 ) AS suppressed
 FROM c`;
-
-/**
- * Runs a batch statement on the primary key. PGlite has no autovacuum, so tables are never analyzed and
- * the planner, costing a small table, scans all of mail_emails (dead row versions included) for every
- * batch: the claim got slower with every mail ever sent. PostgreSQL's statistics need no help.
- */
-export async function byPrimaryKey<T>(deps: Deps, run: (q: Queryable) => Promise<T>): Promise<T> {
-  if (deps.db.kind !== 'pglite') return run(deps.db);
-  return deps.db.transaction(async (tx) => {
-    await tx.query('SET LOCAL enable_seqscan = off');
-    return run(tx);
-  });
-}
 
 /** Claims the e-mails of a batch; those cancelled or already handled are left out. */
 export async function claimBatch(

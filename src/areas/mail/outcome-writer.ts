@@ -1,7 +1,7 @@
 import type { Queryable } from '../../core/db/client.ts';
 import { positionalInserts } from '../../core/db/positional.ts';
 import type { Deps } from '../../deps.ts';
-import { byPrimaryKey } from './delivery.ts';
+import { byPrimaryKey } from './by-primary-key.ts';
 import type { EmailStatus } from './tables.ts';
 import type { Rejection } from './transport.ts';
 

@@ -4,9 +4,9 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
-import { ApiError, type ErrorCode, errorBody, errors } from '../../core/errors.ts';
+import { ApiError, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
-import type { ProxyContext } from './v1-proxy.ts';
+import { PROXY_ERRORS, type ProxyContext } from './proxy-context.ts';
 
 // OpenAI's chat completions wire format in and out, whatever vendor serves the model.
 
@@ -63,19 +63,6 @@ const sseSchema = z
     'With `stream: true`: server-sent events, each `data: <chat.completion.chunk JSON>`; the last is ' +
       '`data: [DONE]`, or `data: {"error":{"code","message"}}` if the provider fails mid-stream.',
   );
-
-/** The model proxy's errors beyond the shared ones (its 502/503 come from the provider). */
-export const PROXY_ERRORS: readonly ErrorCode[] = [
-  'MODEL_NOT_AVAILABLE',
-  'INVALID_MODEL',
-  'MODEL_CAPABILITY_UNSUPPORTED',
-  'MODEL_PROVIDER_RATE_LIMITED',
-  'MODEL_PROVIDER_REJECTED',
-  'MODEL_PROVIDER_ERROR',
-  'MODEL_PROVIDER_UNAVAILABLE',
-  'IDEMPOTENCY_CONFLICT',
-  'IDEMPOTENCY_IN_PROGRESS',
-];
 
 const textOf = (c: ChatBody['messages'][number]['content']) =>
   typeof c === 'string' ? c : (c ?? []).map((p) => p.text).join('');

@@ -2,8 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
-import { PROXY_ERRORS } from './chat-completions.ts';
-import type { ProxyContext } from './v1-proxy.ts';
+import { PROXY_ERRORS, type ProxyContext } from './proxy-context.ts';
 
 // OpenAI's embeddings wire format. `encoding_format: base64` (the official client's default) is
 // little-endian float32, as OpenAI sends it. `pier-local/hash-<dim>-v1` is served by the built-in embedder.

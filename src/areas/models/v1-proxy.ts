@@ -3,16 +3,11 @@ import type { ResolvedModel } from '../../core/ai/providers.ts';
 import type { Deps } from '../../deps.ts';
 import { chatCompletionsRoute } from './chat-completions.ts';
 import { UsageBuffer } from './model-usage.ts';
+import type { ProxyContext } from './proxy-context.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
 import { embeddingsRoute } from './v1-embeddings.ts';
 
 const RESOLVE_TTL_MS = 10_000;
-
-export type ProxyContext = {
-  deps: Deps;
-  usage: UsageBuffer;
-  resolve: (orgId: string, model: string) => Promise<ResolvedModel>;
-};
 
 /**
  * The model proxy (role `proxy`), registered by the v1 plugin at /v1/ai, whose hooks check the API key, take

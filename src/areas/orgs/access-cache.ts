@@ -1,7 +1,6 @@
 import { listen, type Unlisten } from '../../core/db/notify.ts';
 import type { Deps } from '../../deps.ts';
-import type { Org, Project } from './access.ts';
-import type { Role } from './tables.ts';
+import type { Org, Project, Role } from './tables.ts';
 
 // Per-process cache of "which project does this slug name for this user, with which role". Every read of
 // a project by a personal token needs it, and it is one join per request otherwise.

@@ -4,10 +4,9 @@ import type { Deps } from '../../deps.ts';
 import { UUID_RE } from '../../http/fn-schemas.ts';
 import { accessCache } from './access-cache.ts';
 import { orgsErrors } from './errors.ts';
-import { memberships, orgs, projects, type Role } from './tables.ts';
+import { memberships, type Org, orgs, type Project, projects, type Role } from './tables.ts';
 
-export type Org = typeof orgs.$inferSelect;
-export type Project = typeof projects.$inferSelect;
+export type { Org, Project };
 
 export const MANAGERS: Role[] = ['owner', 'admin'];
 

@@ -74,6 +74,9 @@ export const projects = pgTable(
   ],
 );
 
+export type Org = typeof orgs.$inferSelect;
+export type Project = typeof projects.$inferSelect;
+
 export const secrets = pgTable(
   'secrets',
   {

@@ -1,0 +1,26 @@
+import type { ResolvedModel } from '../../core/ai/providers.ts';
+import type { ErrorCode } from '../../core/errors.ts';
+import type { Deps } from '../../deps.ts';
+import type { UsageBuffer } from './model-usage.ts';
+
+// What the model proxy (v1-proxy.ts) hands each of its routes (chat-completions.ts, v1-embeddings.ts), in a
+// file of its own so the routes need not import the proxy that imports them.
+
+export type ProxyContext = {
+  deps: Deps;
+  usage: UsageBuffer;
+  resolve: (orgId: string, model: string) => Promise<ResolvedModel>;
+};
+
+/** The model proxy's errors beyond the shared ones (its 502/503 come from the provider). */
+export const PROXY_ERRORS: readonly ErrorCode[] = [
+  'MODEL_NOT_AVAILABLE',
+  'INVALID_MODEL',
+  'MODEL_CAPABILITY_UNSUPPORTED',
+  'MODEL_PROVIDER_RATE_LIMITED',
+  'MODEL_PROVIDER_REJECTED',
+  'MODEL_PROVIDER_ERROR',
+  'MODEL_PROVIDER_UNAVAILABLE',
+  'IDEMPOTENCY_CONFLICT',
+  'IDEMPOTENCY_IN_PROGRESS',
+];
