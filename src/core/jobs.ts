@@ -2,6 +2,8 @@ import PgBoss from 'pg-boss';
 import type { z } from 'zod';
 import type { Db, Queryable } from './db/client.ts';
 import { listen, type Unlisten } from './db/notify.ts';
+import type { BatchJob, EnqueueOptions, JobDef, NewJob } from './job-defs.ts';
+import { announceJobs, JOBS_CHANNEL, Wakeups } from './job-wakeups.ts';
 
 // Background work on pg-boss: jobs live in Postgres (PGlite or a server), survive restarts, and several
 // worker processes share one queue through SKIP LOCKED. Idle workers do not poll on a short timer: every
@@ -13,102 +15,20 @@ import { listen, type Unlisten } from './db/notify.ts';
 // (insert, fetch, complete, fail, deleteJob, getJobById, purgeQueue, send, schedule): no SQL here or
 // anywhere else names pg-boss's tables, so a pg-boss upgrade that changes them cannot break Pier
 // silently (docs/decisions/041-queue-public-api.md; src/core/queue-sql.test.ts checks it).
+//
+// Beside it: job-defs.ts (what a job is), job-wakeups.ts (how idle workers sleep and are woken).
 
-export type JobContext<C = unknown> = {
-  id: string;
-  retryCount: number;
-  /** What the process bound with JobQueue.bind() (the app's Deps); a job names only what it uses. */
-  deps: C;
-  /**
-   * Aborted when the handler runs past the job's expireInSeconds: a handler running a child process
-   * (ffmpeg, a browser) kills it, so nothing outlives the job. Absent when a test calls handle() itself.
-   */
-  signal?: AbortSignal;
-};
-
-/** One job of a batch handed to handleMany. */
-export type BatchJob<T> = { id: string; retryCount: number; data: T };
-
-export type JobDef<S extends z.ZodType = z.ZodType, N extends string = string, C = unknown> = {
-  name: N;
-  schema: S;
-  // Method syntax on purpose: it lets a list of jobs with different payloads share one JobDef[] type.
-  /** Runs one job (give handle or handleMany). */
-  handle?(data: z.output<S>, ctx: JobContext<C>): Promise<void>;
-  /**
-   * Runs a whole batch: the worker claims up to batchSize jobs of this kind in one statement and polls
-   * again at once while it finds work. The batch completes when this resolves and fails (with pg-boss
-   * retries) when it throws, so settle each job's own failures inside.
-   */
-  handleMany?(jobs: BatchJob<z.output<S>>[], ctx: { deps: C }): Promise<void>;
-  /**
-   * handleMany kinds only. 'complete' (default): claimed jobs go `active` and are completed (or failed and
-   * retried) after the handler. 'delete': the claim deletes them (pg-boss's fetch and deleteJob in one
-   * transaction) — no completion afterwards, but a process dying mid-batch loses the batch's jobs, so
-   * only for kinds whose own rows let a sweeper re-queue the work (mail.deliver; docs/decisions/023, 041).
-   */
-  consume?: 'complete' | 'delete';
-  /**
-   * When this kind's jobs that are not due yet become due, read from the kind's own rows when workers
-   * start. Inserts announce their due times to running workers (NOTIFY), but a process that starts later
-   * has not heard them, and the queue reads no due times from pg-boss's tables (decision 041): without
-   * this, such a job waits for the fallback poll (pollingIntervalSeconds).
-   */
-  dueTimes?(deps: C): Promise<Date[]>;
-  /** Only started by a schedule: its workers poll every 5 s instead of every pollingIntervalSeconds. */
-  cronOnly?: boolean;
-  retry?: { limit: number; delaySec: number; backoff?: boolean };
-  /** How many of this job one worker process runs at once. */
-  concurrency?: number;
-  /**
-   * Jobs fetched per poll and run together (default 1). Fetching and completing in batches saves queue
-   * round trips for many small jobs; the handler should settle failures itself, since a throw fails the
-   * whole batch.
-   */
-  batchSize?: number;
-  expireInSeconds?: number;
-};
-
-/** Keeps the job's literal name, so a registry derived from a list of jobs knows each name's payload. */
-export function defineJob<const N extends string, S extends z.ZodType, C = unknown>(
-  def: JobDef<S, N, C>,
-): JobDef<S, N, C> {
-  return def;
-}
-
-export type EnqueueOptions = { startAfter?: Date; singletonKey?: string; id?: string };
-
-/** A job for JobQueue.insert(); `id` lets the caller store the job's id beside its own rows. */
-export type NewJob<K extends string = string, T = unknown> = {
-  name: K;
-  data: T;
-  id?: string;
-  startAfter?: Date | null;
-};
+export {
+  type BatchJob,
+  defineJob,
+  type EnqueueOptions,
+  type JobContext,
+  type JobDef,
+  type NewJob,
+} from './job-defs.ts';
+export { JOBS_CHANNEL } from './job-wakeups.ts';
 
 const CRON_POLL_SEC = 5;
-/** A running worker loop: the earliest job announced since its last claim, and while it sleeps, until when. */
-type Worker = {
-  announced: number;
-  until: number;
-  wake: (() => void) | null;
-  /** While it sleeps: wakes it at `at` (epoch ms) instead of when it meant to. */
-  rearm: ((at: number) => void) | null;
-};
-
-/** The channel on which inserts announce a job kind; every worker process of the database listens. */
-export const JOBS_CHANNEL = 'pier_jobs';
-/** An idle worker's nap when a job is due but was not claimable (another worker holds it). */
-const BUSY_RETRY_MS = 250;
-/** A worker due to wake this little after a new job's due time is left asleep (clocks round). */
-const WAKE_SLACK_MS = 100;
-
-/** A due time told of is retried this long after it passed (the database's clock may run a little behind). */
-const DUE_GRACE_MS = 1000;
-/** Distinct later due times one insert announces per kind. */
-const ANNOUNCED_PER_KIND = 100;
-/** Due times remembered per kind; later ones are left to the fallback poll. */
-const MAX_DUE_TIMES = 1000;
 /** pg-boss's job states in which a job will still run (created, retry) or is running (active). */
 const LIVE_STATES = new Set(['created', 'retry', 'active']);
 
@@ -154,11 +74,8 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
   #context: { value: C } | undefined;
   #started = false;
   #stopping = false;
+  readonly #wakeups = new Wakeups(() => this.#stopping);
   readonly #loops: Promise<void>[] = [];
-  /** Each kind's running workers, so a NOTIFY reaches them whether they sleep or are claiming. */
-  readonly #workers = new Map<string, Set<Worker>>();
-  /** Per kind, the future due times announced to this process (sorted), for idle workers' naps. */
-  readonly #due = new Map<string, number[]>();
   #unlisten: Unlisten | undefined;
 
   // Both drivers go through the app's own connection (PGlite's single one, or the pg pool), so the queue
@@ -223,17 +140,12 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
       this.#db,
       this.#db.pool?.options.connectionString,
       JOBS_CHANNEL,
-      (payload) => {
-        // '<kind>' for jobs due now, '<kind>@<epoch ms>' for jobs due later (see #announce).
-        const at = payload.lastIndexOf('@');
-        if (at === -1) this.#wake(payload);
-        else this.#wake(payload.slice(0, at), Number(payload.slice(at + 1)));
-      },
+      (payload) => this.#wakeups.heard(payload),
     );
     for (const def of this.#defs.values()) {
       if (!def.dueTimes) continue;
       try {
-        for (const at of await def.dueTimes(context.value)) this.#remember(def.name, at.getTime());
+        for (const at of await def.dueTimes(context.value)) this.#wakeups.remember(def.name, at.getTime());
       } catch {
         // The fallback poll finds them.
       }
@@ -246,10 +158,8 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
   async #loop(def: JobDef, deps: C): Promise<void> {
     const deleting = def.handleMany !== undefined && def.consume === 'delete';
     const batchSize = def.batchSize ?? (def.handleMany ? 100 : 1);
-    const me: Worker = { announced: Number.POSITIVE_INFINITY, until: 0, wake: null, rearm: null };
-    const workers = this.#workers.get(def.name) ?? new Set();
-    this.#workers.set(def.name, workers);
-    workers.add(me);
+    const me = this.#wakeups.join(def.name);
+    const fallbackMs = (def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds) * 1000;
     try {
       while (!this.#stopping) {
         me.announced = Number.POSITIVE_INFINITY;
@@ -267,11 +177,11 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
         }
         // A job announced during the claim may be one it did not see: sleep no longer than until it is due
         // (a job due now: claim again at once).
-        const ms = Math.min(this.#idleMs(def), me.announced - Date.now());
-        if (ms > 0) await this.#sleep(me, ms);
+        const ms = Math.min(this.#wakeups.idleMs(def.name, fallbackMs), me.announced - Date.now());
+        if (ms > 0) await this.#wakeups.sleep(me, ms);
       }
     } finally {
-      workers.delete(me);
+      this.#wakeups.leave(def.name, me);
     }
   }
 
@@ -370,75 +280,9 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
         const job = await this.boss.getJobById(def.name, j.id);
         if (job?.state === 'retry') due.push({ name: def.name, startAfter: new Date(job.startAfter) });
       }
-      await this.#announce(this.#db, due);
+      await announceJobs(this.#db, due);
     } catch {
       // The fallback poll finds them.
-    }
-  }
-
-  /**
-   * How long an idle worker sleeps: until the next due time its kind was told of (NOTIFY), at most the
-   * fallback. A due time just passed whose job it did not get (another worker did, or the database's
-   * clock is a little behind) is tried again every BUSY_RETRY_MS for DUE_GRACE_MS.
-   */
-  #idleMs(def: JobDef): number {
-    const fallback = (def.cronOnly ? CRON_POLL_SEC : this.pollingIntervalSeconds) * 1000;
-    const due = this.#due.get(def.name);
-    if (!due) return fallback;
-    const now = Date.now();
-    while (due.length && due[0]! + DUE_GRACE_MS < now) due.shift();
-    if (!due.length) return fallback;
-    return Math.min(fallback, Math.max(BUSY_RETRY_MS, due[0]! - now));
-  }
-
-  /** Remembers a kind's future due time (kept sorted, at most MAX_DUE_TIMES). */
-  #remember(name: string, at: number): void {
-    if (at <= Date.now()) return;
-    let due = this.#due.get(name);
-    if (!due) {
-      due = [];
-      this.#due.set(name, due);
-    }
-    let i = due.length;
-    while (i > 0 && due[i - 1]! > at) i--;
-    if (due[i - 1] === at) return;
-    due.splice(i, 0, at);
-    if (due.length > MAX_DUE_TIMES) due.pop();
-  }
-
-  #sleep(me: Worker, ms: number): Promise<void> {
-    if (this.#stopping) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      let timer = setTimeout(() => me.wake?.(), ms);
-      me.until = Date.now() + ms;
-      me.wake = () => {
-        clearTimeout(timer);
-        me.wake = null;
-        me.rearm = null;
-        resolve();
-      };
-      me.rearm = (at) => {
-        clearTimeout(timer);
-        timer = setTimeout(() => me.wake?.(), Math.max(0, at - Date.now()));
-        me.until = at;
-      };
-    });
-  }
-
-  /**
-   * A NOTIFY for a kind (or stop): its idle workers claim again. A job due later (`due`, epoch ms) is
-   * remembered, and workers that would sleep past it are set to wake when it is due, without claiming
-   * before: a burst of scheduled jobs costs idle workers nothing.
-   */
-  #wake(name: string, due?: number): void {
-    const at = due === undefined || Number.isNaN(due) ? 0 : due;
-    const later = at > Date.now();
-    if (later) this.#remember(name, at);
-    for (const w of this.#workers.get(name) ?? []) {
-      w.announced = Math.min(w.announced, at);
-      if (!w.wake || at + WAKE_SLACK_MS >= w.until) continue;
-      if (later) w.rearm?.(at);
-      else w.wake();
     }
   }
 
@@ -470,7 +314,7 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
     if (!rows.length) return ids;
     // One statement for the whole list (its rows travel as one JSON parameter).
     await this.boss.insert(rows, opts.tx ? { db: inTx(opts.tx) } : {});
-    await this.#announce(opts.tx ?? this.#db, jobs);
+    await announceJobs(opts.tx ?? this.#db, jobs);
     return ids;
   }
 
@@ -493,29 +337,6 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
     await this.boss.purgeQueue(name);
   }
 
-  /**
-   * NOTIFYs the kinds just queued: a kind's name when a job of it is due now, and each distinct later due
-   * time (the earliest ANNOUNCED_PER_KIND of them; later ones are left to the fallback poll). Inside a
-   * transaction Postgres delivers them at commit, never on rollback.
-   */
-  async #announce(runner: Queryable, jobs: { name: string; startAfter?: Date | null }[]): Promise<void> {
-    const now = Date.now();
-    const byKind = new Map<string, Set<number>>();
-    for (const j of jobs) {
-      const due = j.startAfter?.getTime() ?? 0;
-      const times = byKind.get(j.name) ?? new Set();
-      byKind.set(j.name, times);
-      times.add(due > now ? due : 0);
-    }
-    const payloads: string[] = [];
-    for (const [name, times] of byKind) {
-      const sorted = [...times].sort((a, b) => a - b).slice(0, ANNOUNCED_PER_KIND);
-      for (const due of sorted) payloads.push(due ? `${name}@${due}` : name);
-    }
-    if (payloads.length)
-      await runner.query('SELECT pg_notify($1, n) FROM unnest($2::text[]) AS n', [JOBS_CHANNEL, payloads]);
-  }
-
   async enqueue<K extends keyof P & string>(
     name: K,
     data: P[K],
@@ -532,7 +353,7 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
       retryBackoff: def.retry?.backoff ?? false,
       expireInSeconds: def.expireInSeconds ?? 15 * 60,
     });
-    if (id) await this.#announce(this.#db, [{ name, startAfter: opts.startAfter ?? null }]);
+    if (id) await announceJobs(this.#db, [{ name, startAfter: opts.startAfter ?? null }]);
     return id;
   }
 
@@ -563,7 +384,7 @@ export class JobQueue<P extends object = Record<string, unknown>, C = unknown> {
   async stop(timeoutMs = 10_000): Promise<void> {
     if (!this.#started) return;
     this.#stopping = true;
-    for (const name of this.#workers.keys()) this.#wake(name);
+    this.#wakeups.wakeAll();
     // Batch workers finish the batch in hand (its outcomes recorded, its jobs completed) before stopping.
     const loops = Promise.all(this.#loops.splice(0));
     let timer: NodeJS.Timeout | undefined;
