@@ -16,7 +16,7 @@ import { orgsArea } from './orgs/index.ts';
 import { webdataArea } from './webdata/index.ts';
 import { workflowsArea } from './workflows/index.ts';
 
-// THE list of areas. The function registry, the v1 routes, the typed job registry, the schedules, the
+// THE list of areas. The function registry, the v1 routes, the job list, the schedules, the
 // migrations (in this order: an area's tables may reference those of the areas before it) and the start and
 // stop order (stops run in reverse) are all derived from it. Adding an area: its folder, and one line here.
 export const areas = [

@@ -8,8 +8,9 @@ import type { FnDef } from '../http/fn-kit.ts';
 import type { V1Area } from '../http/v1-kit.ts';
 
 // What one area contributes to the process. `src/areas/index.ts` lists every manifest; the function
-// registry, the v1 routes, the typed job registry, the schedules, the migrations and the start/stop order
-// are all derived from that list, so adding an area is its folder plus one line there.
+// registry, the v1 routes, the job list, the schedules, the migrations and the start/stop order are all
+// derived from that list, so adding an area is its folder plus one line there. Its jobs' payload types and
+// the slots of `provides` are declared by module augmentation beside the manifest (docs/areas.md).
 
 /** A cron schedule an area states at worker start; `cron` null removes one stated by an earlier config. */
 export type ScheduleDef = {
