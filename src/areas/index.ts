@@ -52,8 +52,8 @@ export const jobDefs = manifests().flatMap((a) => a.jobs ?? []) as unknown as re
 // schema takes: this fails to compile when a listed job is not declared, or a declared one is listed nowhere.
 type JobRegistry = JobPayloadsOf<readonly AreaJobs<Areas>[]>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const jobsDeclared: Same<JobRegistry, JobPayloads> = true;
-void jobsDeclared;
+type MustHold<T extends true> = T;
+type _JobsDeclared = MustHold<Same<JobRegistry, JobPayloads>>;
 
 /** Every error catalogue: the shared one, the infrastructure's and each area's (test/error-catalogue.test.ts). */
 export const errorCatalogues = manifests().flatMap((a) => a.errors ?? []);
