@@ -10,8 +10,8 @@ import {
 } from '../core/db/maintenance-job.ts';
 import { listen, notify } from '../core/db/notify.ts';
 import { sharedCatalogue } from '../core/errors.ts';
-import { fetchCatalogue } from '../core/net/errors.ts';
 import type { PayloadOf } from '../core/jobs.ts';
+import { fetchCatalogue } from '../core/net/errors.ts';
 import { webhookDeliverJob } from '../core/webhooks.ts';
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_PRUNE_CRON, pruneIdempotencyJob } from '../http/idempotency.ts';
