@@ -1,9 +1,10 @@
 import { buffer } from 'node:stream/consumers';
 import { and, asc, count, desc, eq, ilike, inArray, type SQL } from 'drizzle-orm';
 import type { Environment } from '../../core/auth/caller.ts';
+
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projects } from '../orgs/index.ts';
 import { cdnErrors } from './errors.ts';
 import type { AssetOut, ListQuery } from './schema.ts';
@@ -66,7 +67,7 @@ export async function toAssetOuts(deps: Deps, rows: AssetRow[]): Promise<AssetOu
 
 /** The caller's asset, or ASSET_NOT_FOUND (malformed ids, other tenants and missing ones alike). */
 export async function findAsset(deps: Deps, s: CdnScope, id: string): Promise<AssetRow> {
-  if (!UUID_RE.test(id)) throw cdnErrors.assetNotFound();
+  if (!isUuid(id)) throw cdnErrors.assetNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(cdnAssets)
@@ -135,7 +136,7 @@ export async function patchAsset(
 
 /** Removes the rows first (so the asset disappears at once), then its bytes and cached variants. */
 async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<string[]> {
-  const valid = ids.filter((id) => UUID_RE.test(id));
+  const valid = ids.filter((id) => isUuid(id));
   if (valid.length === 0) return [];
   const gone = await deps.db.orm
     .delete(cdnAssets)
@@ -175,7 +176,7 @@ export async function deleteAssets(deps: Deps, s: CdnScope, ids: string[]) {
 
 export async function moveAssets(deps: Deps, s: CdnScope, ids: string[], folder: string) {
   const unique = [...new Set(ids)];
-  const valid = unique.filter((id) => UUID_RE.test(id));
+  const valid = unique.filter((id) => isUuid(id));
   const moved =
     valid.length === 0
       ? []

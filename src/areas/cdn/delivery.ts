@@ -1,8 +1,8 @@
 import { eq } from 'drizzle-orm';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isUuid } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { parseRange } from '../../http/blob-routes.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { cdnErrors } from './errors.ts';
 import { cdnAssets } from './tables.ts';
 import { serveTransform, settleTransforms, verifyTransformQuery } from './transform.ts';
@@ -29,7 +29,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
 
   app.get('/cdn/t/:id', async (req: TransformReq, reply: FastifyReply) => {
     const id = req.params.id;
-    if (!UUID_RE.test(id)) throw cdnErrors.assetNotFound();
+    if (!isUuid(id)) throw cdnErrors.assetNotFound();
     const options = verifyTransformQuery(deps.keyring, id, req.query);
     const accept = String(req.headers.accept ?? '');
     const out = await serveTransform(deps, id, options, accept);
@@ -46,7 +46,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
 
   app.get('/cdn/:id/*', async (req: AssetReq, reply: FastifyReply) => {
     const id = req.params.id;
-    if (!UUID_RE.test(id)) throw cdnErrors.assetNotFound();
+    if (!isUuid(id)) throw cdnErrors.assetNotFound();
     const [row] = await deps.db.orm.select().from(cdnAssets).where(eq(cdnAssets.id, id));
     if (row?.status !== 'ready') throw cdnErrors.assetNotFound();
     // Assets never change in place (a new upload is a new id), so id and size identify the bytes.

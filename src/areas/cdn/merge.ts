@@ -1,7 +1,8 @@
 import { and, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
+
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projectForApiKey, projects } from '../orgs/index.ts';
 import { type AssetRow, type CdnScope, cdnUrlOf, tenantOf } from './assets.ts';
 import { cdnErrors } from './errors.ts';
@@ -134,7 +135,7 @@ export async function toMergeOuts(deps: Deps, rows: MergeRow[]): Promise<MergeJo
 }
 
 async function findMerge(deps: Deps, s: CdnScope, id: string): Promise<MergeRow> {
-  if (!UUID_RE.test(id)) throw cdnErrors.mergeJobNotFound();
+  if (!isUuid(id)) throw cdnErrors.mergeJobNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(cdnMergeJobs)

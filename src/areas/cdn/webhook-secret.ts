@@ -3,8 +3,7 @@ import { eq } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { MANAGERS, orgForUser, requireRole } from '../orgs/index.ts';
+import { MANAGERS, orgForUser, requireRole, slugInput } from '../orgs/index.ts';
 import { cdnWebhookSecrets } from './tables.ts';
 
 // Merge completion webhooks are signed (Standard Webhooks) with one secret per organization, encrypted at

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { projectForUser } from '../orgs/index.ts';
+import { projectForUser, slugInput } from '../orgs/index.ts';
 import { hostingRuntime } from './runtime/runtime.ts';
 
 // How this Pier runs apps, for the dashboard's project page: whether the sandbox is on and what enforces

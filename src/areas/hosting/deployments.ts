@@ -1,10 +1,10 @@
 import { and, desc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
-import type { ErrorCode } from '../../core/errors.ts';
+import type { ErrorCode, errors } from '../../core/errors.ts';
+import { isUuid, uuidInput } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput, UUID_RE } from '../../http/fn-schemas.ts';
 import {
   MANAGERS,
   memberships,
@@ -15,6 +15,7 @@ import {
   projectForUser,
   projects,
   requireRole,
+  slugInput,
 } from '../orgs/index.ts';
 import { assertDeployQuota, type Deployment, queueDeployment } from './deploy-pipeline.ts';
 import { hostingErrors } from './errors.ts';
@@ -107,7 +108,7 @@ const createOutput = z.object({
 
 /** A deployment of a live project in one of the user's organizations, with the user's role there. */
 async function deploymentForUser(deps: Deps, userId: string, id: string) {
-  if (!UUID_RE.test(id)) throw hostingErrors.deploymentNotFound(id.slice(0, 100));
+  if (!isUuid(id)) throw hostingErrors.deploymentNotFound(id.slice(0, 100));
   const [row] = await deps.db.orm
     .select({ d: deployments, project: projects, org: orgs, role: memberships.role })
     .from(deployments)
@@ -120,7 +121,7 @@ async function deploymentForUser(deps: Deps, userId: string, id: string) {
 }
 
 async function deploymentById(deps: Deps, id: string) {
-  if (!UUID_RE.test(id)) throw hostingErrors.deploymentNotFound(id.slice(0, 100));
+  if (!isUuid(id)) throw hostingErrors.deploymentNotFound(id.slice(0, 100));
   const [row] = await deps.db.orm
     .select({ d: deployments, project: projects, org: orgs })
     .from(deployments)
@@ -172,7 +173,7 @@ export const createDeploymentFn = defineFn({
   output: createOutput,
   errors: DEPLOY_ERRORS,
   handler: async ({ deps, caller }, { projectId }) => {
-    if (!UUID_RE.test(projectId)) throw orgsErrors.projectNotFound();
+    if (!isUuid(projectId)) throw orgsErrors.projectNotFound();
     const [row] = await deps.db.orm
       .select({ project: projects, org: orgs })
       .from(projects)
@@ -274,7 +275,7 @@ export const getAppLogsForCli = defineFn({
     since: z.iso.datetime({ offset: true }).optional(),
     afterId: z.number().int().min(0).optional(),
     /** Only this deployment's lines (its build output and Pier's notes about it). */
-    deploymentId: z.string().regex(UUID_RE).optional(),
+    deploymentId: uuidInput.optional(),
   }),
   output: z.object({
     lines: z.array(

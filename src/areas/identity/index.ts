@@ -63,5 +63,6 @@ export { mintLoginCode } from './login-codes.ts';
 export { ensureOperatorKey } from './operator-key.ts';
 export { createPasswordLink } from './password-links.ts';
 export { hashPassword } from './passwords.ts';
+export { emailInput, userSchema } from './schema.ts';
 export { issuePersonalToken } from './tokens.ts';
 export { ensureUser, findUserByEmail, getUser, type User } from './users.ts';

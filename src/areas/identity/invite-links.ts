@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { emailInput } from '../../http/fn-schemas.ts';
 import { markEmailVerified } from './email-verification.ts';
 import { identityErrors } from './errors.ts';
 import { createPasswordLink } from './password-links.ts';
+import { emailInput } from './schema.ts';
 import { ensureUser, findUserByEmail } from './users.ts';
 
 // `pier admin user invite-link --email E`: a one-time, expiring link to set a password, for users created

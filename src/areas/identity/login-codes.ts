@@ -3,10 +3,10 @@ import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { userSchema } from '../../http/fn-schemas.ts';
 import { loginCodes } from './account-tables.ts';
 import { claimByProof } from './email-verification.ts';
 import { identityErrors } from './errors.ts';
+import { userSchema } from './schema.ts';
 import { issuePersonalToken } from './tokens.ts';
 import { getUser } from './users.ts';
 

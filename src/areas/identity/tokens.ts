@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { errors } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { userSchema } from '../../http/fn-schemas.ts';
+import { userSchema } from './schema.ts';
 import { revokeSession } from './sessions.ts';
 import { getUser } from './users.ts';
 

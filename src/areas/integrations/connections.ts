@@ -4,6 +4,7 @@ import { and, desc, eq, isNull, lt, or, type SQL } from 'drizzle-orm';
 import ipaddr from 'ipaddr.js';
 import type { IntegrationConnectorSlug } from '../../config.ts';
 import { ApiError } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import { hostListed, inAllowedRange, type OutboundAllow } from '../../core/net/outbound-allow.ts';
 import type { Deps } from '../../deps.ts';
 import {
@@ -256,8 +257,6 @@ async function load(d: IntegrationDeps, id: string): Promise<Row | undefined> {
   return r;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /**
  * The caller's connection. `cached`: the provider-call paths (unified operations, passthrough) may use a row
  * read in this process a few seconds ago (connection-cache.ts); reads shown to people take it fresh.
@@ -268,7 +267,7 @@ export async function findConnection(
   id: string,
   opts: { cached?: boolean } = {},
 ): Promise<Row> {
-  if (!UUID.test(id)) throw integrationsErrors.connectionNotFound();
+  if (!isUuid(id)) throw integrationsErrors.connectionNotFound();
   const hit = opts.cached ? cachedConnection(d.db, id) : undefined;
   if (hit) {
     if (hit.orgId !== s.orgId || hit.environment !== s.environment)

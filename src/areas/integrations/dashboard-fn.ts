@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { MANAGERS, orgForUser, requireRole } from '../orgs/index.ts';
+import { MANAGERS, orgForUser, requireRole, slugInput } from '../orgs/index.ts';
 import * as conn from './connections.ts';
 import { connectors } from './connectors/index.ts';
 import * as S from './schema.ts';

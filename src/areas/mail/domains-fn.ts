@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { MANAGERS, orgForUser, requireRole } from '../orgs/index.ts';
+import { MANAGERS, orgForUser, requireRole, slugInput } from '../orgs/index.ts';
 import { addDomain, findDomain, listDomains, removeDomain, toDomainOut, verifyDomain } from './domains.ts';
 
 // Sender domains from the CLI (`pier domains …`) and the dashboard: any member lists them, owners and

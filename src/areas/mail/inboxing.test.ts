@@ -132,6 +132,7 @@ describe('one-click unsubscribe on broadcast mail', () => {
       id!,
       `${id}.${sig}.x`,
       `${id}.${sig!.slice(1)}`,
+      `${id!.toUpperCase()}.${sig}`,
       'x',
     ];
     for (const token of tokens) {

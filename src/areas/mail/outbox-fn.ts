@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { orgForUser } from '../orgs/index.ts';
+import { orgForUser, slugInput } from '../orgs/index.ts';
 import { mailErrors } from './errors.ts';
 import { getOutboxMessage, listOutbox } from './outbox.ts';
 import { EMAIL_STATUSES, SYSTEM_ORG_ID } from './tables.ts';

@@ -1,7 +1,7 @@
 import { and, count, desc, eq, ilike, or, type SQL, sql } from 'drizzle-orm';
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { type EmailStatus, mailEmails, mailOutbox } from './tables.ts';
 import { composeMime, type OutgoingMail } from './transport.ts';
 
@@ -105,7 +105,7 @@ export async function listOutbox(deps: Deps, orgId: string, q: OutboxQuery) {
 }
 
 export async function getOutboxMessage(deps: Deps, orgId: string, id: string) {
-  if (!UUID_RE.test(id)) return null;
+  if (!isUuid(id)) return null;
   const [row] = await deps.db.orm
     .select({ m: mailOutbox, status: mailEmails.status })
     .from(mailOutbox)

@@ -1,9 +1,9 @@
 import { and, asc, count, desc, eq, inArray, type SQL, sql } from 'drizzle-orm';
 import { positionalInserts } from '../../core/db/positional.ts';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
 import { addressOf } from './addresses.ts';
 import { assertSenderDomains } from './domains.ts';
@@ -239,7 +239,7 @@ export async function sendBroadcast(deps: Deps, c: ApiKeyCaller, b: BroadcastBod
 }
 
 async function findEmail(deps: Deps, c: ApiKeyCaller, id: string): Promise<EmailRow> {
-  if (!UUID_RE.test(id)) throw mailErrors.emailNotFound();
+  if (!isUuid(id)) throw mailErrors.emailNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(mailEmails)
@@ -267,7 +267,7 @@ export async function listEmails(deps: Deps, c: ApiKeyCaller, q: ListQuery) {
   if (q.from) filters.push(eq(mailEmails.fromAddress, addressOf(q.from)));
   if (q.to) filters.push(sql`${addressOf(q.to)} = ANY(${mailEmails.toAddresses})`);
   if (q.broadcastId) {
-    if (!UUID_RE.test(q.broadcastId)) return offsetPage([], 0, q);
+    if (!isUuid(q.broadcastId)) return offsetPage([], 0, q);
     filters.push(eq(mailEmails.broadcastId, q.broadcastId));
   }
   const where = and(...filters);

@@ -1,9 +1,9 @@
 import { and, count, desc, eq } from 'drizzle-orm';
 import type { z } from 'zod';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
 import { mailErrors } from './errors.ts';
 import type { templateBody, templatePatch, templateSchema } from './schema.ts';
@@ -74,7 +74,7 @@ const tenant = (c: ApiKeyCaller) =>
   and(eq(mailTemplates.orgId, c.orgId), eq(mailTemplates.environment, c.environment));
 
 export async function findTemplate(deps: Deps, c: ApiKeyCaller, id: string): Promise<Template> {
-  if (!UUID_RE.test(id)) throw mailErrors.templateNotFound();
+  if (!isUuid(id)) throw mailErrors.templateNotFound();
   const [t] = await deps.db.orm
     .select()
     .from(mailTemplates)

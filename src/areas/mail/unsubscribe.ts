@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { safeEqual } from '../../core/crypto.ts';
+
+import { isUuid } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { mailErrors } from './errors.ts';
 
@@ -13,7 +15,6 @@ import { mailErrors } from './errors.ts';
 const PATH = '/mail/unsubscribe';
 /** Domain separation: the keyring's URL key also signs CDN URLs and cursors. */
 const PURPOSE = 'mail-unsubscribe';
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export type UnsubscribeClaim = { orgId: string; environment: string; address: string; emailId: string };
 
@@ -30,7 +31,9 @@ export function unsubscribeUrl(deps: Deps, c: UnsubscribeClaim): string {
 /** What a token stands for, or null when this installation did not make it (tampered, truncated, foreign). */
 export async function readUnsubscribeToken(deps: Deps, token: string): Promise<UnsubscribeClaim | null> {
   const [emailId, signature, extra] = token.split('.');
-  if (!emailId || !signature || extra !== undefined || !UUID_RE.test(emailId)) return null;
+  // An upper-case id passes isUuid and finds the row, but the signature is over the id as issued (lower
+  // case), so such a token is refused all the same.
+  if (!emailId || !signature || extra !== undefined || !isUuid(emailId)) return null;
   const { rows } = await deps.db.query<{ org_id: string; environment: string; to_addresses: string[] }>(
     'SELECT org_id, environment, to_addresses FROM mail_emails WHERE id = $1 AND broadcast_id IS NOT NULL',
     [emailId],

@@ -4,7 +4,7 @@ import path from 'node:path';
 import * as tar from 'tar';
 import { z } from 'zod';
 import { errors } from '../../core/errors.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
+import { slugInput } from '../orgs/index.ts';
 import { DEPLOY_TOOL } from './access.ts';
 import { type CallContext, invokeFn, okResult, type ToolResult, toolError } from './dispatch.ts';
 import type { ToolAnnotations } from './tools.ts';

@@ -1,6 +1,7 @@
 import { and, count, desc, eq, inArray, isNull, or } from 'drizzle-orm';
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
-import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import type { MemoryContext, Scope } from './context.ts';
 import { memoryErrors } from './errors.ts';
 import type { CreateAgentInput, UpdateAgentInput } from './schema.ts';
 import { memories, memoryAgents } from './tables.ts';

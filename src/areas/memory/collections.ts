@@ -1,7 +1,8 @@
 import { and, count, desc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
-import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import type { MemoryContext, Scope } from './context.ts';
 import { memoryErrors } from './errors.ts';
 import type { CreateCollectionInput, DeleteCollectionOptions, UpdateCollectionInput } from './schema.ts';
 import { MEMORY_TIERS, MEMORY_TYPES } from './schema.ts';

@@ -1,7 +1,9 @@
 import { and, asc, desc, eq, inArray, ne, sql } from 'drizzle-orm';
+
+import { isUuid } from '../../core/ids.ts';
 import { activeEmbedder } from '../models/index.ts';
 import { requireCollection } from './collections.ts';
-import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import type { MemoryContext, Scope } from './context.ts';
 import { contentHash } from './embedding.ts';
 import { memoryErrors } from './errors.ts';
 import { vectorColumns, writeEmbedded } from './org-embedder.ts';

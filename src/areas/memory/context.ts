@@ -40,8 +40,3 @@ export function memoryContext(
 export function assertVector(deps: Deps): void {
   if (!deps.db.features.has('vector')) throw memoryErrors.vectorExtensionMissing();
 }
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export function isUuid(s: string | null | undefined): s is string {
-  return typeof s === 'string' && UUID_RE.test(s);
-}

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { orgForUser } from '../orgs/index.ts';
+import { orgForUser, slugInput } from '../orgs/index.ts';
 import { agentMemoryCounts, listAgents } from './agents.ts';
 import { listCollections } from './collections.ts';
 import { assertVector, type MemoryContext, memoryContext, type Scope } from './context.ts';

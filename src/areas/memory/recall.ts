@@ -2,9 +2,11 @@ import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
 import { queryPreparedBatch } from '../../core/db/pglite-prepared.ts';
+
+import { isUuid } from '../../core/ids.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
-import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import type { MemoryContext, Scope } from './context.ts';
 import { toVectorLiteral } from './embedding.ts';
 import { memoryErrors } from './errors.ts';
 import { type Bm25Plan, bm25IdsSql, bm25TopSql, parseKeywordQuery, planBm25 } from './keyword-rank.ts';

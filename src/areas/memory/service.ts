@@ -1,11 +1,12 @@
 import { and, asc, count, desc, eq, inArray, isNull, type SQL, sql } from 'drizzle-orm';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
 import { maybeAutoCompact } from './compaction.ts';
-import { isUuid, type MemoryContext, type Scope } from './context.ts';
+import type { MemoryContext, Scope } from './context.ts';
 import { contentHash } from './embedding.ts';
 import { memoryErrors } from './errors.ts';
 import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { orgForUser } from '../orgs/index.ts';
+import { orgForUser, slugInput } from '../orgs/index.ts';
 import { embedderView } from './embedders.ts';
 
 // The organization's embedder: the one recall searches (active), the one EMBEDDING_MODEL names

@@ -4,8 +4,7 @@ import type { Usage } from '../../core/ai/models.ts';
 import type { Environment } from '../../core/auth/caller.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { orgForUser } from '../orgs/index.ts';
+import { orgForUser, slugInput } from '../orgs/index.ts';
 import { modelUsage } from './tables.ts';
 
 // Token usage through the model proxy, counted per organization, environment, model and UTC day.

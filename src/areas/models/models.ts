@@ -12,8 +12,7 @@ import {
 import { audit } from '../../core/audit/audit.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { findOrgById, MANAGERS, orgForUser, orgsErrors, requireRole } from '../orgs/index.ts';
+import { findOrgById, MANAGERS, orgForUser, orgsErrors, requireRole, slugInput } from '../orgs/index.ts';
 import { modelProviderKeys } from './tables.ts';
 
 // Bring-your-own provider keys and model resolution (the model proxy's `model.resolve` scope).

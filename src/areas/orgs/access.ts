@@ -1,7 +1,7 @@
 import { and, eq, isNull } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { accessCache } from './access-cache.ts';
 import { orgsErrors } from './errors.ts';
 import { memberships, type Org, orgs, type Project, projects, type Role } from './tables.ts';
@@ -52,7 +52,7 @@ export async function projectForUser(
 }
 
 export async function findOrgById(deps: Deps, orgId: string): Promise<Org | null> {
-  if (!UUID_RE.test(orgId)) return null;
+  if (!isUuid(orgId)) return null;
   const [org] = await deps.db.orm.select().from(orgs).where(eq(orgs.id, orgId));
   return org ?? null;
 }

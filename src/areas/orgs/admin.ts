@@ -5,10 +5,10 @@ import { PLATFORM_SCOPES } from '../../core/auth/caller.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { emailInput, roleSchema, slugInput, userSchema } from '../../http/fn-schemas.ts';
-import { ensureUser, identityErrors, mintLoginCode } from '../identity/index.ts';
+import { emailInput, ensureUser, identityErrors, mintLoginCode, userSchema } from '../identity/index.ts';
 import { orgsErrors } from './errors.ts';
 import { addMember, createOrg } from './orgs.ts';
+import { roleSchema, slugInput } from './schema.ts';
 import { orgs } from './tables.ts';
 
 // Operator functions behind `pier admin …`; they need the operator key (op.…).

@@ -4,9 +4,9 @@ import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
 import { orgsErrors } from './errors.ts';
+import { slugInput } from './schema.ts';
 import { orgs } from './tables.ts';
 
 // API keys for the v1 REST API: `sk_live.…` acts in the organization's production environment,

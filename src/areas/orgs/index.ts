@@ -105,5 +105,6 @@ export { orgsErrors } from './errors.ts';
 export { addMember, createOrg } from './orgs.ts';
 export { PLANS } from './plans.ts';
 export { createProject } from './projects.ts';
+export { slugInput } from './schema.ts';
 export { onSecretsChanged, projectSecretEnv } from './secrets.ts';
 export { memberships, orgs, type Plan, projects, type Role } from './tables.ts';

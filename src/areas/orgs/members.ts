@@ -3,13 +3,14 @@ import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import type { Db } from '../../core/db/client.ts';
 import { errors } from '../../core/errors.ts';
+import { UUID_RE } from '../../core/ids.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { emailInput, roleSchema, slugInput, UUID_RE } from '../../http/fn-schemas.ts';
-import { ensureUser, getUser, isVerified, sendGrantMail, users } from '../identity/index.ts';
+import { emailInput, ensureUser, getUser, isVerified, sendGrantMail, users } from '../identity/index.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
 import { orgsErrors } from './errors.ts';
 import { createOrg } from './orgs.ts';
 import { grantByAddress } from './pending-grants.ts';
+import { roleSchema, slugInput } from './schema.ts';
 import { memberships, orgs, pendingMemberships, type Role } from './tables.ts';
 
 // Members of an organization, managed from the dashboard (or any token). Owners and admins manage

@@ -4,9 +4,9 @@ import { audit } from '../../core/audit/audit.ts';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { emailInput, organizationSchema, userSchema } from '../../http/fn-schemas.ts';
-import { ensureUser, isVerified, sendGrantMail } from '../identity/index.ts';
+import { emailInput, ensureUser, isVerified, sendGrantMail, userSchema } from '../identity/index.ts';
 import { orgsErrors } from './errors.ts';
+import { organizationSchema } from './schema.ts';
 import { assertSlug, slugFromName } from './slugs.ts';
 import { memberships, orgs, pendingMemberships, type Role } from './tables.ts';
 

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Plan } from './tables.ts';
 
 /** What each app process of a project may use; the hosting area enforces it (docs/hosting.md "Sandbox"). */
@@ -11,6 +12,16 @@ export type AppLimits = {
   /** Share of one core, in percent (100 = one core). */
   cpuPercent: number;
 };
+
+/** AppLimits and the plan's name, as getProjectForCli answers them (docs/hosting.md "Sandbox"). */
+export const appLimitsSchema = z.object({
+  plan: z.string(),
+  memoryMb: z.number(),
+  pids: z.number(),
+  openFiles: z.number(),
+  diskMb: z.number(),
+  cpuPercent: z.number(),
+});
 
 export const PLANS: Record<Plan, { secretsPerProject: number; liveApps: number; app: AppLimits }> = {
   free: {

@@ -4,7 +4,6 @@ import { audit } from '../../core/audit/audit.ts';
 import { isUniqueViolation } from '../../core/db/pg-errors.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { appLimitsSchema, projectListItemSchema, projectSchema, slugInput } from '../../http/fn-schemas.ts';
 import {
   findOrgById,
   MANAGERS,
@@ -15,7 +14,8 @@ import {
   requireRole,
 } from './access.ts';
 import { orgsErrors } from './errors.ts';
-import { PLANS } from './plans.ts';
+import { appLimitsSchema, PLANS } from './plans.ts';
+import { projectListItemSchema, projectSchema, slugInput } from './schema.ts';
 import { assertSlug } from './slugs.ts';
 import { memberships, orgs, type Plan, projects } from './tables.ts';
 

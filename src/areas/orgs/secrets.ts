@@ -3,10 +3,10 @@ import { z } from 'zod';
 import { audit } from '../../core/audit/audit.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
 import { MANAGERS, projectForUser, requireRole } from './access.ts';
 import { orgsErrors } from './errors.ts';
 import { PLANS } from './plans.ts';
+import { slugInput } from './schema.ts';
 import { projects, secrets } from './tables.ts';
 
 export const SECRET_KEY_RE = /^[A-Z][A-Z0-9_]*$/;

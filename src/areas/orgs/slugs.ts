@@ -1,5 +1,4 @@
 import crypto from 'node:crypto';
-import { SLUG_RE } from '../../http/fn-schemas.ts';
 import { orgsErrors } from './errors.ts';
 
 // Reserved so an app hostname can never shadow Pier's own names.
@@ -15,6 +14,9 @@ const RESERVED = new Set([
   'static',
   'mail',
 ]);
+
+// 3 to 40 characters, a DNS label's alphabet, no hyphen at either end: a slug is an app's host name.
+const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 
 export function assertSlug(slug: string): void {
   if (!SLUG_RE.test(slug) || slug.includes('--') || RESERVED.has(slug)) throw orgsErrors.invalidSlug(slug);

@@ -1,8 +1,9 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { webdataErrors } from './errors.ts';
-import { insertExtraction, isUuid, runExtraction, type Scope, toRequest } from './extractions.ts';
+import { insertExtraction, runExtraction, type Scope, toRequest } from './extractions.ts';
 import { keepAlive, releaseStamp } from './heartbeat.ts';
 import { type KindRunner, screenshotRunnerOf } from './plugins.ts';
 import { createExtractionBody } from './schema.ts';

@@ -1,10 +1,11 @@
 import { and, asc, eq, gt, inArray } from 'drizzle-orm';
 import { z } from 'zod';
+import { isUuid } from '../../core/ids.ts';
 import { decodeCursor, encodeCursor } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { CRAWL_JOB } from './crawl.ts';
 import { webdataErrors } from './errors.ts';
-import { isUuid, type Scope } from './extractions.ts';
+import type { Scope } from './extractions.ts';
 import type { CrawlBody } from './schema.ts';
 import { webdataCrawlPages, webdataCrawls } from './tables.ts';
 

@@ -1,6 +1,7 @@
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { JsonSchema } from '../../core/ai/heuristic-extract.ts';
 import { errors } from '../../core/errors.ts';
+import { isUuid } from '../../core/ids.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { pageImages, pageLinks, pageMetadata, parseDocument, toMarkdown } from './content.ts';
@@ -196,6 +197,3 @@ export async function deleteExtraction(deps: Deps, scope: Scope, id: string) {
   if (gone.length === 0) throw webdataErrors.extractionNotFound();
   return { success: true as const };
 }
-
-export const isUuid = (s: string) =>
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);

@@ -1,10 +1,11 @@
 import { createPatch, diffWords } from 'diff';
 import { and, desc, eq, lt, ne } from 'drizzle-orm';
+import { isUuid } from '../../core/ids.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { checkConfig, runnerFor } from './batches.ts';
 import { webdataErrors } from './errors.ts';
-import { isUuid, type Scope } from './extractions.ts';
+import type { Scope } from './extractions.ts';
 import type { ScheduleBody } from './schema.ts';
 import type { Region } from './screenshots/change.ts';
 import { compareScreenshotAssets } from './screenshots/kind.ts';

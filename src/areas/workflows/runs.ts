@@ -1,7 +1,8 @@
 import { and, asc, count, desc, eq, inArray, type SQL } from 'drizzle-orm';
+
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { projectForApiKey } from '../orgs/index.ts';
 import { runVariableProblems } from './definition.ts';
 import { workflowsErrors } from './errors.ts';
@@ -99,7 +100,7 @@ export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
 }
 
 export async function findRun(deps: Deps, s: WfScope, id: string): Promise<RunRow> {
-  if (!UUID_RE.test(id)) throw workflowsErrors.workflowRunNotFound();
+  if (!isUuid(id)) throw workflowsErrors.workflowRunNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(workflowRuns)
@@ -140,7 +141,7 @@ export async function listRuns(
   const project = await projectForApiKey(deps, s.orgId, q.projectSlug);
   const where: SQL[] = [tenant(s)!, eq(workflowRuns.projectId, project.id)];
   if (q.workflowId) {
-    if (!UUID_RE.test(q.workflowId)) return offsetPage([], 0, q);
+    if (!isUuid(q.workflowId)) return offsetPage([], 0, q);
     where.push(eq(workflowRuns.workflowId, q.workflowId));
   }
   if (q.status) where.push(eq(workflowRuns.status, q.status));

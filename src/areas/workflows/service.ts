@@ -1,7 +1,8 @@
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
+
+import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { UUID_RE } from '../../http/fn-schemas.ts';
 import { resolveModelFor } from '../models/index.ts';
 import { projectForApiKey, projects } from '../orgs/index.ts';
 import { definitionProblems, type StepDef, type VariableDefs } from './definition.ts';
@@ -54,7 +55,7 @@ export async function toWorkflowOuts(deps: Deps, rows: Row[]): Promise<WorkflowO
 }
 
 export async function findWorkflow(deps: Deps, s: WfScope, id: string): Promise<Row> {
-  if (!UUID_RE.test(id)) throw workflowsErrors.workflowNotFound();
+  if (!isUuid(id)) throw workflowsErrors.workflowNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(workflows)

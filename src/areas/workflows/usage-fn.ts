@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { slugInput } from '../../http/fn-schemas.ts';
-import { orgForUser } from '../orgs/index.ts';
+import { orgForUser, slugInput } from '../orgs/index.ts';
 import { DEFAULT_PRICES } from './prices.ts';
 
 // The organization's workflow credits, per environment and in total, for the CLI, the dashboard and

@@ -2,9 +2,9 @@ import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { Environment } from '../../../core/auth/caller.ts';
 import { sharedBrowserPool } from '../../../core/browser/shared.ts';
 import { ApiError, errors } from '../../../core/errors.ts';
+import { isUuid } from '../../../core/ids.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../../core/pagination.ts';
 import type { Deps } from '../../../deps.ts';
-import { UUID_RE } from '../../../http/fn-schemas.ts';
 import { deleteAssets, storeAsset } from '../../cdn/index.ts';
 import { webdataErrors } from '../errors.ts';
 import { capture } from './capture.ts';
@@ -60,7 +60,7 @@ export async function listScreenshots(deps: Deps, s: Scope, q: ListQuery) {
   if (q.cursor) {
     const at = decodeCursor(deps.keyring, listScope(s), q.cursor, keysetSchema);
     const when = new Date(at.at);
-    if (Number.isNaN(when.getTime()) || !UUID_RE.test(at.id)) throw errors.invalidCursor();
+    if (Number.isNaN(when.getTime()) || !isUuid(at.id)) throw errors.invalidCursor();
     where.push(or(lt(shots.createdAt, when), and(eq(shots.createdAt, when), lt(shots.id, at.id)))!);
   }
   const rows = await deps.db.orm
@@ -78,7 +78,7 @@ export async function listScreenshots(deps: Deps, s: Scope, q: ListQuery) {
 
 /** Deletes the screenshot and its image asset. */
 export async function deleteScreenshot(deps: Deps, s: Scope, id: string): Promise<{ success: true }> {
-  if (!UUID_RE.test(id)) throw webdataErrors.screenshotNotFound();
+  if (!isUuid(id)) throw webdataErrors.screenshotNotFound();
   const [gone] = await deps.db.orm
     .delete(shots)
     .where(and(tenant(s), eq(shots.id, id)))
@@ -149,7 +149,7 @@ export async function runScreenshot(deps: Deps, id: string, signal?: AbortSignal
 }
 
 async function find(deps: Deps, s: Scope, id: string): Promise<ScreenshotRow> {
-  if (!UUID_RE.test(id)) throw webdataErrors.screenshotNotFound();
+  if (!isUuid(id)) throw webdataErrors.screenshotNotFound();
   const [row] = await deps.db.orm
     .select()
     .from(shots)
