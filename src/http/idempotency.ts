@@ -4,8 +4,8 @@ import { z } from 'zod';
 import { isUniqueViolation } from '../core/db/pg-errors.ts';
 import { errors } from '../core/errors.ts';
 import { defineJob } from '../core/jobs.ts';
+import { v1Idempotency } from '../core/v1-tables.ts';
 import type { Deps } from '../deps.ts';
-import { v1Idempotency } from './tables.ts';
 import type { ApiKeyCaller } from './v1-kit.ts';
 
 // Idempotency-Key on POST (as Stripe and Resend do): the first request with a key claims it; a retry with

@@ -11,7 +11,9 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 
-// Tables every v1 area shares: the per-key token buckets and the Idempotency-Key records.
+// Tables every v1 area shares: the per-key token buckets (src/http/v1-rate-limit.ts) and the Idempotency-Key
+// records (src/http/idempotency.ts). Named apart from `tables.ts`: they are their own migration set `v1`,
+// and the `core` set takes every `tables.ts` under src/core.
 
 /** One token bucket per API key, shared by every API node through the database. */
 export const v1RateBuckets = pgTable('v1_rate_buckets', {
