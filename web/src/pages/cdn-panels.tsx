@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
 import { ConfirmButton, CopyButton, ErrorNote, fmtDate, useLoad } from '../ui.tsx';
-import { type Asset, type CdnScope, fmtBytes, type Merge, type Usage } from './cdn-types.ts';
+import { type AssetDetail, type CdnScope, fmtBytes, type MergePage, type Usage } from './cdn-types.ts';
 
 // The Assets page's side panels: one asset's details, storage usage as SVG bars by type, merge jobs with
 // live progress, and the organization's webhook signing secret.
@@ -9,7 +9,7 @@ import { type Asset, type CdnScope, fmtBytes, type Merge, type Usage } from './c
 export function AssetDetail(props: { scope: CdnScope; assetId: string; onClose: () => void }) {
   const { data, error } = useLoad(
     () =>
-      fn<Asset & { previewUrl: string | null }>('getCdnAssetForCli', {
+      fn<AssetDetail>('getCdnAssetForCli', {
         ...props.scope,
         assetId: props.assetId,
       }),
@@ -129,7 +129,7 @@ const RUNNING = new Set(['pending', 'queued', 'processing']);
 /** Merge jobs, refreshed every 2 s while one is still running (not while the tab is hidden). */
 export function MergeJobs(props: { scope: CdnScope }) {
   const merges = useLoad(
-    () => fn<{ items: Merge[] }>('listCdnMergesForCli', { ...props.scope, limit: 20 }),
+    () => fn<MergePage>('listCdnMergesForCli', { ...props.scope, limit: 20 }),
     [props.scope.orgSlug, props.scope.environment],
   );
   const running = merges.data?.items.some((m) => RUNNING.has(m.status));

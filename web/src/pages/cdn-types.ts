@@ -1,55 +1,17 @@
-// Shapes of the CDN functions' answers (src/areas/cdn/dashboard-fn.ts) as the Assets page uses them.
+// Types and small helpers of the Assets page.
+import type { FnInput, FnOutput } from '../../../src/sdk/types.ts';
 
-export type Env = 'production' | 'sandbox';
+// The CDN functions' answers, typed from the server's own schemas (src/areas/cdn/dashboard-fn.ts) through
+// the SDK, so the page cannot drift from what the server sends.
+
+export type Env = FnInput<'listCdnAssetsForCli'>['environment'];
 export type CdnScope = { orgSlug: string; environment: Env };
 
-export type Asset = {
-  assetId: string;
-  filename: string;
-  folder: string;
-  mimeType: string;
-  declaredMimeType: string;
-  type: string;
-  size: number;
-  status: 'pending' | 'ready' | 'failed';
-  error: string | null;
-  width: number | null;
-  height: number | null;
-  duration: number | null;
-  videoCodec: string | null;
-  audioCodec: string | null;
-  metadata: Record<string, unknown>;
-  projectSlug: string | null;
-  cdnUrl: string;
-  createdAt: string;
-  confirmedAt: string | null;
-};
-
-export type AssetPage = {
-  items: (Asset & { thumbnailUrl: string | null })[];
-  total: number;
-  hasMore: boolean;
-  folders: string[];
-};
-
-export type Stat = { bytes: number; bytesFormatted: string; objectCount: number };
-export type Usage = {
-  totalBytes: number;
-  totalFormatted: string;
-  objectCount: number;
-  byType: Record<string, Stat>;
-  breakdown: { originals: Stat; derived: Stat };
-};
-
-export type Merge = {
-  id: string;
-  status: 'pending' | 'queued' | 'processing' | 'completed' | 'failed' | 'cancelled';
-  progress: number;
-  projectSlug: string;
-  outputAsset: { assetId: string; cdnUrl: string; duration: number | null; size: number } | null;
-  error: string | null;
-  createdAt: string;
-};
+export type AssetPage = FnOutput<'listCdnAssetsForCli'>;
+export type Asset = FnOutput<'confirmCdnUploadForCli'>;
+export type AssetDetail = FnOutput<'getCdnAssetForCli'>;
+export type Usage = FnOutput<'getCdnStorageUsageForCli'>;
+export type MergePage = FnOutput<'listCdnMergesForCli'>;
 
 export const ASSET_TYPES = ['image', 'video', 'audio', 'document', 'other'] as const;
 

@@ -1,43 +1,13 @@
-// The shapes the workflows functions answer (src/areas/workflows/dashboard-fn.ts, schema.ts).
+// Types and small helpers of the workflows pages.
+import type { FnInput, FnOutput } from '../../../src/sdk/types.ts';
 
-export type Env = 'production' | 'sandbox';
-export type RunSummary = {
-  id: string;
-  status: string;
-  creditsUsed: number;
-  error: string | null;
-  startedAt: string | null;
-  completedAt: string | null;
-  createdAt: string;
-};
-export type WorkflowItem = {
-  id: string;
-  projectSlug: string;
-  slug: string;
-  name: string;
-  description: string | null;
-  steps: { id: string }[];
-  recentRuns: RunSummary[];
-};
-export type StepState = {
-  status: string;
-  startedAt: string | null;
-  completedAt: string | null;
-  attempts: number;
-  lastError: string | null;
-  creditsUsed: number;
-};
-export type RunView = {
-  run: RunSummary & {
-    workflowId: string;
-    output: Record<string, unknown>;
-    stepStates: Record<string, StepState>;
-    totalSteps: number;
-    completedSteps: number;
-    totalDurationMs: number | null;
-  };
-  workflow: { id: string; name: string; slug: string } | null;
-  steps: { id: string; type: string; dependsOn: string[] }[];
-};
+// The workflows functions' answers, typed from the server's own schemas (src/areas/workflows/dashboard-fn.ts,
+// schema.ts) through the SDK, so the pages cannot drift from what the server sends.
+
+export type Env = NonNullable<FnInput<'listWorkflowsForCli'>['environment']>;
+export type WorkflowItem = FnOutput<'listWorkflowsForCli'>['items'][number];
+export type RunSummary = WorkflowItem['recentRuns'][number];
+export type RunView = FnOutput<'getWorkflowRunViewForCli'>;
+export type StepState = RunView['run']['stepStates'][string];
 
 export const runHref = (id: string, env: Env) => `/workflows/runs/${encodeURIComponent(id)}?env=${env}`;
