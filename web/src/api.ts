@@ -1,5 +1,6 @@
 // The dashboard's only way to the server: the function API (with the session cookie and its CSRF token)
 // and the few dashboard endpoints. No second back end.
+import type { FnOutput } from '../../src/sdk/types.ts';
 
 export type User = { id: string; email: string; emailVerified: boolean };
 export type SessionInfo = {
@@ -77,5 +78,5 @@ export async function loadSession(): Promise<SessionInfo> {
   return s;
 }
 
-export type Org = { id: string; slug: string; name: string; role: 'owner' | 'admin' | 'member' };
+export type Org = FnOutput<'listMyOrgsForCli'>[number];
 export const isManager = (org: Org | undefined) => org?.role === 'owner' || org?.role === 'admin';

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { ApiError, fn, isManager, type Org } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
@@ -6,15 +7,8 @@ import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../
 // API keys of the v1 API (live → production data, test → sandbox data). The functions belong to the v1
 // area; until they exist the page says so instead of failing.
 
-type Key = {
-  keyId: string;
-  kind: 'live' | 'test';
-  label: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-};
-type CreatedKey = { key: string; keyId: string; kind: string; label: string };
+type Key = FnOutput<'listApiKeysForCli'>[number];
+type CreatedKey = FnOutput<'createApiKeyForCli'>;
 
 export function ApiKeysPage(props: { org: Org }) {
   const { data, error, reload } = useLoad(async () => {

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
 import { ConfirmButton, CopyButton, ErrorNote, fmtDate, useLoad } from '../ui.tsx';
-import { type AssetDetail, type CdnScope, fmtBytes, type MergePage, type Usage } from './cdn-types.ts';
+import { type AssetWithPreview, type CdnScope, fmtBytes, type MergePage, type Usage } from './cdn-types.ts';
 
 // The Assets page's side panels: one asset's details, storage usage as SVG bars by type, merge jobs with
 // live progress, and the organization's webhook signing secret.
@@ -9,7 +9,7 @@ import { type AssetDetail, type CdnScope, fmtBytes, type MergePage, type Usage }
 export function AssetDetail(props: { scope: CdnScope; assetId: string; onClose: () => void }) {
   const { data, error } = useLoad(
     () =>
-      fn<AssetDetail>('getCdnAssetForCli', {
+      fn<AssetWithPreview>('getCdnAssetForCli', {
         ...props.scope,
         assetId: props.assetId,
       }),

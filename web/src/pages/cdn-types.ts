@@ -9,7 +9,7 @@ export type CdnScope = { orgSlug: string; environment: Env };
 
 export type AssetPage = FnOutput<'listCdnAssetsForCli'>;
 export type Asset = FnOutput<'confirmCdnUploadForCli'>;
-export type AssetDetail = FnOutput<'getCdnAssetForCli'>;
+export type AssetWithPreview = FnOutput<'getCdnAssetForCli'>;
 export type Usage = FnOutput<'getCdnStorageUsageForCli'>;
 export type MergePage = FnOutput<'listCdnMergesForCli'>;
 

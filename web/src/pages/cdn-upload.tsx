@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn } from '../api.ts';
 import { ErrorNote } from '../ui.tsx';
 import type { Asset, CdnScope } from './cdn-types.ts';
@@ -6,7 +7,7 @@ import type { Asset, CdnScope } from './cdn-types.ts';
 // Upload by drag and drop (or the file picker): ask Pier for a presigned URL, PUT the bytes straight to it
 // with XMLHttpRequest (fetch has no upload progress), then confirm so Pier checks what arrived.
 
-type Started = { uploadUrl: string; uploadHeaders: Record<string, string>; assetId: string };
+type Started = FnOutput<'createCdnUploadForCli'>;
 
 function put(url: string, headers: Record<string, string>, file: File, onProgress: (pct: number) => void) {
   return new Promise<void>((resolve, reject) => {

@@ -1,11 +1,12 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type SessionInfo, type User } from '../api.ts';
 import { CopyButton, ErrorNote, Page } from '../ui.tsx';
 
 // The CLI hand-off card (mint a login code to paste into `pier login --code`) and the approval page of
 // `pier login`'s browser flow (PKCE: the code only works with the verifier the CLI kept).
 
-type Minted = { code: string; expiresAt: string; label: string };
+type Minted = FnOutput<'createLoginCodeForCli'>;
 const LOGIN_CODE_TTL_MS = 5 * 60 * 1000;
 
 function useNow(): number {

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org } from '../api.ts';
 import { ConfirmButton, CopyButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 
@@ -6,21 +7,8 @@ import { ConfirmButton, CopyButton, ErrorNote, fmtDate, Page, useLoad } from '..
 // records to publish (verification TXT, the DKIM key Pier made for the domain, SPF and DMARC values);
 // "Check DNS now" looks them up and shows each record's state.
 
-type DnsRecord = {
-  kind: 'verification' | 'dkim' | 'spf' | 'dmarc';
-  type: 'TXT';
-  name: string;
-  value: string;
-  required: boolean;
-  state: 'pending' | 'verified' | 'failed';
-};
-type Domain = {
-  id: string;
-  domain: string;
-  status: 'pending' | 'verified';
-  records: DnsRecord[];
-  lastCheckedAt: string | null;
-};
+type Domain = FnOutput<'listMailDomainsForCli'>[number];
+type DnsRecord = Domain['records'][number];
 
 const KIND_LABEL: Record<DnsRecord['kind'], string> = {
   verification: 'Verification',

@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { Table } from '../table.tsx';
 
 // One message of the dev inbox: facts, then tabs for the HTML preview, the text part, the headers and the
@@ -11,21 +12,7 @@ import { Table } from '../table.tsx';
 // CSP. Links open in a new tab (allow-popups) because following a sign-up or reset link is the point of a
 // dev inbox; that is a click, never automatic.
 
-export type OutboxMessage = {
-  id: string;
-  emailId: string;
-  environment: 'production' | 'sandbox';
-  from: string;
-  to: string[];
-  subject: string;
-  status: string;
-  size: number;
-  createdAt: string;
-  html: string | null;
-  text: string | null;
-  headers: [string, string][];
-  raw: string;
-};
+export type OutboxMessage = FnOutput<'getOutboxMessageForCli'>;
 
 export const PREVIEW_CSP =
   "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:; " +

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type Org } from '../api.ts';
 import { type Column, Pager, Table } from '../table.tsx';
 import { ErrorNote, Page } from '../ui.tsx';
@@ -8,8 +9,8 @@ import { fmtSize, fmtTime, MessageView, type OutboxMessage } from './inbox-messa
 // and sandbox mail always), newest first, with search, a status filter, pages and a refresh every few
 // seconds that can be paused. Any member of the organization may read it.
 
-type Summary = Omit<OutboxMessage, 'html' | 'text' | 'headers' | 'raw'>;
-type Listing = { items: Summary[]; total: number; hasMore: boolean };
+type Listing = FnOutput<'listOutboxForCli'>;
+type Summary = Listing['items'][number];
 /** One response and the offset it was asked for: the rows, the range label and the pager all read this. */
 type Shown = Listing & { offset: number };
 type Env = 'production' | 'sandbox';

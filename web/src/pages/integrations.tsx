@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org } from '../api.ts';
 import { useLocation } from '../router.ts';
 import { Table } from '../table.tsx';
@@ -10,24 +11,7 @@ import { EnvSwitch, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 // `?env=…&connectionId=…&status=success|error[&error=…]`. Functions: src/areas/integrations/dashboard-fn.ts.
 
 type Env = 'production' | 'sandbox';
-type Connector = {
-  slug: string;
-  name: string;
-  category: string;
-  description: string;
-  configured: boolean;
-  env: { required: string[]; optional: string[] };
-};
-type Connection = {
-  id: string;
-  connectorSlug: string;
-  status: 'connected' | 'error' | 'expired';
-  statusReason: string | null;
-  endUserId: string;
-  externalAccountName: string | null;
-  lastUsedAt: string | null;
-};
-type TestResult = { success: boolean; error?: string };
+type TestResult = FnOutput<'testIntegrationConnectionForCli'>;
 
 export function IntegrationsPage(props: { org: Org }) {
   const { query } = useLocation();
@@ -37,11 +21,14 @@ export function IntegrationsPage(props: { org: Org }) {
   const outcome = query.get('status') ? { status: query.get('status'), error: query.get('error') } : null;
   const scope = { orgSlug: props.org.slug, environment };
   const connectors = useLoad(
-    async () => (await fn<{ data: Connector[] }>('listIntegrationConnectorsForCli', {})).data,
+    async () =>
+      (await fn<FnOutput<'listIntegrationConnectorsForCli'>>('listIntegrationConnectorsForCli', {})).data,
     [],
   );
   const connections = useLoad(
-    async () => (await fn<{ data: Connection[] }>('listIntegrationConnectionsForCli', scope)).data,
+    async () =>
+      (await fn<FnOutput<'listIntegrationConnectionsForCli'>>('listIntegrationConnectionsForCli', scope))
+        .data,
     [props.org.slug, environment],
   );
   const [tests, setTests] = useState<Record<string, TestResult | 'running'>>({});
@@ -51,7 +38,7 @@ export function IntegrationsPage(props: { org: Org }) {
   const connectTo = async (slug: string) => {
     setActionError(null);
     try {
-      const r = await fn<{ authorizationUrl: string }>('connectIntegrationForDashboard', {
+      const r = await fn<FnOutput<'connectIntegrationForDashboard'>>('connectIntegrationForDashboard', {
         ...scope,
         connectorSlug: slug,
       });

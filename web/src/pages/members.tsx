@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org, type User } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
@@ -6,8 +7,8 @@ import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 // Members of the current organization. Owners and admins invite, change roles and remove; members see
 // the list only. The server keeps the last owner; the page explains its refusal.
 
-type Member = { userId: string; email: string; role: Org['role']; joinedAt: string; pending: boolean };
-type Invited = { email: string; alreadyMember: boolean; pending: boolean };
+type Member = FnOutput<'listMembersForCli'>[number];
+type Invited = FnOutput<'inviteMemberForCli'>;
 
 export function MembersPage(props: { org: Org; user: User }) {
   const { data, error, reload } = useLoad(

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type SessionInfo } from '../api.ts';
 import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 import './oauth.css';
@@ -7,16 +8,7 @@ import './oauth.css';
 // names the client, where the answer goes, and where the request came from (as the CLI approval page does),
 // and lets the user choose the organizations and the environment: sandbox unless production is chosen.
 
-type RequestView = {
-  requestId: string;
-  client: { id: string; name: string; kind: 'cimd' | 'dcr' };
-  redirectUri: string;
-  redirectHost: string;
-  resource: string;
-  requestedFrom: { ip: string | null; userAgent: string | null; at: string };
-  expiresAt: string;
-  orgs: { id: string; slug: string; name: string; role: string }[];
-};
+type RequestView = FnOutput<'getOauthRequestForCli'>;
 
 export function OAuthConsentPage(props: { session: SessionInfo; query: URLSearchParams }) {
   const requestId = props.query.get('request') ?? '';
@@ -50,7 +42,7 @@ export function OAuthConsentPage(props: { session: SessionInfo; query: URLSearch
     setBusy(true);
     setActionError(null);
     try {
-      const r = await fn<{ redirectTo: string }>('decideOauthRequestForCli', {
+      const r = await fn<FnOutput<'decideOauthRequestForCli'>>('decideOauthRequestForCli', {
         requestId,
         approve,
         orgIds: approve ? [...selected] : [],

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, useLoad } from '../ui.tsx';
@@ -6,16 +7,7 @@ import { ConfirmButton, ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 // The tokens page's list of MCP clients the user allowed (OAuth grants): what each may reach, when it was
 // last used, and a revoke button that ends its access at once.
 
-type Grant = {
-  grantId: string;
-  clientId: string;
-  clientName: string;
-  redirectHost: string;
-  environment: 'sandbox' | 'production';
-  orgs: { id: string; slug: string; name: string }[];
-  createdAt: string;
-  lastUsedAt: string | null;
-};
+type Grant = FnOutput<'listOauthGrantsForCli'>[number];
 
 export function GrantedClients() {
   const { data, error, reload } = useLoad(() => fn<Grant[]>('listOauthGrantsForCli'), []);

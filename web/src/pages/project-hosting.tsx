@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn } from '../api.ts';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 
@@ -6,28 +7,10 @@ import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 // run unsandboxed, and one deployment's view — its status, failure reason and build log (polled while the
 // deployment is still on its way to live).
 
-export type AppLimits = {
-  plan: string;
-  memoryMb: number;
-  pids: number;
-  openFiles: number;
-  diskMb: number;
-  cpuPercent: number;
-};
-type AppRuntime = {
-  sandbox: boolean;
-  limitsEnforcedBy: 'cgroups' | 'rlimits' | 'none' | 'unknown';
-  detail: string;
-};
-type DeploymentView = {
-  id: string;
-  status: string;
-  createdAt: string;
-  liveAt: string | null;
-  finishedAt: string | null;
-  errorMessage?: string;
-};
-type LogLine = { id: number; ts: string; stream: 'stdout' | 'stderr' | 'system'; line: string };
+export type AppLimits = FnOutput<'getProjectForCli'>['appLimits'];
+type AppRuntime = FnOutput<'getAppRuntimeForCli'>;
+type DeploymentView = FnOutput<'getDeploymentForCli'>;
+type LogLine = FnOutput<'getAppLogsForCli'>['lines'][number];
 
 const IN_PROGRESS = new Set(['uploading', 'building', 'starting']);
 const POLL_MS = 1000;
@@ -101,7 +84,7 @@ export function DeploymentDetail(props: { slug: string; id: string; onChange?: (
     const tick = async () => {
       try {
         const dep = await fn<DeploymentView>('getDeploymentForCli', { deploymentId: props.id });
-        const got = await fn<{ lines: LogLine[] }>('getAppLogsForCli', {
+        const got = await fn<FnOutput<'getAppLogsForCli'>>('getAppLogsForCli', {
           projectSlug: props.slug,
           deploymentId: props.id,
           limit: 1000,

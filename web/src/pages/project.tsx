@@ -1,34 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org, type SessionInfo } from '../api.ts';
 import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
-import {
-  type AppLimits,
-  AppLimitsPanel,
-  DeploymentDetail,
-  deploymentInProgress,
-} from './project-hosting.tsx';
+import { AppLimitsPanel, DeploymentDetail, deploymentInProgress } from './project-hosting.tsx';
 import { appUrl } from './projects.tsx';
 
 // One project: status, address, region, deployments with the app's recent logs, and write-only secrets.
 
-type Project = {
-  id: string;
-  slug: string;
-  orgId: string;
-  region: string;
-  status: string;
-  errorMessage?: string;
-  appLimits: AppLimits;
-};
-type Deployment = {
-  id: string;
-  status: string;
-  createdAt: string;
-  liveAt: string | null;
-  errorMessage?: string;
-};
-type LogLine = { id: number; ts: string; stream: 'stdout' | 'stderr' | 'system'; line: string };
-type Secret = { key: string; updatedAt: string };
+type Project = FnOutput<'getProjectForCli'>;
+type Deployment = FnOutput<'listDeploymentsForCli'>[number];
+type Secret = FnOutput<'listSecretsForCli'>[number];
 
 export function ProjectPage(props: { slug: string; orgs: Org[]; session: SessionInfo }) {
   const { data: project, error } = useLoad(
@@ -129,7 +110,7 @@ function Deployments(props: { slug: string }) {
 
 function AppLogs(props: { slug: string }) {
   const { data, error, reload } = useLoad(
-    () => fn<{ lines: LogLine[] }>('getAppLogsForCli', { projectSlug: props.slug, limit: 100 }),
+    () => fn<FnOutput<'getAppLogsForCli'>>('getAppLogsForCli', { projectSlug: props.slug, limit: 100 }),
     [props.slug],
   );
   return (

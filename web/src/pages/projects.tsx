@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org, type SessionInfo } from '../api.ts';
 import { navigate } from '../router.ts';
 import { ErrorNote, Link, Page, useLoad } from '../ui.tsx';
 
 // The current organization's projects, and a small form to start a new one (owners and admins).
 
-type ProjectItem = { slug: string; name: string; orgSlug: string | null };
+type ProjectItem = FnOutput<'listMyProjectsForCli'>[number];
 
 export function appUrl(session: SessionInfo, slug: string): string {
   return `${session.appsScheme}://${slug}.${session.appsDomain}`;

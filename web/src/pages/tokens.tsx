@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
@@ -8,15 +9,8 @@ import { GrantedClients } from './oauth-grants.tsx';
 // Personal tokens: one click mints one (shown once), the list shows label, created, last used and expiry;
 // labels are editable; revoking asks first.
 
-type Token = {
-  keyId: string;
-  label: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  expiresAt: string | null;
-  current: boolean;
-};
-type Created = { token: string; keyId: string; label: string };
+type Token = FnOutput<'listTokensForCli'>[number];
+type Created = FnOutput<'createTokenForCli'>;
 
 export function TokensPage() {
   const { data, error, reload } = useLoad(() => fn<Token[]>('listTokensForCli'), []);

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type Org } from '../api.ts';
 import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 import './webdata.css';
@@ -7,53 +8,7 @@ import './webdata.css';
 // two seconds while something runs) and its latest screenshots as pictures. Read-only; docs/webdata.md.
 
 type Env = 'production' | 'sandbox';
-type Recent = {
-  crawls: {
-    id: string;
-    url: string;
-    status: string;
-    pagesCrawled: number;
-    pagesQueued: number;
-    maxPages: number;
-    error: string | null;
-    createdAt: string;
-  }[];
-  batches: {
-    id: string;
-    type: string;
-    status: string;
-    totalUrls: number;
-    processedUrls: number;
-    failedUrls: number;
-    createdAt: string;
-  }[];
-  schedules: {
-    id: string;
-    name: string;
-    url: string;
-    type: string;
-    frequency: string;
-    isActive: boolean;
-    lastRun: {
-      status: string;
-      startedAt: string;
-      changed: boolean | null;
-      changeScore: number | null;
-      error: string | null;
-    } | null;
-  }[];
-  screenshots: {
-    id: string;
-    url: string;
-    status: string;
-    format: string;
-    imageUrl: string | null;
-    imageWidth: number | null;
-    imageHeight: number | null;
-    error: string | null;
-    createdAt: string;
-  }[];
-};
+type Recent = FnOutput<'listRecentWebDataForCli'>;
 
 const RUNNING = new Set(['pending', 'processing']);
 const POLL_MS = 2000;
