@@ -8,7 +8,7 @@ export const users = pgTable('users', {
   email: text('email').notNull().unique(),
   name: text('name'),
   passwordHash: text('password_hash'),
-  /** When the person proved they receive mail at `email`; null until then (docs/decisions/030). */
+  /** When the person proved they receive mail at `email`; null until then (docs/decisions/033). */
   emailVerifiedAt: timestamp('email_verified_at', { withTimezone: true }),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
 });

@@ -100,7 +100,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
     const passwordHash = await hashPassword(body.password);
     // An existing e-mail (even one without a password yet) is never claimed by sign-up itself: that would
     // hand an invited account to whoever typed the address first. An unproven one can be claimed through
-    // the address, though: a set-password link goes to it (the real owner after a squatter, docs/decisions/030).
+    // the address, though: a set-password link goes to it (the real owner after a squatter, docs/decisions/033).
     const [user] = await deps.db.orm
       .insert(users)
       .values({ email: normalizeEmail(body.email), passwordHash, createdAt: deps.clock.now() })

@@ -8,7 +8,7 @@ import { dkimTags, stateOf, type TxtLookup, txtResolver } from './domain-dns.ts'
 import { mailErrors } from './errors.ts';
 import { type DomainRecordState, mailDomains } from './tables.ts';
 
-// Sender domains (docs/decisions/030): an organization adds a domain, publishes the DNS records Pier
+// Sender domains (docs/decisions/033): an organization adds a domain, publishes the DNS records Pier
 // gives it (a verification TXT, the DKIM public key of a key pair Pier made for this domain, and the SPF
 // and DMARC values to add), and Pier checks them by DNS. Live mail goes out only from verified domains,
 // signed with the domain's own key.

@@ -143,7 +143,7 @@ export const SYSTEM_ORG_ID = '00000000-0000-0000-0000-000000000000';
 export type DomainRecordState = 'pending' | 'verified' | 'failed';
 
 /**
- * Sender domains (docs/decisions/030): live mail goes out only from a domain its organization proved it
+ * Sender domains (docs/decisions/033): live mail goes out only from a domain its organization proved it
  * controls. Each has its own DKIM key pair, made by Pier; the private key is stored encrypted with the
  * keyring. `records` keeps each DNS record's state from the last check.
  */

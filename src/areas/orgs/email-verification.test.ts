@@ -4,7 +4,7 @@ import { type TestApp, testApp, uniq } from '../../../test/harness.ts';
 import { seedOperator, seedOrg, seedPlatform } from '../../../test/seed.ts';
 import { mailedToken, systemMailTo } from '../../../test/system-mail.ts';
 
-// Verified e-mail addresses (docs/decisions/030): what is granted by address reaches only an account that
+// Verified e-mail addresses (docs/decisions/033): what is granted by address reaches only an account that
 // proved it. The squatter signs up first with someone else's address; the real owner proves it later.
 
 let t: TestApp;

@@ -1,5 +1,6 @@
 'use strict';
-// Preloaded into every Node process of a sandboxed app (NODE_OPTIONS=--require, docs/decisions/066-app-network.md).
+// Preloaded into every Node process of a sandboxed app (NODE_OPTIONS=--require,
+// docs/decisions/066-app-network-namespace.md).
 // The app lives in its own network namespace: the TCP port it listens on (PORT) is on its own loopback, which
 // Pier cannot reach. So when a server starts listening on PORT, this also accepts connections on the Unix
 // socket PIER_APP_SOCKET (in the project's socket folder, bound into the sandbox) and hands each to that same
