@@ -1,0 +1,67 @@
+// The size of the MCP tool list a client loads into its context: `tools/list` over HTTP for an owner's
+// personal token (every user function, every v1 operation, deployApp), an API key (v1 operations) and an
+// OAuth-like narrowing aside. Prints the bytes of each answer, the tool count and the largest tools.
+//
+//   node bench/mcp-tools.ts            PGlite in a temporary directory
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const { loadConfig } = await import('../src/config.ts');
+const { createDeps, createLogger } = await import('../src/deps.ts');
+const { logDestination } = await import('../src/core/log-destination.ts');
+const { buildApp } = await import('../src/http/app.ts');
+const { startBackground } = await import('../src/background.ts');
+const { ensureUser } = await import('../src/areas/identity/users.ts');
+const { createOrg } = await import('../src/areas/orgs/orgs.ts');
+const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
+const { issueApiKey } = await import('../src/areas/orgs/index.ts');
+
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-mcp-tools-'));
+const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+const deps = await createDeps(config, { log: createLogger(config, logDestination('/dev/null')) });
+const stop = await startBackground(deps, { worker: false });
+const app = await buildApp(deps);
+try {
+  const { user } = await ensureUser(deps, 'bench@example.com');
+  const org = await createOrg(deps, { slug: 'bench-org', name: 'Bench', ownerUserId: user.id });
+  const { token } = await issuePersonalToken(deps, user.id, 'bench');
+  const { token: key } = await issueApiKey(deps, org.id, 'test');
+  const list = async (bearer: string) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: {
+        authorization: `Bearer ${bearer}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    if (res.statusCode !== 200) throw new Error(`tools/list: ${res.statusCode} ${res.body.slice(0, 300)}`);
+    const tools = (JSON.parse(res.body) as { result: { tools: { name: string }[] } }).result.tools;
+    return { bytes: Buffer.byteLength(res.body), tools };
+  };
+  for (const [who, bearer] of [
+    ['personal token (owner)', token],
+    ['API key (test)', key],
+  ] as const) {
+    const { bytes, tools } = await list(bearer);
+    const sizes = tools
+      .map((t) => ({ name: t.name, bytes: Buffer.byteLength(JSON.stringify(t)) }))
+      .sort((a, b) => b.bytes - a.bytes);
+    console.log(
+      `${who}: ${tools.length} tools, ${bytes} bytes (${(bytes / 1024).toFixed(1)} KiB); largest: ` +
+        sizes
+          .slice(0, 3)
+          .map((s) => `${s.name} ${s.bytes}`)
+          .join(', '),
+    );
+  }
+} finally {
+  await app.close();
+  await stop();
+  await deps.db.close();
+  fs.rmSync(dataDir, { recursive: true, force: true });
+}
