@@ -108,6 +108,38 @@ export async function narrowToGrant(deps: Deps, caller: UserCaller, name: string
 }
 
 /**
+ * The organization a v1 tool acts in when no `organization` is given: the only one the credential reaches
+ * (the user's memberships, narrowed to an OAuth grant's organizations). With none or several it is a
+ * VALIDATION_ERROR that names the choices, so that an agent can ask again with one of them.
+ */
+async function onlyOrganization(deps: Deps, caller: UserCaller): Promise<string> {
+  const reachable = await membershipsOf(deps, caller);
+  const slugs = reachable.length
+    ? (
+        await deps.db.orm
+          .select({ slug: orgs.slug })
+          .from(orgs)
+          .where(
+            inArray(
+              orgs.id,
+              reachable.map((m) => m.orgId),
+            ),
+          )
+      )
+        .map((o) => o.slug)
+        .sort()
+    : [];
+  if (slugs.length === 1) return slugs[0]!;
+  if (slugs.length === 0) {
+    throw errors.validation('organization: this credential reaches no organization to act in.');
+  }
+  const shown = slugs.slice(0, 20).join(', ') + (slugs.length > 20 ? `, … (${slugs.length} in all)` : '');
+  throw errors.validation(
+    `organization: required, since this credential reaches several organizations: ${shown}.`,
+  );
+}
+
+/**
  * The organization-and-environment caller a user's token acts as on a v1 route: a member of the named
  * organization, in sandbox unless asked otherwise; production needs the owner or admin role (they may make
  * live keys anyway) and, for OAuth, a production grant.
@@ -118,8 +150,11 @@ export async function v1CallerFor(
   organization: unknown,
   environment: unknown,
 ): Promise<ApiKeyCaller> {
-  if (typeof organization !== 'string' || !organization) {
-    throw errors.validation('organization: the slug of the organization to act in is required.');
+  if (organization === undefined || organization === null || organization === '') {
+    organization = await onlyOrganization(deps, caller);
+  }
+  if (typeof organization !== 'string') {
+    throw errors.validation('organization: the slug of the organization to act in, as a string.');
   }
   if (environment !== undefined && environment !== 'sandbox' && environment !== 'production') {
     throw errors.validation('environment: must be sandbox or production.');

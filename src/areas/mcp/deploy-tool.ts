@@ -53,7 +53,6 @@ export const deployToolDef = {
   description:
     "Deploys an app to a project from files given inline, through the normal pipeline (build, health check, go live), and answers the app's URL once the deployment is live, or the reason it failed. Owner or admin.",
   inputSchema: stripSchema(z.toJSONSchema(input, { io: 'input', target: 'draft-07' })),
-  outputSchema: stripSchema(z.toJSONSchema(output, { io: 'output', target: 'draft-07' })),
   annotations: {
     title: 'Deploy an app from inline files',
     readOnlyHint: false,

@@ -24,7 +24,7 @@ import {
   type ToolAnswer,
   toolError,
 } from './dispatch.ts';
-import { deriveTools, type Tool } from './tools.ts';
+import { checkToolNames, deriveTools, OPERATION_META, type Tool } from './tools.ts';
 
 // {base}/mcp: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets its own SDK server
 // and transport, built around the caller it authenticated; nothing about a client lives between requests,
@@ -37,8 +37,8 @@ export function mcpAudience(publicUrl: string): string {
 
 const INSTRUCTIONS =
   'Pier: projects, deployments, secrets and the v1 APIs (mail, memory, CDN, integrations, workflows, web ' +
-  'data). With a personal token, v1 tools take `organization` (a slug) and act in its sandbox unless ' +
-  '`environment` is production. Errors carry the API error code.';
+  'data). With a personal token, v1 tools take `organization` (a slug; optional when the token reaches one ' +
+  'organization) and act in its sandbox unless `environment` is production. Errors carry the API error code.';
 
 /** Inline files can make a big request; the deploy tool's caps are checked on the decoded files. */
 const MCP_BODY_LIMIT = 12 * 1024 * 1024;
@@ -111,13 +111,18 @@ export async function mcpRoutes(
   const audience = mcpAudience(publicUrl);
   // One for the process: the SDK would build a new Ajv (costly) for every server, so for every request.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
+  checkToolNames(opts.areas, [DEPLOY_TOOL]);
   let derived: { tools: Tool[]; byName: Map<string, Tool> } | undefined;
   // Derived on first use: every area's schemas are loaded by then, and a process that never serves MCP
   // never pays for the JSON Schemas.
   const registry = () => {
     if (!derived) {
       const tools = deriveTools(opts.areas);
-      derived = { tools, byName: new Map(tools.map((t) => [t.name, t])) };
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      // The dotted operation ids, the names before they had to match TOOL_NAME_RE, are still answered
+      // (not listed) so that configurations and prompts written for them keep working.
+      for (const t of tools) if (t.kind === 'v1') byName.set(t.operation, t);
+      derived = { tools, byName };
     }
     return derived;
   };
@@ -152,8 +157,8 @@ export async function mcpRoutes(
         name: t.name,
         description: t.description,
         inputSchema: t.kind === 'v1' && ctx.caller.kind === 'user' ? t.delegatedInputSchema : t.inputSchema,
-        outputSchema: t.outputSchema,
         annotations: t.annotations,
+        ...(t.kind === 'v1' ? { _meta: { [OPERATION_META]: t.operation } } : {}),
       }));
       if (visible.deploy) list.push(deployToolDef as never);
       return { tools: list };

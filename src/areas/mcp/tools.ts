@@ -2,12 +2,22 @@ import { z } from 'zod';
 import type { FnDef } from '../../http/fn-kit.ts';
 import type { RouteDef, V1Area } from '../../http/v1-kit.ts';
 import type { AreaManifest } from '../manifest.ts';
+import { type JsonSchema, leanSchema } from './lean-schema.ts';
 
 // Tools are derived, never written by hand: one per function-API function and per v1 operation of every
 // area's manifest, from the same zod schemas that make the OpenAPI documents. Operator functions and what a
 // manifest lists in `notTools` are left out.
 
-type JsonSchema = Record<string, unknown> & { type?: string; properties?: Record<string, unknown> };
+/** What Claude Desktop, the OpenAI API and most clients accept as a tool name. */
+export const TOOL_NAME_RE = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** Where a v1 tool's `_meta` keeps the operation id it stands for (`mail.send`). */
+export const OPERATION_META = 'dev.pier/operation';
+
+/** A v1 operation id as a tool name: dots become underscores (`mail.send` → `mail_send`). */
+export function toolName(operation: string): string {
+  return operation.replaceAll('.', '_');
+}
 
 export type ToolAnnotations = {
   title?: string;
@@ -21,7 +31,6 @@ type ToolBase = {
   name: string;
   description: string;
   inputSchema: JsonSchema;
-  outputSchema: JsonSchema;
   annotations: ToolAnnotations;
   /** The result is not an object: it travels as `{ result }` (MCP's structuredContent is an object). */
   wrapsResult: boolean;
@@ -31,6 +40,8 @@ export type FnTool = ToolBase & { kind: 'fn'; fn: FnDef };
 
 export type V1Tool = ToolBase & {
   kind: 'v1';
+  /** The operation id, dotted (`mail.send`): the tool's name before names had to match TOOL_NAME_RE. */
+  operation: string;
   method: RouteDef['method'];
   /** Full path template, e.g. /v1/mail/emails/:id */
   path: string;
@@ -48,17 +59,16 @@ export type Tool = FnTool | V1Tool;
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): JsonSchema {
   const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', target: 'draft-07' }) as JsonSchema;
   delete out.$schema;
-  return out;
+  return leanSchema(out, io) as JsonSchema;
 }
 
-/** MCP wants an object for structured results; anything else is wrapped as `{ result }`. */
-function outputOf(schema: z.ZodType): { outputSchema: JsonSchema; wrapsResult: boolean } {
-  const s = jsonSchema(schema, 'output');
-  if (s.type === 'object') return { outputSchema: s, wrapsResult: false };
-  return {
-    outputSchema: { type: 'object', properties: { result: s }, required: ['result'] },
-    wrapsResult: true,
-  };
+/**
+ * MCP wants an object for structured results; anything else is wrapped as `{ result }`. No output schema is
+ * listed: the clients agents run in do not give it to the model, and it was half of tools/list's bytes
+ * (docs/mcp.md "Tools"); the response schemas are in the OpenAPI documents.
+ */
+function wrapsResult(schema: z.ZodType): boolean {
+  return jsonSchema(schema, 'output').type !== 'object';
 }
 
 const READ_PREFIXES = ['list', 'get', 'whoami', 'recall', 'search'];
@@ -105,12 +115,24 @@ function fnTool(fn: FnDef): FnTool {
     inputSchema: input.type === 'object' ? input : { type: 'object', properties: {} },
     annotations: fnAnnotations(fn),
     fn,
-    ...outputOf(fn.output),
+    wrapsResult: wrapsResult(fn.output),
   };
 }
 
 function objectKeys(s: JsonSchema | undefined): string[] {
   return s?.type === 'object' ? Object.keys(s.properties ?? {}) : [];
+}
+
+/** What a user's token adds to a v1 tool's arguments; kept short, since every v1 tool repeats it. */
+const DELEGATED_PROPERTIES = {
+  organization: { type: 'string', description: 'Organization slug (optional when you reach only one).' },
+  environment: { type: 'string', enum: ['sandbox', 'production'], description: 'Default sandbox.' },
+};
+
+/** The summary and the description's first paragraph: the rest is in the API reference. */
+function shortDescription(route: RouteDef): string {
+  const first = route.description?.split(/\n\s*\n/)[0]?.trim();
+  return first ? `${route.summary}\n\n${first}` : route.summary;
 }
 
 function v1Tool(group: V1Area, route: RouteDef): V1Tool {
@@ -129,24 +151,18 @@ function v1Tool(group: V1Area, route: RouteDef): V1Tool {
   add(query);
   if (wholeBody) properties.body = body;
   else add(body);
-  const inputSchema: JsonSchema = { type: 'object', properties, required: [...required] };
+  const req = required.size ? { required: [...required] } : {};
+  const inputSchema: JsonSchema = { type: 'object', properties, ...req };
   const delegatedInputSchema: JsonSchema = {
     type: 'object',
-    properties: {
-      ...properties,
-      organization: { type: 'string', description: 'Slug of the organization to act in.' },
-      environment: {
-        type: 'string',
-        enum: ['sandbox', 'production'],
-        description: 'sandbox (default) or production (owners and admins; for OAuth, only when granted).',
-      },
-    },
-    required: [...required, 'organization'],
+    properties: { ...properties, ...DELEGATED_PROPERTIES },
+    ...req,
   };
   return {
     kind: 'v1',
-    name: route.name,
-    description: route.description ? `${route.summary}\n\n${route.description}` : route.summary,
+    name: toolName(route.name),
+    operation: route.name,
+    description: shortDescription(route),
     inputSchema,
     delegatedInputSchema,
     annotations: v1Annotations(route),
@@ -156,22 +172,49 @@ function v1Tool(group: V1Area, route: RouteDef): V1Tool {
     query: objectKeys(query),
     body: wholeBody ? [] : objectKeys(body),
     wholeBody,
-    ...outputOf(route.response),
+    wrapsResult: wrapsResult(route.response),
   };
 }
 
-/** Every tool of the areas, in manifest order; computed once per process (schemas are static). */
-export function deriveTools(areas: readonly AreaManifest[]): Tool[] {
-  const out: Tool[] = [];
+/** The functions and v1 operations of the areas that are tools, in manifest order (no schema built). */
+function toolSources(areas: readonly AreaManifest[]) {
+  const out: ({ fn: FnDef } | { group: V1Area; route: RouteDef })[] = [];
   for (const area of areas) {
     const skip = new Set(area.notTools ?? []);
     for (const fn of area.fns ?? []) {
       if (fn.auth.kind === 'operator' || fn.auth.kind === 'none' || skip.has(fn.name)) continue;
-      out.push(fnTool(fn));
+      out.push({ fn });
     }
     for (const group of area.v1 ?? []) {
-      for (const route of group.routes) if (!skip.has(route.name)) out.push(v1Tool(group, route));
+      for (const route of group.routes) if (!skip.has(route.name)) out.push({ group, route });
     }
   }
   return out;
+}
+
+/**
+ * Throws unless every tool name matches TOOL_NAME_RE and no two tools (`reserved` ones included, the deploy
+ * tool) share one: a function named `mail_send` would shadow the v1 operation `mail.send`. Cheap (names
+ * only), so it runs when the route is registered and a bad manifest stops the process at start-up.
+ */
+export function checkToolNames(areas: readonly AreaManifest[], reserved: readonly string[] = []): void {
+  const seen = new Map<string, string>(reserved.map((n) => [n, n]));
+  for (const src of toolSources(areas)) {
+    const source = 'fn' in src ? src.fn.name : src.route.name;
+    const name = 'fn' in src ? src.fn.name : toolName(src.route.name);
+    if (!TOOL_NAME_RE.test(name)) {
+      throw new Error(
+        `MCP tool name ${JSON.stringify(name)} (from ${source}) does not match ${TOOL_NAME_RE}.`,
+      );
+    }
+    const other = seen.get(name);
+    if (other !== undefined)
+      throw new Error(`MCP tool name ${name} is taken twice: by ${other} and ${source}.`);
+    seen.set(name, source);
+  }
+}
+
+/** Every tool of the areas, in manifest order; computed once per process (schemas are static). */
+export function deriveTools(areas: readonly AreaManifest[]): Tool[] {
+  return toolSources(areas).map((src) => ('fn' in src ? fnTool(src.fn) : v1Tool(src.group, src.route)));
 }
