@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
-import { seedOrg, seedProject } from '../../../test/seed.ts';
+import { seedApiKey, seedOrg, seedProject } from '../../../test/seed.ts';
 import type { Caller } from '../../core/auth/caller.ts';
 import type { CredentialRow } from '../../core/auth/credentials.ts';
 import { createOrg } from '../orgs/index.ts';
@@ -95,7 +95,7 @@ describe('an OAuth grant at /mcp', () => {
     const theirs = await seedProject(t.deps, other);
     const client = await connect(bearer);
     const names = (await client.listTools()).tools.map((x) => x.name);
-    expect(names).toEqual(expect.arrayContaining(['listMyProjectsForCli', 'setSecretForCli', 'mail.send']));
+    expect(names).toEqual(expect.arrayContaining(['listMyProjectsForCli', 'setSecretForCli', 'mail_send']));
     for (const n of ['createTokenForCli', 'listTokensForCli', 'getProjectForCli', 'createOrgForCli']) {
       expect(names).not.toContain(n);
     }
@@ -118,14 +118,30 @@ describe('an OAuth grant at /mcp', () => {
   it('v1 tools act only in a granted organization, in the granted environment', async () => {
     const { bearer, org, other } = await grant(mcpAudience(t.deps.config.publicUrl));
     const client = await connect(bearer);
-    const list = await client.callTool({ name: 'mail.list', arguments: { organization: org.slug } });
+    const list = await client.callTool({ name: 'mail_list', arguments: { organization: org.slug } });
     expect(list.isError).toBeFalsy();
-    const foreign = await client.callTool({ name: 'mail.list', arguments: { organization: other.slug } });
+    const foreign = await client.callTool({ name: 'mail_list', arguments: { organization: other.slug } });
     expect(codeOf(foreign)).toBe('ORG_NOT_FOUND');
     const prod = await client.callTool({
-      name: 'mail.list',
+      name: 'mail_list',
       arguments: { organization: org.slug, environment: 'production' },
     });
     expect(codeOf(prod)).toBe('FORBIDDEN');
+  });
+
+  it('a v1 tool without `organization` acts in the only granted one, though the user owns two', async () => {
+    const { bearer, org } = await grant(mcpAudience(t.deps.config.publicUrl));
+    const client = await connect(bearer);
+    const list = (await client.listTools()).tools.find((x) => x.name === 'mail_send')!;
+    expect(list.inputSchema.required ?? []).not.toContain('organization');
+    const sent = await client.callTool({
+      name: 'mail_send',
+      arguments: { from: 'hello@acme.test', to: 'someone@example.com', subject: 'Hi', text: 'Hello' },
+    });
+    expect(sent.isError).toBeFalsy();
+    const id = (sent.structuredContent as { id: string }).id;
+    // It landed in the granted organization's sandbox.
+    const key = await seedApiKey(t.deps, org.id, 'test');
+    expect((await t.v1('GET', `/mail/emails/${id}`, key.key)).statusCode).toBe(200);
   });
 });

@@ -208,7 +208,7 @@ describe('OAuth for MCP clients', () => {
         'listMyOrgsForCli',
         'listMyProjectsForCli',
         'setSecretForCli',
-        'mail.list',
+        'mail_list',
       ]),
     );
     for (const n of ['createTokenForCli', 'listTokensForCli', 'createOrgForCli', 'revokeOauthGrantForCli']) {
@@ -231,11 +231,11 @@ describe('OAuth for MCP clients', () => {
       (await call(client, 'setSecretForCli', { projectSlug: theirs.slug, key: 'K', value: 'v' })).code,
     ).toBe('PROJECT_NOT_FOUND');
     // Production was granted: v1 tools act there, not in sandbox, and only in the granted organization.
-    expect((await call(client, 'mail.list', { organization: orgSlug })).ok).toBe(true);
-    expect((await call(client, 'mail.list', { organization: orgSlug, environment: 'sandbox' })).code).toBe(
+    expect((await call(client, 'mail_list', { organization: orgSlug })).ok).toBe(true);
+    expect((await call(client, 'mail_list', { organization: orgSlug, environment: 'sandbox' })).code).toBe(
       'FORBIDDEN',
     );
-    expect((await call(client, 'mail.list', { organization: otherSlug })).code).toBe('ORG_NOT_FOUND');
+    expect((await call(client, 'mail_list', { organization: otherSlug })).code).toBe('ORG_NOT_FOUND');
 
     // The token is for /mcp only: the function API and v1 refuse it.
     const bearer = { authorization: `Bearer ${tokens.access_token}` };
@@ -281,8 +281,8 @@ describe('OAuth for MCP clients', () => {
     const orgs = await call(client, 'listMyOrgsForCli');
     expect((orgs.data.result as { slug: string }[]).map((o) => o.slug)).toEqual([orgSlug]);
     // Sandbox was granted (the default): production is refused.
-    expect((await call(client, 'mail.list', { organization: orgSlug })).ok).toBe(true);
-    expect((await call(client, 'mail.list', { organization: orgSlug, environment: 'production' })).code).toBe(
+    expect((await call(client, 'mail_list', { organization: orgSlug })).ok).toBe(true);
+    expect((await call(client, 'mail_list', { organization: orgSlug, environment: 'production' })).code).toBe(
       'FORBIDDEN',
     );
 
