@@ -24,7 +24,7 @@ import {
   type ToolAnswer,
   toolError,
 } from './dispatch.ts';
-import { checkToolNames, deriveTools, OPERATION_META, type Tool } from './tools.ts';
+import { checkToolNames, deriveTools, OPERATION_META, proxyTools, type Tool } from './tools.ts';
 
 // {base}/mcp: the Model Context Protocol over Streamable HTTP, stateless. Each POST gets its own SDK server
 // and transport, built around the caller it authenticated; nothing about a client lives between requests,
@@ -111,13 +111,14 @@ export async function mcpRoutes(
   const audience = mcpAudience(publicUrl);
   // One for the process: the SDK would build a new Ajv (costly) for every server, so for every request.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
-  checkToolNames(opts.areas, [DEPLOY_TOOL]);
+  const proxied = deps.config.roles.includes('proxy');
+  checkToolNames(opts.areas, [DEPLOY_TOOL, ...proxyTools().map((t) => t.name)]);
   let derived: { tools: Tool[]; byName: Map<string, Tool> } | undefined;
   // Derived on first use: every area's schemas are loaded by then, and a process that never serves MCP
   // never pays for the JSON Schemas.
   const registry = () => {
     if (!derived) {
-      const tools = deriveTools(opts.areas);
+      const tools = [...deriveTools(opts.areas), ...(proxied ? proxyTools() : [])];
       const byName = new Map(tools.map((t) => [t.name, t]));
       // The dotted operation ids, the names before they had to match TOOL_NAME_RE, are still answered
       // (not listed) so that configurations and prompts written for them keep working.

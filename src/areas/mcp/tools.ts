@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { FnDef } from '../../http/fn-kit.ts';
 import type { RouteDef, V1Area } from '../../http/v1-kit.ts';
 import type { AreaManifest } from '../manifest.ts';
+import { chatBody, chatCompletionSchema } from '../models/index.ts';
 import { type JsonSchema, leanSchema } from './lean-schema.ts';
 
 // Tools are derived, never written by hand: one per function-API function and per v1 operation of every
@@ -92,7 +93,13 @@ function fnAnnotations(fn: FnDef): ToolAnnotations {
   };
 }
 
-function v1Annotations(route: RouteDef): ToolAnnotations {
+/** What a v1 tool is made from: a `defineRoute` operation, or one a hand-written plugin describes. */
+type Operation = Pick<
+  RouteDef,
+  'method' | 'url' | 'name' | 'summary' | 'description' | 'params' | 'query' | 'body' | 'response'
+>;
+
+function v1Annotations(route: Operation): ToolAnnotations {
   const word = firstWord(route.name.split('.').pop() ?? '');
   const readOnly = route.method === 'GET' || (route.method === 'POST' && ['recall', 'search'].includes(word));
   const destructive = route.method === 'DELETE' || DESTRUCTIVE_WORDS.some((w) => route.name.includes(w));
@@ -130,12 +137,12 @@ const DELEGATED_PROPERTIES = {
 };
 
 /** The summary and the description's first paragraph: the rest is in the API reference. */
-function shortDescription(route: RouteDef): string {
+function shortDescription(route: Operation): string {
   const first = route.description?.split(/\n\s*\n/)[0]?.trim();
   return first ? `${route.summary}\n\n${first}` : route.summary;
 }
 
-function v1Tool(group: V1Area, route: RouteDef): V1Tool {
+function v1Tool(group: Pick<V1Area, 'prefix'>, route: Operation): V1Tool {
   const properties: Record<string, unknown> = {};
   const required = new Set<string>();
   const add = (s: JsonSchema | undefined) => {
@@ -212,6 +219,30 @@ export function checkToolNames(areas: readonly AreaManifest[], reserved: readonl
       throw new Error(`MCP tool name ${name} is taken twice: by ${other} and ${source}.`);
     seen.set(name, source);
   }
+}
+
+/**
+ * Tools for operations of hand-written v1 plugins (no `defineRoute` to derive them from). The model proxy's
+ * chat completions, without streaming (a tool answers once); embeddings and the integrations pass-through
+ * are not tools (docs/mcp.md "Tools"). Listed only where the proxy is mounted (role `proxy`).
+ */
+export function proxyTools(): V1Tool[] {
+  const body = chatBody.omit({ stream: true, stream_options: true, tools: true, n: true });
+  return [
+    v1Tool(
+      { prefix: '/ai' },
+      {
+        method: 'POST',
+        url: '/chat/completions',
+        name: 'ai.chatCompletions',
+        summary: "Asks one of the organization's models (OpenAI chat completions format, not streamed).",
+        description:
+          '`model` as the proxy takes it (`gpt-4o-mini`, `anthropic/claude-sonnet-4-5`); the tokens count in the organization’s model usage.',
+        body,
+        response: chatCompletionSchema,
+      },
+    ),
+  ];
 }
 
 /** Every tool of the areas, in manifest order; computed once per process (schemas are static). */

@@ -48,6 +48,8 @@ declare module '../../core/jobs.ts' {
   }
 }
 
+// The MCP area lists chat completions as a tool (the proxy is a hand-written plugin, not a defineRoute).
+export { chatBody, chatCompletionSchema } from './chat-completions.ts';
 export {
   activeEmbedder,
   activeEmbedderForRecall,
