@@ -113,22 +113,11 @@ export async function narrowToGrant(deps: Deps, caller: UserCaller, name: string
  * VALIDATION_ERROR that names the choices, so that an agent can ask again with one of them.
  */
 async function onlyOrganization(deps: Deps, caller: UserCaller): Promise<string> {
-  const reachable = await membershipsOf(deps, caller);
-  const slugs = reachable.length
-    ? (
-        await deps.db.orm
-          .select({ slug: orgs.slug })
-          .from(orgs)
-          .where(
-            inArray(
-              orgs.id,
-              reachable.map((m) => m.orgId),
-            ),
-          )
-      )
-        .map((o) => o.slug)
-        .sort()
+  const orgIds = (await membershipsOf(deps, caller)).map((m) => m.orgId);
+  const rows = orgIds.length
+    ? await deps.db.orm.select({ slug: orgs.slug }).from(orgs).where(inArray(orgs.id, orgIds))
     : [];
+  const slugs = rows.map((o) => o.slug).sort();
   if (slugs.length === 1) return slugs[0]!;
   if (slugs.length === 0) {
     throw errors.validation('organization: this credential reaches no organization to act in.');

@@ -133,7 +133,11 @@ function objectKeys(s: JsonSchema | undefined): string[] {
 /** What a user's token adds to a v1 tool's arguments; kept short, since every v1 tool repeats it. */
 const DELEGATED_PROPERTIES = {
   organization: { type: 'string', description: 'Organization slug (optional when you reach only one).' },
-  environment: { type: 'string', enum: ['sandbox', 'production'], description: 'Default sandbox.' },
+  environment: {
+    type: 'string',
+    enum: ['sandbox', 'production'],
+    description: 'Default sandbox; production needs owner or admin.',
+  },
 };
 
 /** The summary and the description's first paragraph: the rest is in the API reference. */
