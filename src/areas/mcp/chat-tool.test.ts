@@ -81,4 +81,23 @@ describe('ai_chatCompletions', () => {
     expect(res.isError).toBe(true);
     expect((res._meta?.['dev.pier/error'] as { code?: string } | undefined)?.code).toMatch(/^MODEL_/);
   });
+
+  it('is not a tool where the proxy is not mounted (no `proxy` role)', async () => {
+    const apiOnly = await testApp({ listen: true, env: { ROLES: 'api' } });
+    try {
+      const tenant = await seedV1Tenant(apiOnly.deps);
+      const client = new Client({ name: 'pier-test', version: '1.0.0' });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${apiOnly.url}/mcp`), {
+          requestInit: { headers: { authorization: `Bearer ${tenant.test}` } },
+        }),
+      );
+      const names = (await client.listTools()).tools.map((x) => x.name);
+      expect(names).toContain('mail_send');
+      expect(names).not.toContain('ai_chatCompletions');
+      await client.close();
+    } finally {
+      await apiOnly.close();
+    }
+  });
 });

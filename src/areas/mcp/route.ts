@@ -111,14 +111,16 @@ export async function mcpRoutes(
   const audience = mcpAudience(publicUrl);
   // One for the process: the SDK would build a new Ajv (costly) for every server, so for every request.
   const jsonSchemaValidator = new AjvJsonSchemaValidator();
-  const proxied = deps.config.roles.includes('proxy');
-  checkToolNames(opts.areas, [DEPLOY_TOOL, ...proxyTools().map((t) => t.name)]);
+  // The model proxy's tools, where the proxy is mounted; their names are reserved everywhere all the same.
+  const proxy = proxyTools();
+  checkToolNames(opts.areas, [DEPLOY_TOOL, ...proxy.map((t) => t.name)]);
+  const proxied = deps.config.roles.includes('proxy') ? proxy : [];
   let derived: { tools: Tool[]; byName: Map<string, Tool> } | undefined;
   // Derived on first use: every area's schemas are loaded by then, and a process that never serves MCP
   // never pays for the JSON Schemas.
   const registry = () => {
     if (!derived) {
-      const tools = [...deriveTools(opts.areas), ...(proxied ? proxyTools() : [])];
+      const tools = [...deriveTools(opts.areas), ...proxied];
       const byName = new Map(tools.map((t) => [t.name, t]));
       // The dotted operation ids, the names before they had to match TOOL_NAME_RE, are still answered
       // (not listed) so that configurations and prompts written for them keep working.
