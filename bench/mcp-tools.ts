@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 const { loadConfig } = await import('../src/config.ts');
-const { createDeps, createLogger } = await import('../src/deps.ts');
+const { createDeps, createLogger } = await import('../src/create-deps.ts');
 const { logDestination } = await import('../src/core/log-destination.ts');
 const { buildApp } = await import('../src/http/app.ts');
 const { startBackground } = await import('../src/background.ts');
