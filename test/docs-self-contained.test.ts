@@ -6,8 +6,9 @@ import { describe, expect, it } from 'vitest';
 // A clone of the project is all a user has: every relative path the README and docs/ name (`../x/y`) must
 // lead to something inside the clone, not to a folder beside the repository that only a workspace had.
 
-// Code shown in the docs (`import … from '../orgs/index.ts'`) names paths relative to a source file, not to the doc.
-const IMPORT_SPECIFIER = /from '[^']*'/g;
+// Code shown in the docs (`import … from '../orgs/index.ts'`, `declare module '../../deps.ts'`) names paths
+// relative to a source file, not to the doc.
+const IMPORT_SPECIFIER = /(?:from|declare module) '[^']*'/g;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
