@@ -50,6 +50,8 @@ export const sharedCatalogue = defineCatalogue({
   // The error handler keeps the framework's own 4xx status for what it has no better code for.
   BAD_REQUEST: { status: 400, message: 'Bad request.' },
   INVALID_CURSOR: { status: 400, message: 'The cursor is not valid; start again without one.' },
+  // The framework's own refusals (http/framework-errors.ts), in the same envelope.
+  BAD_URL: { status: 400, message: 'The path is not valid: a percent-escape does not decode to UTF-8 text.' },
   IDEMPOTENCY_STREAM_UNSUPPORTED: {
     status: 400,
     message:
@@ -61,6 +63,7 @@ export const sharedCatalogue = defineCatalogue({
   NOT_FOUND: { status: 404, message: 'Not found.' },
   FUNCTION_NOT_FOUND: { status: 404, message: 'No function has that name.' },
   METHOD_NOT_ALLOWED: { status: 405, message: 'Use POST for function calls.' },
+  REQUEST_TIMEOUT: { status: 408, message: 'The request was not received in time.' },
   IDEMPOTENCY_CONFLICT: {
     status: 409,
     message: 'This Idempotency-Key was already used with a different request body; use a new key.',
@@ -70,8 +73,10 @@ export const sharedCatalogue = defineCatalogue({
     message: 'A request with this Idempotency-Key is still being processed; retry shortly.',
   },
   PAYLOAD_TOO_LARGE: { status: 413, message: 'The request body is too large.' },
+  URI_TOO_LONG: { status: 414, message: 'A path parameter is longer than any this API accepts.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'Send the body as application/json.' },
   RATE_LIMITED: { status: 429, message: 'Too many requests.' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'The request headers are too large.' },
   INTERNAL: { status: 500, message: 'An internal error occurred.' },
   NOT_READY: { status: 503, message: 'The database is not reachable.' },
   SHUTTING_DOWN: { status: 503, message: 'This node is shutting down; retry the request.' },
@@ -98,10 +103,16 @@ export const errors = {
   scopeDenied: (scope: string) =>
     shared('PLATFORM_SCOPE_DENIED', `This platform credential lacks the '${scope}' scope.`),
   notFound: (code: CodeWithStatus<404>, what: string) => new ApiError(code, 404, `${what} was not found.`),
-  methodNotAllowed: () => shared('METHOD_NOT_ALLOWED'),
+  methodNotAllowed: (message?: string) => shared('METHOD_NOT_ALLOWED', message),
   conflict: (code: CodeWithStatus<409>, message: string) => new ApiError(code, 409, message),
   tooLarge: (message?: string) => shared('PAYLOAD_TOO_LARGE', message),
   unsupportedMediaType: () => shared('UNSUPPORTED_MEDIA_TYPE'),
+  badUrl: () => shared('BAD_URL'),
+  uriTooLong: () => shared('URI_TOO_LONG'),
+  requestTimeout: () => shared('REQUEST_TIMEOUT', undefined, { connection: 'close' }),
+  headersTooLarge: () => shared('HEADERS_TOO_LARGE', undefined, { connection: 'close' }),
+  /** What Node's HTTP parser refuses: the framework's own 400 with no better code. */
+  badRequest: (message?: string) => shared('BAD_REQUEST', message),
   rateLimited: (retryAfterSec: number) =>
     shared('RATE_LIMITED', `Too many requests; retry in ${retryAfterSec} s.`, {
       'retry-after': String(retryAfterSec),

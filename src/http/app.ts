@@ -17,8 +17,10 @@ import { diskBlobRoutes } from './blob-routes.ts';
 import { dashboardStaticRoutes } from './dashboard-static.ts';
 import { installErrorHandler } from './error-handler.ts';
 import { functionApiRoutes } from './fn-route.ts';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.ts';
 import { lazyChildLoggerFactory } from './lazy-logger.ts';
 import { nextRequestId } from './request-id.ts';
+import { checkJsonBody, guardSchemalessParams, surrogateEscapesInUrl, surrogateGuard } from './unicode.ts';
 import { v1Routes } from './v1-plugin.ts';
 import { wellKnownRoutes } from './well-known.ts';
 
@@ -42,6 +44,12 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // TRUST_PROXY: whose X-Forwarded-For to believe for req.ip, the address per-IP limits count.
     trustProxy: trustProxyOption(deps.config.trustProxy),
     bodyLimit: 1024 * 1024,
+    // A longer path parameter answers 414 (framework-errors.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // The framework's own refusals answer in the error envelope too (framework-errors.ts).
+    frameworkErrors,
+    clientErrorHandler,
+    rewriteUrl: surrogateEscapesInUrl,
     requestIdHeader: false,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -59,7 +67,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
     // proxied traffic, and WebSocket upgrades go straight to the app.
     ...(opts.hostRouter ? { serverFactory: hostRouterServer(opts.hostRouter) } : {}),
   });
-  app.setValidatorCompiler(validatorCompiler);
+  app.setValidatorCompiler(surrogateGuard(validatorCompiler));
+  guardSchemalessParams(app);
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, deps.config.publicUrl);
@@ -69,7 +78,15 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if (body === '') return done(null, {});
-    return parseJson(req, body as string, done);
+    return parseJson(req, body as string, (err, parsed) => {
+      if (err) return done(err);
+      try {
+        checkJsonBody(body as string, parsed);
+      } catch (refusal) {
+        return done(refusal as Error);
+      }
+      done(null, parsed);
+    });
   });
   // No cookie plugin: @fastify/cookie adds an onSend hook to every request even with `hook: false`, and Pier
   // only reads the dashboard's session cookie (readCookie in identity/sessions.ts parses it where needed).

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { errors } from '../core/errors.ts';
+import { MAX_PARAM_LENGTH } from './framework-errors.ts';
 
 // Serves the built dashboard (web/dist) at `/`, with the SPA's index.html for any other page path. The
 // API surfaces keep their own 404s: this never answers under their prefixes.
@@ -62,7 +63,12 @@ export async function dashboardStaticRoutes(
 
   app.get('/*', async (req, reply) => {
     const urlPath = decodeURIComponent(req.url.split('?')[0]!.split('#')[0]!);
-    if (isReserved(urlPath)) throw errors.notFound('NOT_FOUND', `GET ${urlPath}`);
+    if (isReserved(urlPath)) {
+      // An API path with a parameter too long for the router lands here (this route is its GET fallback):
+      // the same 414 as other methods get from the router.
+      if (urlPath.split('/').some((s) => s.length > MAX_PARAM_LENGTH)) throw errors.uriTooLong();
+      throw errors.notFound('NOT_FOUND', `GET ${urlPath}`);
+    }
     const ext = path.extname(urlPath);
     if (!ext || ext === '.html') return sendIndex(reply);
     const file = path.resolve(dist, `.${path.posix.normalize(urlPath)}`);

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { isInvalidText } from '../core/db/pg-errors.ts';
 import { ApiError, errorBody, errors } from '../core/errors.ts';
+import { drainBody } from './framework-errors.ts';
 
 type Issue = {
   instancePath?: string;
@@ -34,6 +35,10 @@ export function toApiError(err: unknown): ApiError {
       return errors.validation('The body is not valid JSON.');
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return errors.tooLarge();
+    case 'FST_ERR_BAD_URL':
+      return errors.badUrl();
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return errors.uriTooLong();
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return errors.unsupportedMediaType();
@@ -57,6 +62,12 @@ export function installErrorHandler(app: FastifyInstance, publicUrl: string): vo
       );
     }
     for (const [k, v] of Object.entries(apiErr.headers)) reply.header(k, v);
-    return reply.status(apiErr.status).send(errorBody(apiErr));
+    reply.status(apiErr.status);
+    // The rest of a refused body is read first, so the client sees the 413 rather than a broken pipe.
+    if (apiErr.status === 413 && !req.raw.complete)
+      return drainBody(req.raw).then(() => {
+        reply.send(errorBody(apiErr));
+      });
+    return reply.send(errorBody(apiErr));
   });
 }

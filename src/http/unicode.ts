@@ -1,0 +1,97 @@
+import type { FastifyInstance, FastifySchemaCompiler, preValidationHookHandler, RouteOptions } from 'fastify';
+import { errors } from '../core/errors.ts';
+
+// One rule for every string a request carries: it must be well-formed UTF-16, because PostgreSQL refuses an
+// unpaired surrogate in jsonb (a 500) and turns it into U+FFFD in text (a silent rewrite). Bytes decoded as
+// UTF-8 never yield one; only a JSON `\ud800` escape does, so the body check runs only when the raw text
+// holds such an escape and stays free for every other request.
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+// A surrogate percent-escaped as if it were UTF-8 (ED A0..BF 80..BF, CESU-8): no decoder accepts it.
+const PERCENT_SURROGATE = /%[eE][dD]%[abAB][0-9a-fA-F]%[89abAB][0-9a-fA-F]/g;
+
+const PROBLEM = 'contains an unpaired UTF-16 surrogate';
+
+/** The dotted path of the first string or key in `value` that is not well-formed UTF-16, or null. */
+export function unpairedSurrogateAt(value: unknown, path = '', depth = 0): string | null {
+  if (typeof value === 'string') return value.isWellFormed() ? null : path;
+  if (depth > 64 || value === null || typeof value !== 'object') return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const at = unpairedSurrogateAt(value[i], path ? `${path}.${i}` : String(i), depth + 1);
+      if (at !== null) return at;
+    }
+    return null;
+  }
+  const o = value as Record<string, unknown>;
+  for (const k in o) {
+    const here = path ? `${path}.${k.isWellFormed() ? k : k.toWellFormed()}` : k.toWellFormed();
+    if (!k.isWellFormed()) return here;
+    const at = unpairedSurrogateAt(o[k], here, depth + 1);
+    if (at !== null) return at;
+  }
+  return null;
+}
+
+function refusal(context: string, at: string) {
+  return errors.validation(`${at ? `${context}.${at}` : context}: ${PROBLEM}.`);
+}
+
+/** Throws the 400 for a parsed JSON body whose raw text escaped an unpaired surrogate. */
+export function checkJsonBody(raw: string, parsed: unknown): void {
+  if (!SURROGATE_ESCAPE.test(raw)) return;
+  const at = unpairedSurrogateAt(parsed);
+  if (at !== null) throw refusal('body', at);
+}
+
+function checkFlat(context: string, value: unknown): Error | null {
+  if (value === null || typeof value !== 'object') return null;
+  const o = value as Record<string, unknown>;
+  for (const k in o) {
+    const v = o[k];
+    const list = Array.isArray(v) ? v : [v];
+    for (const s of list) if (typeof s === 'string' && !s.isWellFormed()) return refusal(context, k);
+  }
+  return null;
+}
+
+/**
+ * Fastify's rewriteUrl: a percent-escaped surrogate in the URL becomes the unpaired surrogate it spells, so
+ * the path parameter or query field that holds it is refused by name (surrogateGuard) instead of the router
+ * answering a nameless bad URL (the path decoder) or keeping the escape as literal text (the query decoder).
+ */
+export function surrogateEscapesInUrl(req: { url?: string }): string {
+  const url = req.url ?? '/';
+  if (url.indexOf('%') === -1) return url;
+  return url.replace(PERCENT_SURROGATE, '\ud800');
+}
+
+/**
+ * Wraps a validator compiler so a query string or path parameter holding an unpaired surrogate (or its
+ * undecodable percent-escape) is refused before the schema runs, naming the field. Bodies are checked where
+ * they are parsed (app.ts); routes without a query or params schema compile nothing extra.
+ */
+export function surrogateGuard<S>(inner: FastifySchemaCompiler<S>): FastifySchemaCompiler<S> {
+  return (route) => {
+    const validate = inner(route);
+    const part = route.httpPart;
+    if (part !== 'querystring' && part !== 'params') return validate;
+    return (data) => {
+      const err = checkFlat(part, data);
+      return err ? { error: err } : validate(data);
+    };
+  };
+}
+
+const guardParams: preValidationHookHandler = (req, _reply, done) =>
+  done(checkFlat('params', req.params) ?? undefined);
+
+/** The same refusal on routes that take path parameters without a schema for them (their guard is a hook). */
+export function guardSchemalessParams(app: FastifyInstance): void {
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.schema?.params || !/[:*]/.test(route.url)) return;
+    const pre = route.preValidation;
+    route.preValidation =
+      pre === undefined ? [guardParams] : [...(Array.isArray(pre) ? pre : [pre]), guardParams];
+  });
+}
