@@ -79,17 +79,22 @@ export async function oauthRoutes(app: FastifyInstance, opts: { deps: Deps }): P
 
   // Malformed bodies (bad JSON, too large, another media type) answer in OAuth's shape here too.
   // Fastify's own failures carry a 4xx statusCode; anything else is ours and a 500.
-  app.setErrorHandler((err: { statusCode?: number }, req, reply) => {
-    const s = err.statusCode;
-    if (typeof s === 'number' && s >= 400 && s < 500)
+  app.setErrorHandler(
+    (err: { statusCode?: number; status?: number; code?: string; message?: string }, req, reply) => {
+      // A refusal from the shared transport checks (an unpaired surrogate in the body) says what it refused.
+      const refused = err.code === 'VALIDATION_ERROR';
+      const s = refused ? err.status : err.statusCode;
+      if (typeof s === 'number' && s >= 400 && s < 500)
+        return reply.status(s).send({
+          error: 'invalid_request',
+          error_description: refused ? err.message : 'The request could not be read.',
+        });
+      req.log.error({ err }, 'oauth request failed');
       return reply
-        .status(s)
-        .send({ error: 'invalid_request', error_description: 'The request could not be read.' });
-    req.log.error({ err }, 'oauth request failed');
-    return reply
-      .status(500)
-      .send({ error: 'server_error', error_description: 'An internal error occurred.' });
-  });
+        .status(500)
+        .send({ error: 'server_error', error_description: 'An internal error occurred.' });
+    },
+  );
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
