@@ -1,6 +1,5 @@
 import swagger from '@fastify/swagger';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
 import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
@@ -11,6 +10,7 @@ import { fastSerializerCompiler, fastValidatorCompiler } from './fast-schemas.ts
 import { authorize, hasNul } from './fn-call.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
 import { functions } from './fn-registry.ts';
+import { openApiTransform } from './openapi-errors.ts';
 
 export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
@@ -84,9 +84,10 @@ export async function functionApiRoutes(
         },
       },
     },
-    transform: createJsonSchemaTransform({
-      skipList: ['/api/fn/openapi.json', '/api/fn/*', '/api/fn/:name'],
-    }),
+    transform: openApiTransform(
+      ['/api/fn/openapi.json', '/api/fn/*', '/api/fn/:name'],
+      errorSchema.describe('Error envelope'),
+    ),
   });
 
   const errorResponses = Object.fromEntries(

@@ -1,6 +1,5 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
 import type { V1Plugin } from '../areas/manifest.ts';
 import { callerFromRow } from '../core/auth/credentials.ts';
 import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
@@ -8,7 +7,8 @@ import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
 import { type Claim, claimOrReplay, requestHash, settle } from './idempotency.ts';
-import { apiKeyCaller, operationDoc, type RouteDef, type V1Area } from './v1-kit.ts';
+import { openApiTransform } from './openapi-errors.ts';
+import { apiKeyCaller, errorEnvelopeSchema, operationDoc, type RouteDef, type V1Area } from './v1-kit.ts';
 import { TokenBuckets } from './v1-rate-limit.ts';
 
 // Everything under {base_url}/v1: API-key auth, a token bucket per key, Idempotency-Key on POST, the
@@ -119,7 +119,7 @@ export async function v1Routes(
         },
       },
     },
-    transform: createJsonSchemaTransform({ skipList: ['/v1/openapi.json'] }),
+    transform: openApiTransform(['/v1/openapi.json'], errorEnvelopeSchema),
   });
 
   app.addHook('onRequest', async (req, reply) => {
