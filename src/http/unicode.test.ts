@@ -3,7 +3,7 @@ import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedOrg, seedV1Tenant } from '../../test/seed.ts';
 import { unpairedSurrogateAt } from './unicode.ts';
 
-// An unpaired UTF-16 surrogate is refused wherever a request carries text (docs/errors.md): PostgreSQL
+// An unpaired UTF-16 surrogate is refused wherever a request carries text (docs/v1-api.md, "Before any operation runs"): PostgreSQL
 // cannot hold it in jsonb and rewrites it in text. The bodies are sent as raw JSON text, since `\ud800`
 // escapes are how one arrives (UTF-8 bytes never decode to one).
 
