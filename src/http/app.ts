@@ -17,7 +17,7 @@ import { diskBlobRoutes } from './blob-routes.ts';
 import { dashboardStaticRoutes } from './dashboard-static.ts';
 import { installErrorHandler } from './error-handler.ts';
 import { functionApiRoutes } from './fn-route.ts';
-import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH } from './framework-errors.ts';
+import { clientErrorHandler, frameworkErrors, MAX_PARAM_LENGTH, MethodIndex } from './framework-errors.ts';
 import { lazyChildLoggerFactory } from './lazy-logger.ts';
 import { nextRequestId } from './request-id.ts';
 import { checkJsonBody, guardSchemalessParams, surrogateEscapesInUrl, surrogateGuard } from './unicode.ts';
@@ -69,6 +69,8 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   });
   app.setValidatorCompiler(surrogateGuard(validatorCompiler));
   guardSchemalessParams(app);
+  const methods = new MethodIndex();
+  app.addHook('onRoute', (route) => methods.add(route.method, route.url));
   app.setSerializerCompiler(serializerCompiler);
   app.decorateRequest('caller', null);
   installErrorHandler(app, deps.config.publicUrl);
@@ -145,9 +147,15 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(dashboardStaticRoutes, { dist: opts.webDist });
 
   app.setNotFoundHandler(async (req, reply) => {
-    return reply
-      .status(404)
-      .send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${req.url.split('?')[0]}`)));
+    const path = req.url.split('?')[0]!;
+    const allow = methods.allowed(path);
+    if (allow.length) {
+      reply.header('allow', allow.join(', '));
+      return reply
+        .status(405)
+        .send(errorBody(errors.methodNotAllowed(`Use ${allow.join(' or ')} on ${path}.`)));
+    }
+    return reply.status(404).send(errorBody(errors.notFound('NOT_FOUND', `${req.method} ${path}`)));
   });
   return app;
 }

@@ -61,6 +61,18 @@ describe('framework errors in the envelope', () => {
     expect(unknown.statusCode).toBe(404);
     expect(unknown.json()).toEqual(envelope('NOT_FOUND'));
   });
+
+  it('a known path with another method is 405 with Allow', async () => {
+    const list = await t.v1('PUT', '/webdata/extractions', live);
+    expect(list.statusCode).toBe(405);
+    expect(list.headers.allow).toBe('GET, POST');
+    expect(list.json()).toEqual(envelope('METHOD_NOT_ALLOWED'));
+    const one = await t.v1('PATCH', '/webdata/extractions/x', live);
+    expect(one.statusCode).toBe(405);
+    expect(one.headers.allow).toBe('DELETE, GET');
+    // The trailing slash is another path, as the router sees it.
+    expect((await t.v1('PUT', '/webdata/extractions/', live)).statusCode).toBe(404);
+  });
 });
 
 /**

@@ -82,3 +82,30 @@ export function drainBody(stream: Readable, bound = DRAIN_BOUND): Promise<boolea
     stream.resume();
   });
 }
+
+/**
+ * Which methods each routed path answers, so a known path called with another method is a 405 with `Allow`
+ * rather than a 404. Consulted only when no route matched. Wildcard routes (the dashboard's pages, the
+ * function API's catch-alls, blobs) answer for themselves and are left out.
+ */
+export class MethodIndex {
+  readonly #routes: { re: RegExp; method: string }[] = [];
+
+  add(method: string | string[], url: string): void {
+    if (url.includes('*')) return;
+    const pattern = url
+      .split('/')
+      .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg.replace(/[.+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    const re = new RegExp(`^${pattern}$`);
+    for (const m of Array.isArray(method) ? method : [method])
+      if (m !== 'HEAD') this.#routes.push({ re, method: m });
+  }
+
+  /** The methods that would answer this path (without its query), sorted; empty for an unknown path. */
+  allowed(path: string): string[] {
+    const out = new Set<string>();
+    for (const r of this.#routes) if (r.re.test(path)) out.add(r.method);
+    return [...out].sort();
+  }
+}
