@@ -39,7 +39,8 @@ function refusal(context: string, at: string) {
 
 /** Throws the 400 for a parsed JSON body whose raw text escaped an unpaired surrogate. */
 export function checkJsonBody(raw: string, parsed: unknown): void {
-  if (!SURROGATE_ESCAPE.test(raw)) return;
+  // indexOf first: a plain substring search is several times cheaper than the regex on most bodies.
+  if (raw.indexOf('\\u') === -1 || !SURROGATE_ESCAPE.test(raw)) return;
   const at = unpairedSurrogateAt(parsed);
   if (at !== null) throw refusal('body', at);
 }
