@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
+import { MAX_PARAM_LENGTH } from './framework-errors.ts';
 
 // Both OpenAPI documents declare what the framework answers before an operation runs (413/415 with a
 // body, 414 with a path parameter) and the rate limit's 429, each with the error envelope.
@@ -7,7 +8,7 @@ import { type TestApp, testApp } from '../../test/harness.ts';
 type Operation = {
   operationId?: string;
   requestBody?: unknown;
-  parameters?: { in: string }[];
+  parameters?: { in: string; name: string; schema?: { maxLength?: number } }[];
   responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
 };
 type Doc = { paths: Record<string, Record<string, Operation>> };
@@ -59,6 +60,15 @@ describe('OpenAPI error statuses', () => {
     expect(ops.filter(([, op]) => !op.responses['400']).map(([name]) => name)).toEqual([
       'POST /v1/integrations/passthrough',
     ]);
+    // No path parameter the document allows is long enough for the router's 414.
+    const tooLong = ops.flatMap(([name, op]) =>
+      (op.parameters ?? [])
+        .filter(
+          (p) => p.in === 'path' && (p.schema?.maxLength ?? Number.POSITIVE_INFINITY) > MAX_PARAM_LENGTH,
+        )
+        .map((p) => `${name} ${p.name}`),
+    );
+    expect(tooLong).toEqual([]);
     // A bodiless GET does not claim a 413.
     const get = ops.find(([name, op]) => name.startsWith('GET ') && !op.requestBody)!;
     expect(get[1].responses['413']).toBeUndefined();
