@@ -95,6 +95,21 @@ describe('unpaired surrogates', () => {
     expect(q.statusCode).toBe(404);
   });
 
+  it('are refused at the MCP endpoint, in tool arguments too', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/mcp',
+      headers: {
+        authorization: `Bearer ${user}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      payload:
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"prompt":"\\ud800"}}}',
+    });
+    expectRefused(res, 'body.params.arguments.prompt');
+  });
+
   it('are refused by the OAuth endpoints in their own error shape', async () => {
     const res = await t.app.inject({
       method: 'POST',
