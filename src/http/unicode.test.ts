@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedOrg, seedV1Tenant } from '../../test/seed.ts';
-import { unpairedSurrogateAt } from './unicode.ts';
+import { surrogateEscapesInUrl, unpairedSurrogateAt } from './unicode.ts';
 
 // An unpaired UTF-16 surrogate is refused wherever a request carries text (docs/v1-api.md, "Before any operation runs"): PostgreSQL
 // cannot hold it in jsonb and rewrites it in text. The bodies are sent as raw JSON text, since `\ud800`
@@ -122,6 +122,18 @@ describe('unpaired surrogates', () => {
       error: 'invalid_request',
       error_description: 'body.client_name: contains an unpaired UTF-16 surrogate.',
     });
+  });
+});
+
+describe('surrogateEscapesInUrl', () => {
+  it('spells out escaped surrogates in the path only; the query keeps its text', () => {
+    expect(surrogateEscapesInUrl({ url: '/v1/x/%ED%A0%80?q=%ed%b0%80' })).toBe('/v1/x/\ud800?q=%ed%b0%80');
+    expect(surrogateEscapesInUrl({ url: '/v1/x?q=%ED%A0%80' })).toBe('/v1/x?q=%ED%A0%80');
+    expect(surrogateEscapesInUrl({ url: '/v1/x/%C3%A9' })).toBe('/v1/x/%C3%A9');
+  });
+
+  it('leaves a route that reads no query untouched by an escaped surrogate there', async () => {
+    expect((await t.app.inject({ url: '/healthz?x=%ED%A0%80' })).statusCode).toBe(200);
   });
 });
 

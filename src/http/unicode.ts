@@ -7,8 +7,10 @@ import { errors } from '../core/errors.ts';
 // holds such an escape and stays free for every other request.
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-// A surrogate percent-escaped as if it were UTF-8 (ED A0..BF 80..BF, CESU-8): no decoder accepts it.
+// A surrogate percent-escaped as if it were UTF-8 (ED A0..BF 80..BF, CESU-8): no decoder accepts it. The
+// path decoder refuses the whole URL; the query decoder keeps the escape as literal text.
 const PERCENT_SURROGATE = /%[eE][dD]%[abAB][0-9a-fA-F]%[89abAB][0-9a-fA-F]/g;
+const HAS_PERCENT_SURROGATE = new RegExp(PERCENT_SURROGATE.source);
 
 const PROBLEM = 'contains an unpaired UTF-16 surrogate';
 
@@ -51,20 +53,28 @@ function checkFlat(context: string, value: unknown): Error | null {
   for (const k in o) {
     const v = o[k];
     const list = Array.isArray(v) ? v : [v];
-    for (const s of list) if (typeof s === 'string' && !s.isWellFormed()) return refusal(context, k);
+    for (const s of list)
+      if (typeof s === 'string' && (!s.isWellFormed() || HAS_PERCENT_SURROGATE.test(s)))
+        return refusal(context, k);
   }
   return null;
 }
 
 /**
- * Fastify's rewriteUrl: a percent-escaped surrogate in the URL becomes the unpaired surrogate it spells, so
- * the path parameter or query field that holds it is refused by name (surrogateGuard) instead of the router
- * answering a nameless bad URL (the path decoder) or keeping the escape as literal text (the query decoder).
+ * Fastify's rewriteUrl: a percent-escaped surrogate in the path becomes the unpaired surrogate it spells, so
+ * the path parameter that holds it is refused by name (surrogateGuard, guardSchemalessParams) instead of the
+ * router answering a nameless bad URL. The query is left as it came: there the escape stays literal text,
+ * harmless to a route that reads no query, and refused by name where a schema reads it.
  */
 export function surrogateEscapesInUrl(req: { url?: string }): string {
   const url = req.url ?? '/';
-  if (url.indexOf('%') === -1) return url;
-  return url.replace(PERCENT_SURROGATE, '\ud800');
+  const pct = url.indexOf('%');
+  if (pct === -1) return url;
+  const q = url.indexOf('?');
+  if (q !== -1 && q < pct) return url;
+  return q === -1
+    ? url.replace(PERCENT_SURROGATE, '\ud800')
+    : url.slice(0, q).replace(PERCENT_SURROGATE, '\ud800') + url.slice(q);
 }
 
 /**
