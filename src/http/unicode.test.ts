@@ -122,6 +122,18 @@ describe('unpaired surrogates', () => {
       error: 'invalid_request',
       error_description: 'body.client_name: contains an unpaired UTF-16 surrogate.',
     });
+    // A form body too, where URLSearchParams would have made the escape U+FFFD.
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/api/oauth/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'grant_type=authorization_code&code=a%ED%A0%80b&redirect_uri=x',
+    });
+    expect(form.statusCode).toBe(400);
+    expect(form.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'body.code: contains an unpaired UTF-16 surrogate.',
+    });
   });
 });
 

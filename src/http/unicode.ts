@@ -47,6 +47,20 @@ export function checkJsonBody(raw: string, parsed: unknown): void {
   if (at !== null) throw refusal('body', at);
 }
 
+/**
+ * Throws the 400 for an application/x-www-form-urlencoded body holding a percent-escaped surrogate, which
+ * URLSearchParams would otherwise turn into U+FFFD without a word.
+ */
+export function checkFormBody(raw: string): void {
+  if (!HAS_PERCENT_SURROGATE.test(raw)) return;
+  for (const pair of raw.split('&')) {
+    if (!HAS_PERCENT_SURROGATE.test(pair)) continue;
+    const name = pair.split('=')[0] ?? '';
+    const key = new URLSearchParams(`${name}=`).keys().next().value ?? name;
+    throw refusal('body', key);
+  }
+}
+
 function checkFlat(context: string, value: unknown): Error | null {
   if (value === null || typeof value !== 'object') return null;
   const o = value as Record<string, unknown>;

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { Deps } from '../../deps.ts';
+import { checkFormBody } from '../../http/unicode.ts';
 import { RedirectableError, SCOPES, startAuthorization } from './authorize.ts';
 import { registerClient } from './clients.ts';
 import { OAuthError } from './oauth-error.ts';
@@ -99,7 +100,14 @@ export async function oauthRoutes(app: FastifyInstance, opts: { deps: Deps }): P
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
     { parseAs: 'string', bodyLimit: 16 * 1024 },
-    (_req, body, done) => done(null, parseForm(body as string)),
+    (_req, body, done) => {
+      try {
+        checkFormBody(body as string);
+      } catch (refusal) {
+        return done(refusal as Error);
+      }
+      done(null, parseForm(body as string));
+    },
   );
 
   // Browser-based MCP clients (an inspector page) call these from their own origin. None of them reads a
