@@ -80,6 +80,7 @@ describe('unpaired surrogates', () => {
 
   it('are refused in a query parameter and a path id (percent-escaped as UTF-8 would spell them)', async () => {
     expectRefused(await t.v1('GET', '/webdata/extractions?cursor=a%ED%A0%80', live), 'querystring.cursor');
+    expectRefused(await t.v1('GET', '/webdata/extractions?%ED%A0%80=1', live), 'querystring.%ED%A0%80');
     expectRefused(await t.v1('GET', '/webdata/extractions/%ED%B0%80', live), 'params.id');
     expectRefused(await t.v1('GET', '/mail/emails/x%ed%a0%80y', live), 'params.id');
   });

@@ -65,6 +65,7 @@ function checkFlat(context: string, value: unknown): Error | null {
   if (value === null || typeof value !== 'object') return null;
   const o = value as Record<string, unknown>;
   for (const k in o) {
+    if (!k.isWellFormed() || HAS_PERCENT_SURROGATE.test(k)) return refusal(context, k.toWellFormed());
     const v = o[k];
     const list = Array.isArray(v) ? v : [v];
     for (const s of list)
