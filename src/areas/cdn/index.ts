@@ -5,7 +5,7 @@ import { cdnDeliveryRoutes } from './delivery.ts';
 import { cdnCatalogue } from './errors.ts';
 import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob } from './jobs.ts';
 import { cdnV1 } from './v1.ts';
-import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-secret.ts';
+import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-secret-fn.ts';
 
 // The CDN: presigned uploads verified at confirm, assets, public delivery under {base}/cdn, storage usage,
 // image transforms and video merges (docs/cdn.md). What other areas may use — storing bytes they produced

@@ -1,7 +1,5 @@
 import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
-import { defineFn } from '../../http/fn-kit.ts';
-import { projectForUser, slugInput } from '../orgs/index.ts';
 import { hostingRuntime } from './runtime/runtime.ts';
 
 // How this Pier runs apps, for the dashboard's project page: whether the sandbox is on and what enforces
@@ -45,17 +43,3 @@ export function appRuntimeInfo(deps: Deps): z.infer<typeof appRuntimeSchema> {
         detail: `No cgroups (${rt.sandbox.why}): memory by Node's heap flag, processes by RLIMIT_NPROC (as root only), open files and file size by rlimits; ${disk}`,
       };
 }
-
-export const getAppRuntimeForCli = defineFn({
-  name: 'getAppRuntimeForCli',
-  summary:
-    "Whether the project's app runs sandboxed and what enforces its plan's limits (cgroups or rlimits).",
-  auth: { kind: 'user' },
-  input: z.strictObject({ projectSlug: slugInput }),
-  output: appRuntimeSchema,
-  errors: ['PROJECT_NOT_FOUND'],
-  handler: async ({ deps, caller }, { projectSlug }) => {
-    await projectForUser(deps, caller.userId, projectSlug);
-    return appRuntimeInfo(deps);
-  },
-});

@@ -1,6 +1,6 @@
 import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
-import { getAppRuntimeForCli } from './app-runtime-info.ts';
+import { getAppRuntimeForCli } from './app-runtime-info-fn.ts';
 import {
   createDeploymentFn,
   createDeploymentForCli,
@@ -10,10 +10,11 @@ import {
   listDeploymentsForCli,
   startDeploymentFn,
   startDeploymentForCli,
-} from './deployments.ts';
+} from './deployments-fn.ts';
 import { hostingCatalogue } from './errors.ts';
-import { destroyProjectForCli, provisionProject } from './project-hosting.ts';
-import { restartAppForCli } from './restart.ts';
+import { provisionProject } from './project-hosting.ts';
+import { destroyProjectForCli } from './project-hosting-fn.ts';
+import { restartAppForCli } from './restart-fn.ts';
 import { deployJob } from './runtime/deploy-job.ts';
 import { announceSecretChanges, startHostingRuntime } from './runtime/runtime.ts';
 

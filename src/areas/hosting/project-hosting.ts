@@ -1,10 +1,7 @@
 import fs from 'node:fs';
 import { and, eq, inArray } from 'drizzle-orm';
-import { z } from 'zod';
-import { audit } from '../../core/audit/audit.ts';
 import type { Deps } from '../../deps.ts';
-import { defineFn } from '../../http/fn-kit.ts';
-import { type Project, projectForUser, projects, requireRole, slugInput } from '../orgs/index.ts';
+import { type Project, projects } from '../orgs/index.ts';
 import { dropAppDatabase, projectDir, provisionAppDatabase } from './runtime/app-databases.ts';
 import { hostingRuntime, signalApp } from './runtime/runtime.ts';
 import { deployments } from './runtime/tables.ts';
@@ -61,20 +58,3 @@ export async function destroyProject(deps: Deps, p: Project): Promise<void> {
     .where(eq(projects.id, p.id));
   fs.rmSync(projectDir(deps, p.id), { recursive: true, force: true });
 }
-
-export const destroyProjectForCli = defineFn({
-  name: 'destroyProjectForCli',
-  minRole: 'owner',
-  summary: "Stops the project's app, drops its database, frees its hostname and marks it destroyed (owner).",
-  auth: { kind: 'user' },
-  input: z.strictObject({ slug: slugInput }),
-  output: z.object({ ok: z.literal(true), slug: z.string() }),
-  errors: ['PROJECT_NOT_FOUND'],
-  handler: async ({ deps, caller }, { slug }) => {
-    const { project, org, role } = await projectForUser(deps, caller.userId, slug);
-    requireRole(role, ['owner']);
-    await destroyProject(deps, project);
-    await audit(deps, { kind: 'user', id: caller.userId }, 'project.destroy', org.id, { slug });
-    return { ok: true as const, slug };
-  },
-});

@@ -2,16 +2,16 @@ import type { Deps } from '../../deps.ts';
 import { defineArea } from '../manifest.ts';
 import { dashboardAuthRoutes } from './auth-routes.ts';
 import { identityCatalogue } from './errors.ts';
-import { adminCreateInviteLink, adminVerifyUser } from './invite-links.ts';
-import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes.ts';
+import { adminCreateInviteLink, adminVerifyUser } from './invite-links-fn.ts';
+import { createLoginCodeForCli, exchangeCliAuthCode } from './login-codes-fn.ts';
 import {
   createTokenForCli,
   listTokensForCli,
   revokeTokenByIdForCli,
   updateTokenLabelForCli,
-} from './personal-tokens.ts';
+} from './personal-tokens-fn.ts';
 import { sessionResolver } from './sessions.ts';
-import { revokeTokenForCli, whoamiForCli } from './tokens.ts';
+import { revokeTokenForCli, whoamiForCli } from './tokens-fn.ts';
 
 // Identity: people (accounts, passwords, password links, dashboard sessions), their personal tokens,
 // one-time login codes and the operator key. Its account tables migrate with the orgs area's `platform` set.

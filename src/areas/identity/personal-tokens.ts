@@ -1,19 +1,16 @@
-import { and, desc, eq, isNull } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
-import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import type { Deps } from '../../deps.ts';
-import { defineFn } from '../../http/fn-kit.ts';
 import { identityErrors } from './errors.ts';
-import { issuePersonalToken } from './tokens.ts';
 
 // The dashboard's token page: any signed-in user mints personal tokens with no form or approval, renames
 // them, and revokes them by key id. A token is shown once; only its HMAC is stored.
 
-const label = z.string().trim().min(1).max(100);
-const keyIdInput = z.string().min(1).max(64);
+export const label = z.string().trim().min(1).max(100);
+export const keyIdInput = z.string().min(1).max(64);
 
-const tokenItem = z.object({
+export const tokenItem = z.object({
   keyId: z.string(),
   label: z.string(),
   createdAt: z.string(),
@@ -23,7 +20,7 @@ const tokenItem = z.object({
   current: z.boolean(),
 });
 
-async function ownToken(deps: Deps, userId: string, keyId: string) {
+export async function ownToken(deps: Deps, userId: string, keyId: string) {
   const [row] = await deps.db.orm
     .select()
     .from(credentials)
@@ -38,77 +35,3 @@ async function ownToken(deps: Deps, userId: string, keyId: string) {
   if (!row) throw identityErrors.credentialNotFound();
   return row;
 }
-
-export const createTokenForCli = defineFn({
-  name: 'createTokenForCli',
-  summary: 'Mints a personal token for the caller; the token is shown once. The label defaults to the time.',
-  auth: { kind: 'user' },
-  input: z.strictObject({ label: label.optional() }),
-  output: z.object({ token: z.string(), keyId: z.string(), label: z.string(), createdAt: z.string() }),
-  errors: [],
-  handler: async ({ deps, caller }, input) => {
-    const stamp = deps.clock.now().toISOString().slice(0, 16).replace('T', ' ');
-    const { token, row } = await issuePersonalToken(deps, caller.userId, input.label ?? `dashboard ${stamp}`);
-    await audit(deps, { kind: 'user', id: caller.userId }, 'token.create', null, { keyId: row.keyId });
-    return { token, keyId: row.keyId, label: row.label, createdAt: row.createdAt.toISOString() };
-  },
-});
-
-export const listTokensForCli = defineFn({
-  name: 'listTokensForCli',
-  summary: "The caller's live personal tokens (newest first), without their secrets.",
-  auth: { kind: 'user' },
-  input: z.strictObject({}),
-  output: z.array(tokenItem),
-  errors: [],
-  handler: async ({ deps, caller }) => {
-    const rows = await deps.db.orm
-      .select()
-      .from(credentials)
-      .where(
-        and(eq(credentials.kind, 'pk'), eq(credentials.userId, caller.userId), isNull(credentials.revokedAt)),
-      )
-      .orderBy(desc(credentials.createdAt));
-    const now = deps.clock.now().getTime();
-    return rows
-      .filter((r) => !r.expiresAt || r.expiresAt.getTime() > now)
-      .map((r) => ({
-        keyId: r.keyId,
-        label: r.label,
-        createdAt: r.createdAt.toISOString(),
-        lastUsedAt: r.lastUsedAt?.toISOString() ?? null,
-        expiresAt: r.expiresAt?.toISOString() ?? null,
-        current: r.id === caller.credentialId,
-      }));
-  },
-});
-
-export const updateTokenLabelForCli = defineFn({
-  name: 'updateTokenLabelForCli',
-  summary: "Renames one of the caller's personal tokens.",
-  auth: { kind: 'user' },
-  input: z.strictObject({ keyId: keyIdInput, label }),
-  output: z.object({ ok: z.literal(true), keyId: z.string(), label: z.string() }),
-  errors: ['CREDENTIAL_NOT_FOUND'],
-  handler: async ({ deps, caller }, input) => {
-    const row = await ownToken(deps, caller.userId, input.keyId);
-    await deps.db.orm.update(credentials).set({ label: input.label }).where(eq(credentials.id, row.id));
-    deps.credentials.forget(row.keyId);
-    return { ok: true as const, keyId: row.keyId, label: input.label };
-  },
-});
-
-export const revokeTokenByIdForCli = defineFn({
-  name: 'revokeTokenByIdForCli',
-  summary: "Revokes one of the caller's personal tokens by key id; it stops working at once.",
-  auth: { kind: 'user' },
-  input: z.strictObject({ keyId: keyIdInput }),
-  output: z.object({ ok: z.literal(true), keyId: z.string() }),
-  errors: ['CREDENTIAL_NOT_FOUND'],
-  handler: async ({ deps, caller }, input) => {
-    const row = await ownToken(deps, caller.userId, input.keyId);
-    await deps.credentials.revoke(row.id);
-    await audit(deps, { kind: 'user', id: caller.userId }, 'token.revoke', null, { keyId: row.keyId });
-    return { ok: true as const, keyId: row.keyId };
-  },
-});

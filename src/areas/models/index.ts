@@ -1,14 +1,14 @@
 import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getModelEmbedderForCli } from './model-embedder-fn.ts';
-import { getModelUsageForCli } from './model-usage.ts';
+import { getModelUsageForCli } from './model-usage-fn.ts';
+import { resolveModelFor } from './models.ts';
 import {
   listModelProvidersForCli,
   removeModelProviderKeyForCli,
   resolveModel,
-  resolveModelFor,
   setModelProviderKeyForCli,
-} from './models.ts';
+} from './models-fn.ts';
 import type { VectorStore } from './reembed.ts';
 import { reembedJob } from './reembed.ts';
 import { modelProxyRoutes } from './v1-proxy.ts';

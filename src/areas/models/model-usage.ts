@@ -1,10 +1,8 @@
-import { and, asc, eq, gte, sql } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Usage } from '../../core/ai/models.ts';
 import type { Environment } from '../../core/auth/caller.ts';
 import type { Deps } from '../../deps.ts';
-import { defineFn } from '../../http/fn-kit.ts';
-import { orgForUser, slugInput } from '../orgs/index.ts';
 import { modelUsage } from './tables.ts';
 
 // Token usage through the model proxy, counted per organization, environment, model and UTC day.
@@ -77,7 +75,7 @@ export class UsageBuffer {
   }
 }
 
-const usageRow = z.object({
+export const usageRow = z.object({
   day: z.string(),
   environment: z.string(),
   model: z.string(),
@@ -85,37 +83,4 @@ const usageRow = z.object({
   promptTokens: z.number(),
   completionTokens: z.number(),
   totalTokens: z.number(),
-});
-
-export const getModelUsageForCli = defineFn({
-  name: 'getModelUsageForCli',
-  summary: "The organization's model token usage per day, environment and model over the last `days` days.",
-  auth: { kind: 'user' },
-  input: z.strictObject({ orgSlug: slugInput, days: z.number().int().min(1).max(366).default(30) }),
-  output: z.object({
-    days: z.number(),
-    rows: z.array(usageRow),
-    totals: usageRow.pick({ requests: true, promptTokens: true, completionTokens: true, totalTokens: true }),
-  }),
-  errors: ['ORG_NOT_FOUND'],
-  handler: async ({ deps, caller }, { orgSlug, days }) => {
-    const { org } = await orgForUser(deps, caller.userId, orgSlug);
-    const since = new Date(deps.clock.now().getTime() - (days - 1) * 86_400_000).toISOString().slice(0, 10);
-    const rows = await deps.db.orm
-      .select({
-        day: modelUsage.day,
-        environment: modelUsage.environment,
-        model: modelUsage.model,
-        requests: modelUsage.requests,
-        promptTokens: modelUsage.promptTokens,
-        completionTokens: modelUsage.completionTokens,
-        totalTokens: modelUsage.totalTokens,
-      })
-      .from(modelUsage)
-      .where(and(eq(modelUsage.orgId, org.id), gte(modelUsage.day, since)))
-      .orderBy(asc(modelUsage.day), asc(modelUsage.environment), asc(modelUsage.model));
-    const totals = { requests: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    for (const r of rows) for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
-    return { days, rows, totals };
-  },
 });

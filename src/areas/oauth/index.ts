@@ -6,7 +6,7 @@ import {
   getOauthRequestForCli,
   listOauthGrantsForCli,
   revokeOauthGrantForCli,
-} from './fns.ts';
+} from './fn.ts';
 import { OAUTH_PRUNE_CRON, OAUTH_PRUNE_JOB, oauthPruneJob } from './prune.ts';
 import { oauthRoutes } from './routes.ts';
 

@@ -10,7 +10,7 @@ import {
   adminCreateUser,
   adminRevokePlatformCredential,
   adminSetPlan,
-} from './admin.ts';
+} from './admin-fn.ts';
 import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
 import { orgsCatalogue } from './errors.ts';
 import {
@@ -19,16 +19,16 @@ import {
   listMembersForCli,
   removeMemberForCli,
   setMemberRoleForCli,
-} from './members.ts';
-import { createOrganization, listMyOrgsForCli } from './orgs.ts';
+} from './members-fn.ts';
+import { createOrganization, listMyOrgsForCli } from './orgs-fn.ts';
 import { promotePendingGrants } from './pending-grants.ts';
 import {
   createProjectForCli,
   createProjectInOrg,
   getProjectForCli,
   listMyProjectsForCli,
-} from './projects.ts';
-import { listSecretsForCli, removeSecretForCli, setSecretForCli } from './secrets.ts';
+} from './projects-fn.ts';
+import { listSecretsForCli, removeSecretForCli, setSecretForCli } from './secrets-fn.ts';
 
 // Organizations: members and roles, projects, project secrets, v1 API keys, plans, and who may reach what
 // (access checks and their cross-process cache). Operator commands that create users and organizations too.

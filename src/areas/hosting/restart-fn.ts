@@ -10,7 +10,6 @@ import { deployments } from './runtime/tables.ts';
 // `pier restart`: a rolling restart of the live version, or — after a crash loop ended the deployment as
 // `crashed` (docs/decisions/069) — a fresh start of that version through the deploy job, which clears the
 // reason and makes it live again once healthy (or `failed` with the new reason).
-
 export const restartAppForCli = defineFn({
   name: 'restartAppForCli',
   summary:
