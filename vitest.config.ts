@@ -36,6 +36,7 @@ const dbFree = [
   'src/areas/hosting/runtime/disk-quota.test.ts',
   'src/sdk/client.test.ts',
   'test/boundaries.test.ts',
+  'test/layout.test.ts',
   'test/error-catalogue.test.ts',
   'test/job-types.test.ts',
   'test/docs-self-contained.test.ts',

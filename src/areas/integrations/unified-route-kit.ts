@@ -6,7 +6,7 @@ import * as S from './schema.ts';
 import { connectionIdOf, listVia, type Ops, withOps } from './unified.ts';
 
 // The unified operations share one shape: the caller's connection of a category, then one connector call.
-// These builders hold that shape so each operation in v1-content.ts is one declaration. The operationId is
+// These builders hold that shape so each operation in content-v1.ts is one declaration. The operationId is
 // `integrations.<category>.<name>`; every operation answers the same provider and connection errors.
 
 const ERR: readonly ErrorCode[] = [

@@ -11,10 +11,10 @@ import {
 import * as conn from './connections.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
 import type { Connector } from './connectors/types.ts';
+import { contentRoutes } from './content-v1.ts';
 import { integrationsErrors } from './errors.ts';
 import { passthrough } from './passthrough.ts';
 import * as S from './schema.ts';
-import { contentRoutes } from './v1-content.ts';
 
 // HTTP only: the zod contract of each operation and a call into the service. Mounted at /v1/integrations.
 

@@ -9,9 +9,9 @@ import {
   resolveModel,
   setModelProviderKeyForCli,
 } from './models-fn.ts';
+import { modelProxyRoutes } from './proxy-v1.ts';
 import type { VectorStore } from './reembed.ts';
 import { reembedJob } from './reembed.ts';
-import { modelProxyRoutes } from './v1-proxy.ts';
 
 // Models: provider keys (platform and per organization), model resolution, usage, each organization's
 // embedder and its re-embedding, and the OpenAI-compatible proxy at /v1/ai (role `proxy`).

@@ -3,7 +3,7 @@ import type { ErrorCode } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { UsageBuffer } from './model-usage.ts';
 
-// What the model proxy (v1-proxy.ts) hands each of its routes (chat-completions.ts, v1-embeddings.ts), in a
+// What the model proxy (proxy-v1.ts) hands each of its routes (chat-completions.ts, embeddings-v1.ts), in a
 // file of its own so the routes need not import the proxy that imports them.
 
 export type ProxyContext = {

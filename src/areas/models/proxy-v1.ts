@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
 import type { Deps } from '../../deps.ts';
 import { chatCompletionsRoute } from './chat-completions.ts';
+import { embeddingsRoute } from './embeddings-v1.ts';
 import { UsageBuffer } from './model-usage.ts';
 import type { ProxyContext } from './proxy-context.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
-import { embeddingsRoute } from './v1-embeddings.ts';
 
 const RESOLVE_TTL_MS = 10_000;
 
