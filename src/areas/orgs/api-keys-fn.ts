@@ -4,10 +4,10 @@ import { audit } from '../../core/audit/audit.ts';
 import { credentials } from '../../core/auth/tables.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { MANAGERS, orgForUser, requireRole } from './access.ts';
+import { createdKeySchema, issueApiKey, keyKind, kindSchema, labelInput } from './api-keys.ts';
 import { orgsErrors } from './errors.ts';
 import { slugInput } from './schema.ts';
 import { orgs } from './tables.ts';
-import { createdKeySchema, issueApiKey, keyKind, kindSchema, labelInput } from './api-keys.ts';
 
 export const createApiKeyForCli = defineFn({
   name: 'createApiKeyForCli',

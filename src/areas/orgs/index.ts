@@ -11,7 +11,12 @@ import {
   adminRevokePlatformCredential,
   adminSetPlan,
 } from './admin-fn.ts';
-import { adminCreateApiKey, createApiKeyForCli, listApiKeysForCli, revokeApiKeyForCli } from './api-keys.ts';
+import {
+  adminCreateApiKey,
+  createApiKeyForCli,
+  listApiKeysForCli,
+  revokeApiKeyForCli,
+} from './api-keys-fn.ts';
 import { orgsCatalogue } from './errors.ts';
 import {
   createOrgForCli,
