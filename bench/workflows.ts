@@ -16,7 +16,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { startRun } from '../src/areas/workflows/runs.ts';
 import { createBody, runBody } from '../src/areas/workflows/schema.ts';
-import { createWorkflow } from '../src/areas/workflows/service.ts';
+import { createWorkflow } from '../src/areas/workflows/workflows.ts';
 import { startBackground } from '../src/background.ts';
 import { loadConfig } from '../src/config.ts';
 import { Keyring } from '../src/core/crypto.ts';

@@ -1,6 +1,6 @@
 import type { Deps } from '../../deps.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
-import { sendEmail } from './service.ts';
+import { sendEmail } from './emails.ts';
 import { SYSTEM_ORG_ID } from './tables.ts';
 
 export { SYSTEM_ORG_ID };

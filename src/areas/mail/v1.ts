@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../core/errors.ts';
 import { defineRoute, defineV1Routes, idParams } from '../../http/v1-kit.ts';
+import * as mail from './emails.ts';
 import {
   batchBody,
   batchResult,
@@ -22,7 +23,6 @@ import {
   templatePatch,
   templateSchema,
 } from './schema.ts';
-import * as mail from './service.ts';
 import * as templates from './templates.ts';
 
 // HTTP only: the contract's seven mail operations plus templates and the suppression list.

@@ -5,9 +5,9 @@ import { orgForUser, slugInput } from '../orgs/index.ts';
 import { agentMemoryCounts, listAgents } from './agents.ts';
 import { listCollections } from './collections.ts';
 import { assertVector, type MemoryContext, memoryContext, type Scope } from './context.ts';
+import { listMemories, memoryHistoryOf } from './memories.ts';
 import { recall } from './recall.ts';
 import * as S from './schema.ts';
-import { listMemories, memoryHistoryOf } from './service.ts';
 
 // The dashboard's memory page (docs/decisions/021-dashboard-memory-functions.md): read-only views of an
 // organization's memory for any of its members, signed in with a personal session or token — never an

@@ -4,9 +4,9 @@ import * as agents from './agents.ts';
 import * as collections from './collections.ts';
 import { getCompactionJob, requestCompaction } from './compaction.ts';
 import { assertVector, type MemoryContext, memoryContext, type Scope } from './context.ts';
+import * as svc from './memories.ts';
 import { recall, searchMemories } from './recall.ts';
 import * as S from './schema.ts';
-import * as svc from './service.ts';
 
 // HTTP only: the zod contract of each operation and a call into the service. The v1 plugin does auth
 // (API keys), rate limits, idempotency and the OpenAPI document. Mounted at /v1/memory.

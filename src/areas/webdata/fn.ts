@@ -8,7 +8,7 @@ import { createExtraction, getExtraction } from './extractions.ts';
 import * as S from './schema.ts';
 import { readScreenshotImage } from './screenshots/image.ts';
 import * as Shot from './screenshots/schema.ts';
-import { createScreenshot, getScreenshot } from './screenshots/service.ts';
+import { createScreenshot, getScreenshot } from './screenshots/screenshots.ts';
 
 // The CLI's web data functions (`pier web extract|crawl|screenshot`): a member of an organization, signed in with a
 // personal token, starts and reads extractions, crawls and screenshots of one environment. They call the same services

@@ -5,8 +5,8 @@ import { defineFn } from '../../http/fn-kit.ts';
 import { orgForUser, slugInput } from '../orgs/index.ts';
 import { findRun, getRun } from './runs.ts';
 import { runOut, workflowOut } from './schema.ts';
-import { toWorkflowOuts } from './service.ts';
 import { RUN_STATUSES, workflowRuns, workflows } from './tables.ts';
+import { toWorkflowOuts } from './workflows.ts';
 
 // The dashboard's workflows page (docs/workflows.md, "Dashboard"): read-only views for any member of the
 // organization, with a personal session or token — never an API key. Scoped by organization and

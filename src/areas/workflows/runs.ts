@@ -8,8 +8,8 @@ import { runVariableProblems } from './definition.ts';
 import { workflowsErrors } from './errors.ts';
 import { advanceRun, notifyWorkers, WAKE_CANCEL } from './scheduler.ts';
 import type { RunBody, RunOut } from './schema.ts';
-import { findWorkflow, type WfScope } from './service.ts';
 import { type RunStatus, workflowRuns, workflowStepStates } from './tables.ts';
+import { findWorkflow, type WfScope } from './workflows.ts';
 
 // Runs: created with every step as a pending row, then the scheduler promotes what can start. Reads
 // assemble the contract's shape from the run row and its step rows.

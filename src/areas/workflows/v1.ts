@@ -1,7 +1,7 @@
 import { defineRoute, defineV1Routes, type V1Context } from '../../http/v1-kit.ts';
 import { cancelRun, getRun, listRuns, retryRun, startRun } from './runs.ts';
 import * as S from './schema.ts';
-import { createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, patchWorkflow } from './service.ts';
+import { createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, patchWorkflow } from './workflows.ts';
 
 // HTTP only: each workflows operation's zod contract and a call into the service. Mounted at /v1/workflows.
 

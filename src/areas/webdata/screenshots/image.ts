@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
 import { readAssetBytes } from '../../cdn/index.ts';
-import type { Scope } from './service.ts';
+import type { Scope } from './screenshots.ts';
 import { webdataScreenshots as shots } from './tables.ts';
 
 /** The image of the caller's completed screenshot, from the CDN (null when it has none). */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineJob } from '../../../core/jobs.ts';
 import type { Deps } from '../../../deps.ts';
-import { runScreenshot, SCREENSHOT_JOB } from './service.ts';
+import { runScreenshot, SCREENSHOT_JOB } from './screenshots.ts';
 
 /** One screenshot; page failures are written to the row, so the job itself never retries. */
 export const screenshotJob = defineJob({

@@ -6,7 +6,7 @@ import { readAssetBytes } from '../../cdn/index.ts';
 import type { KindRunner, KindScope } from '../plugins.ts';
 import { compareScreenshots, type Region } from './change.ts';
 import { createBody } from './schema.ts';
-import { insertScreenshot, runScreenshot } from './service.ts';
+import { insertScreenshot, runScreenshot } from './screenshots.ts';
 import { webdataScreenshots } from './tables.ts';
 
 // The screenshot kind of batch jobs and schedules. Each URL becomes an ordinary screenshot (listed and read

@@ -1,6 +1,6 @@
 import { defineRoute, defineV1Routes, type V1Context } from '../../../http/v1-kit.ts';
 import * as S from './schema.ts';
-import { createScreenshot, deleteScreenshot, getScreenshot, listScreenshots } from './service.ts';
+import { createScreenshot, deleteScreenshot, getScreenshot, listScreenshots } from './screenshots.ts';
 
 // HTTP only: the screenshot operations of the Web data contract, mounted at /v1/webdata/screenshots.
 

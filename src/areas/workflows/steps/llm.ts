@@ -3,7 +3,7 @@ import { storeAsset } from '../../cdn/index.ts';
 import { resolveModelFor } from '../../models/index.ts';
 import type { StepDef } from '../definition.ts';
 import { price, roundCredits } from '../prices.ts';
-import { modelRefOf } from '../service.ts';
+import { modelRefOf } from '../workflows.ts';
 import { render, type StepCtx, StepError, type StepResult } from './context.ts';
 
 // llm, image, audio and video steps: through the models area (the organization's key first, then the
