@@ -4,7 +4,7 @@ import type { TestApp } from '../../../test/harness.ts';
 import { testApp } from '../../../test/harness.ts';
 import { connect, tenant } from '../../../test/integrations-kit.ts';
 import { parseOutboundAllow } from '../../core/net/outbound-allow.ts';
-import { connectionApiBase } from './connections.ts';
+import { connectionApiBase } from './connection-sessions.ts';
 
 // Per-connection API bases: Salesforce's `instance_url` and Pipedrive's `api_domain` from the token answer
 // are where that connection's calls go (no INTEGRATIONS_<SLUG>_API_URL set), and a refresh keeps them. The

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { MANAGERS, orgForUser, requireRole, slugInput } from '../orgs/index.ts';
-import * as conn from './connections.ts';
+import { createConnection } from './connection-authorize.ts';
+import { clientFor, envPrefix } from './connection-tokens.ts';
+import { listConnections, testConnection } from './connections.ts';
 import { connectors } from './connectors/index.ts';
 import * as S from './schema.ts';
 
@@ -41,7 +43,7 @@ export const listIntegrationConnectorsForCli = defineFn({
   errors: [],
   handler: async ({ deps }) => ({
     data: connectors.map((c) => {
-      const p = conn.envPrefix(c.slug);
+      const p = envPrefix(c.slug);
       return {
         slug: c.slug,
         name: c.name,
@@ -49,7 +51,7 @@ export const listIntegrationConnectorsForCli = defineFn({
         description: c.description,
         features: c.features,
         authType: c.authType,
-        configured: conn.clientFor(deps, c) !== null,
+        configured: clientFor(deps, c) !== null,
         pagination: c.pagination,
         env: {
           required: [`${p}_CLIENT_ID`, `${p}_CLIENT_SECRET`],
@@ -78,7 +80,7 @@ export const listIntegrationConnectionsForCli = defineFn({
   errors: ['ORG_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
     const { scope } = await scopeFor(deps, caller.userId, input);
-    return conn.listConnections(deps, scope, { connectorId: input.connectorSlug, status: input.status });
+    return listConnections(deps, scope, { connectorId: input.connectorSlug, status: input.status });
   },
 });
 
@@ -92,7 +94,7 @@ export const testIntegrationConnectionForCli = defineFn({
   errors: ['ORG_NOT_FOUND', 'CONNECTION_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
     const { scope } = await scopeFor(deps, caller.userId, input);
-    return conn.testConnection(deps, scope, input.connectionId);
+    return testConnection(deps, scope, input.connectionId);
   },
 });
 
@@ -114,7 +116,7 @@ export const connectIntegrationForDashboard = defineFn({
     requireRole(role, MANAGERS);
     const back = new URL(DASHBOARD_RETURN_PATH, `${deps.config.publicUrl}/`);
     back.searchParams.set('env', input.environment);
-    return conn.createConnection(deps, scope, {
+    return createConnection(deps, scope, {
       connectorSlug: input.connectorSlug,
       endUserId: input.endUserId,
       redirectUrl: back.toString(),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
-import { dueForRefresh, refreshConnection } from './connections.ts';
+import { dueForRefresh, refreshConnection } from './connection-tokens.ts';
 
 // Tokens are refreshed before they expire: every minute the connections whose access token ends within
 // REFRESH_MARGIN_MS are refreshed (one at a time per connection across workers, through the row's lease);

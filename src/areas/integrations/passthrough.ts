@@ -1,4 +1,6 @@
-import { findConnection, type IntegrationDeps, openSession, type Scope } from './connections.ts';
+import { openSession } from './connection-sessions.ts';
+import type { IntegrationDeps, Scope } from './connection-tokens.ts';
+import { findConnection } from './connections.ts';
 import { integrationsErrors } from './errors.ts';
 
 // Passthrough: a raw call to the connection's provider. The path is appended to the connector's API base

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { errors } from '../../core/errors.ts';
 import { decodeCursor, encodeCursor } from '../../core/pagination.ts';
-import { findConnection, type IntegrationDeps, openSession, type Scope } from './connections.ts';
+import { openSession } from './connection-sessions.ts';
+import type { IntegrationDeps, Scope } from './connection-tokens.ts';
+import { findConnection } from './connections.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import type {
   Category,

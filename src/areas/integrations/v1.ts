@@ -8,7 +8,9 @@ import {
   operationDoc,
   type V1Context,
 } from '../../http/v1-kit.ts';
-import * as conn from './connections.ts';
+import { completeAuthorization, createConnection } from './connection-authorize.ts';
+import { clientFor, type Scope } from './connection-tokens.ts';
+import { deleteConnection, getConnection, listConnections, testConnection } from './connections.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
 import type { Connector } from './connectors/types.ts';
 import { contentRoutes } from './content-v1.ts';
@@ -18,7 +20,7 @@ import * as S from './schema.ts';
 
 // HTTP only: the zod contract of each operation and a call into the service. Mounted at /v1/integrations.
 
-export const scopeOf = (c: V1Context): conn.Scope => ({
+export const scopeOf = (c: V1Context): Scope => ({
   orgId: c.caller.orgId,
   environment: c.caller.environment,
 });
@@ -31,7 +33,7 @@ function connectorView(d: Deps, c: Connector) {
     description: c.description,
     features: c.features,
     authType: c.authType,
-    configured: conn.clientFor(d, c) !== null,
+    configured: clientFor(d, c) !== null,
     pagination: c.pagination,
   };
 }
@@ -73,7 +75,7 @@ const connectionRoutes = [
     query: S.connectionsQuery,
     response: S.connectionList,
     errors: [],
-    handler: async (c, { query }) => conn.listConnections(c.deps, scopeOf(c), query),
+    handler: async (c, { query }) => listConnections(c.deps, scopeOf(c), query),
   }),
   defineRoute({
     method: 'POST',
@@ -86,7 +88,7 @@ const connectionRoutes = [
     response: S.createConnectionResult,
     status: 201,
     errors: ['CONNECTOR_NOT_FOUND', 'CONNECTOR_NOT_CONFIGURED'],
-    handler: async (c, { body }) => conn.createConnection(c.deps, scopeOf(c), body),
+    handler: async (c, { body }) => createConnection(c.deps, scopeOf(c), body),
   }),
   defineRoute({
     method: 'GET',
@@ -96,7 +98,7 @@ const connectionRoutes = [
     params: S.idParams,
     response: S.connection,
     errors: CONN_ERRORS,
-    handler: async (c, { params }) => conn.getConnection(c.deps, scopeOf(c), params.id),
+    handler: async (c, { params }) => getConnection(c.deps, scopeOf(c), params.id),
   }),
   defineRoute({
     method: 'DELETE',
@@ -106,7 +108,7 @@ const connectionRoutes = [
     params: S.idParams,
     response: S.success,
     errors: CONN_ERRORS,
-    handler: async (c, { params }) => conn.deleteConnection(c.deps, scopeOf(c), params.id),
+    handler: async (c, { params }) => deleteConnection(c.deps, scopeOf(c), params.id),
   }),
   defineRoute({
     method: 'POST',
@@ -116,7 +118,7 @@ const connectionRoutes = [
     params: S.idParams,
     response: S.testResult,
     errors: CONN_ERRORS,
-    handler: async (c, { params }) => conn.testConnection(c.deps, scopeOf(c), params.id),
+    handler: async (c, { params }) => testConnection(c.deps, scopeOf(c), params.id),
   }),
 ];
 
@@ -157,7 +159,7 @@ function registerCallback(app: FastifyInstance, deps: Deps): void {
     '/oauth/callback',
     { schema: { hide: true, querystring: S.callbackQuery }, config: { v1Public: true } },
     async (req, reply) => {
-      const out = await conn.completeAuthorization(deps, req.query as never);
+      const out = await completeAuthorization(deps, req.query as never);
       if (out.location) return reply.redirect(out.location, 302);
       reply.header('content-type', 'text/html; charset=utf-8');
       const text = out.ok ? 'Connected. You can close this window.' : `The connection failed: ${out.error}`;
