@@ -3,9 +3,9 @@ import net from 'node:net';
 import type stream from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { sendSocket } from './connection-handoff.ts';
+import type { Instance, NodeInstance } from './instances.ts';
 import { SplicedConnection, type ToServer } from './proxy-splice.ts';
 import { serveStatic } from './static-site.ts';
-import type { Instance, NodeInstance } from './supervisor.ts';
 
 // The host router sits in front of Fastify on Pier's own HTTP server (a plain `request`/`upgrade` handler,
 // not a Fastify route, so proxying costs one header parse and one pipe). A request whose Host is

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { ChunkedBody, parseRequestHead, parseResponseHead } from './http-framing.ts';
-import type { NodeInstance } from './supervisor.ts';
+import type { NodeInstance } from './instances.ts';
 
 // The spliced proxy path (docs/decisions/081-spliced-proxy-path.md). A client connection whose first request
 // names a Node app that cannot take the connection itself (no hand-off: `npm start`-style commands, or a TLS

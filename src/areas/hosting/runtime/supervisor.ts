@@ -9,45 +9,15 @@ import type { AppLogWriter } from './app-logs.ts';
 import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type DiskQuotaMode, folderBytes, mountDataImage, unmountDataImage } from './disk-quota.ts';
-import { type AppProcess, spawnApp, waitHealthy } from './local-driver.ts';
+import { type AppSpec, type Instance, type NodeInstance, retireInstance, watchHandoff } from './instances.ts';
+import { spawnApp, waitHealthy } from './local-driver.ts';
 import { allowedCidrs } from './netns-routes.ts';
 import { retryableSandboxFailure } from './sandbox.ts';
-import { type AppManifest, deployments } from './tables.ts';
+import { deployments } from './tables.ts';
 
 // Per-node state of the running apps, rebuilt from the database on start. A new version (a deploy, a secrets
 // change, a crash restart) is started beside the current one, health-checked, then swapped in; the old one
 // gets its in-flight requests finished before it is stopped, so no request fails during a switch.
-
-export type NodeInstance = {
-  kind: 'node';
-  deploymentId: string;
-  proc: AppProcess;
-  /** Pooled keep-alive connections to the app for the proxy path (undici; its Unix socket when sandboxed). */
-  upstream: Pool;
-  inflight: number;
-  startedAt: number;
-  retiring: boolean;
-  /** Connection hand-off to this process (docs/decisions/020); null when it runs on the proxy path only. */
-  handoff: HandoffState | null;
-};
-export type HandoffState = {
-  /** The shim found the app's server: the router may hand connections over. */
-  ready: boolean;
-  /** Connections handed over so far. */
-  handed: number;
-  /** After a drain request: every handed connection has closed (or the process is gone). */
-  drained: boolean;
-};
-export type StaticInstance = { kind: 'static'; deploymentId: string; root: string; spa: boolean };
-export type Instance = NodeInstance | StaticInstance;
-
-export type AppSpec = {
-  projectId: string;
-  slug: string;
-  deploymentId: string;
-  dir: string;
-  manifest: AppManifest;
-};
 
 type Slot = {
   spec: AppSpec;
@@ -175,7 +145,7 @@ export class Supervisor {
       slot.current = null;
       if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
       this.#byProject.delete(projectId);
-      if (old) await this.#retire(old, 0);
+      if (old) await retireInstance(old, 0);
       this.#unmount(projectId);
     });
   }
@@ -296,24 +266,7 @@ export class Supervisor {
     const prev = this.#bySlug.get(slot.spec.slug);
     if (prev && prev !== slot) this.#bySlug.delete(slot.spec.slug);
     this.#bySlug.set(slot.spec.slug, slot);
-    if (old) void this.#retire(old, DRAIN_MS);
-  }
-
-  /** Lets in-flight requests finish (bounded), then stops the old process. */
-  async #retire(inst: Instance, drainMs: number): Promise<void> {
-    if (inst.kind !== 'node') return;
-    inst.retiring = true;
-    const deadline = Date.now() + drainMs;
-    const h = inst.handoff;
-    // Handed-over connections: the app closes each after its next response and reports when none is left.
-    if (h && h.handed > 0 && drainMs > 0 && inst.proc.child.connected) {
-      h.drained = false;
-      inst.proc.child.send({ pier: 'drain' }, () => {});
-    }
-    while ((inst.inflight > 0 || (h && !h.drained)) && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    await inst.proc.stop();
-    void inst.upstream.destroy().catch(() => {});
+    if (old) void retireInstance(old, DRAIN_MS);
   }
 
   #onExit(
@@ -366,7 +319,7 @@ export class Supervisor {
     const old = slot.current;
     slot.current = null;
     if (this.#bySlug.get(slot.spec.slug) === slot) this.#bySlug.delete(slot.spec.slug);
-    if (old) void this.#retire(old, 0);
+    if (old) void retireInstance(old, 0);
     void this.#deps.db.orm
       .update(deployments)
       .set({ status: 'crashed', errorMessage: message, finishedAt: this.#deps.clock.now() })
@@ -449,25 +402,11 @@ export class Supervisor {
     await Promise.all(
       all.map(async (s) => {
         await s.chain;
-        if (s.current) await this.#retire(s.current, 2000);
+        if (s.current) await retireInstance(s.current, 2000);
       }),
     );
     for (const projectId of [...this.#mounted]) this.#unmount(projectId);
     this.#byProject.clear();
     this.#bySlug.clear();
   }
-}
-
-/** Follows the shim's messages of a process started for connection hand-off. */
-function watchHandoff(proc: AppProcess): HandoffState {
-  const h: HandoffState = { ready: false, handed: 0, drained: true };
-  proc.child.on('message', (m: { pier?: string } | null) => {
-    if (m?.pier === 'ready') h.ready = true;
-    else if (m?.pier === 'drained') h.drained = true;
-  });
-  void proc.exited.then(() => {
-    h.ready = false;
-    h.drained = true;
-  });
-  return h;
 }
