@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { packApp } from '../src/cli/deploy/pack.ts';
 import { systemClock } from '../src/core/clock.ts';
+import type { Keyring } from '../src/core/crypto.ts';
 import { dropAppDatabases, openTestDb, type TestApp, testApp } from './harness.ts';
 import { seedOrg, seedProject } from './seed.ts';
 
@@ -219,4 +220,42 @@ export function hostedPair(appDir: (name: string) => string, env: Record<string,
     await db?.drop();
   });
   return pair;
+}
+
+export type TestDb = Awaited<ReturnType<typeof openTestDb>>;
+
+/**
+ * Pier with hosting on (apps at `<slug>.apps.test`), listening on `port` and knowing it as its public
+ * address, so presigned upload URLs work for the CLI too. The same port, data folder, database and keyring
+ * make a restart: what a process restart keeps.
+ */
+export function hostingApp(o: {
+  port: number;
+  db: TestDb;
+  dataDir: string;
+  keyring?: Keyring;
+}): Promise<TestApp> {
+  return testApp({
+    listen: o.port,
+    db: o.db.db,
+    dataDir: o.dataDir,
+    keyring: o.keyring,
+    clock: systemClock,
+    hosting: true,
+    env: {
+      PUBLIC_URL: `http://127.0.0.1:${o.port}`,
+      APPS_DOMAIN: 'apps.test',
+      APP_HEALTH_TIMEOUT_MS: '8000',
+      ...(o.db.url ? { DATABASE_URL: o.db.url } : {}),
+    },
+  });
+}
+
+/** Stops a hostingApp and removes what it made: its apps' databases, its own database, its data folder. */
+export async function closeHostingApp(t: TestApp | undefined, db: TestDb | undefined, dataDir: string) {
+  await t?.close();
+  if (t) await dropAppDatabases(t.deps);
+  await db?.db.close();
+  await db?.drop();
+  fs.rmSync(dataDir, { recursive: true, force: true });
 }

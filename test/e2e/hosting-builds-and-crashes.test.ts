@@ -4,10 +4,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostingRuntime } from '../../src/areas/hosting/index.ts';
 import { freePort } from '../../src/areas/hosting/runtime/local-driver.ts';
-import { systemClock } from '../../src/core/clock.ts';
-import type { Db } from '../../src/core/db/client.ts';
-import { dropAppDatabases, openTestDb, type TestApp, testApp } from '../harness.ts';
-import { deploy, fixtures, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
+import { openTestDb, type TestApp } from '../harness.ts';
+import {
+  closeHostingApp,
+  deploy,
+  fixtures,
+  hostingApp,
+  packDir,
+  settle,
+  type TestDb,
+  viaRouter,
+  waitFor,
+} from '../hosting.ts';
 import { seedOrg, seedProject } from '../seed.ts';
 import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
@@ -16,7 +24,7 @@ import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 // npm's own words and the live version keeps serving.
 
 let t: TestApp;
-let db: { db: Db; url?: string; drop: () => Promise<void> };
+let db: TestDb;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-e2e-build-'));
 
 function sourceApp(version: string, edit?: (dir: string) => void): string {
@@ -38,27 +46,11 @@ async function logLines(token: string, slug: string): Promise<string[]> {
 beforeAll(async () => {
   const port = await freePort();
   db = await openTestDb();
-  t = await testApp({
-    listen: port,
-    db: db.db,
-    dataDir,
-    clock: systemClock,
-    hosting: true,
-    env: {
-      PUBLIC_URL: `http://127.0.0.1:${port}`,
-      APPS_DOMAIN: 'apps.test',
-      APP_HEALTH_TIMEOUT_MS: '8000',
-      ...(db.url ? { DATABASE_URL: db.url } : {}),
-    },
-  });
+  t = await hostingApp({ port, db, dataDir });
 });
 afterAll(async () => {
   removeScratchHomes();
-  await t?.close();
-  if (t) await dropAppDatabases(t.deps);
-  await db?.db.close();
-  await db?.drop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await closeHostingApp(t, db, dataDir);
 });
 
 describe('building a source-only artifact', () => {
