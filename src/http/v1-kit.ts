@@ -23,7 +23,8 @@ export type V1Context = {
   requestId: string;
 };
 
-type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
+/** The parsed value of an optional schema (undefined without one), as a handler receives it. */
+export type Infer<S> = S extends z.ZodType ? z.infer<S> : undefined;
 
 export type RouteDef<
   B extends z.ZodType | undefined = z.ZodType | undefined,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../core/errors.ts';
-import { defineRoute, type RouteDef, type V1Context } from '../../http/v1-kit.ts';
+import { defineRoute, type Infer, type V1Context } from '../../http/v1-kit.ts';
 import type { Category, ListArgs, Page, ProviderCall } from './connectors/types.ts';
 import * as S from './schema.ts';
 import { connectionIdOf, listVia, type Ops, withOps } from './unified.ts';
@@ -23,8 +23,15 @@ const ERR: readonly ErrorCode[] = [
 
 const scope = (c: V1Context) => ({ orgId: c.caller.orgId, environment: c.caller.environment });
 
-type Infer<T> = T extends z.ZodType ? z.infer<T> : undefined;
-type ListQuery = z.ZodType<{ connectionId: string; cursor?: string; limit: number }>;
+/** The connection a validated body names: its schema's type is generic here, so it is read, not assumed. */
+function bodyConnection(body: unknown): { connectionId?: string } {
+  const id =
+    typeof body === 'object' && body !== null && 'connectionId' in body ? body.connectionId : undefined;
+  return { connectionId: typeof id === 'string' ? id : undefined };
+}
+
+/** What every list's query holds (S.listQuery), with any filters of its own. */
+type ListQuery = { connectionId: string; cursor?: string; limit: number };
 
 export function unifiedRoutes<C extends Category>(category: C) {
   return {
@@ -34,34 +41,34 @@ export function unifiedRoutes<C extends Category>(category: C) {
      */
     list<
       I extends z.ZodType,
-      Q extends ListQuery = typeof S.listQuery,
+      T extends ListQuery,
       P extends z.ZodType | undefined = undefined,
       A extends object = object,
     >(def: {
       url: string;
       resource: string;
       summary: string;
-      query?: Q;
+      /** S.listQuery, or an extension of it with the list's own filters. */
+      query: z.ZodType<T>;
       params?: P;
       item: I;
-      args?: (input: { query: z.infer<Q>; params: Infer<P> }) => A;
+      args?: (input: { query: T; params: Infer<P> }) => A;
       run: (ops: Ops[C], call: ProviderCall, a: ListArgs & A) => Promise<Page<z.infer<I>>>;
-    }): RouteDef {
-      return defineRoute({
+    }) {
+      return defineRoute<undefined, z.ZodType<T>, P, ReturnType<typeof S.page<I>>>({
         method: 'GET',
         url: def.url,
         name: `integrations.${category}.${def.resource}.list`,
         summary: def.summary,
-        query: def.query ?? S.listQuery,
-        ...(def.params ? { params: def.params } : {}),
+        query: def.query,
+        params: def.params,
         response: S.page(def.item),
         errors: ERR,
-        handler: async (c, input) => {
-          const { query, params } = input as { query: z.infer<Q>; params: Infer<P> };
+        handler: async (c, { query, params }) => {
           const list = { name: def.resource, ...(def.args ? { args: def.args({ query, params }) } : {}) };
           return listVia(c.deps, scope(c), query, category, list, def.run);
         },
-      }) as RouteDef;
+      });
     },
 
     /**
@@ -87,30 +94,25 @@ export function unifiedRoutes<C extends Category>(category: C) {
         call: ProviderCall,
         input: { params: Infer<P>; body: Infer<B> },
       ) => Promise<z.infer<O>>;
-    }): RouteDef {
-      return defineRoute({
+    }) {
+      return defineRoute<B, typeof S.connectionQuery, P, O>({
         method: def.method,
         url: def.url,
         name: `integrations.${category}.${def.name}`,
         summary: def.summary,
         query: S.connectionQuery,
-        ...(def.params ? { params: def.params } : {}),
-        ...(def.body ? { body: def.body } : {}),
+        params: def.params,
+        body: def.body,
         response: def.response,
-        ...(def.status ? { status: def.status } : {}),
-        ...(def.bodyLimit ? { bodyLimit: def.bodyLimit } : {}),
+        status: def.status,
+        bodyLimit: def.bodyLimit,
         errors: ERR,
-        handler: async (c, input) => {
-          const { query, params, body } = input as {
-            query: z.infer<typeof S.connectionQuery>;
-            params: Infer<P>;
-            body: Infer<B>;
-          };
+        handler: async (c, { query, params, body }) => {
           // A body sent to an operation that takes none (a DELETE) does not name the connection.
-          const id = connectionIdOf(query, def.body ? (body as { connectionId?: string }) : undefined);
+          const id = connectionIdOf(query, def.body ? bodyConnection(body) : undefined);
           return withOps(c.deps, scope(c), id, category, (ops, call) => def.run(ops, call, { params, body }));
         },
-      }) as RouteDef;
+      });
     },
   };
 }
