@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect } from 'vitest';
+import { freePort } from '../src/areas/hosting/runtime/local-driver.ts';
 import { packApp } from '../src/cli/deploy/pack.ts';
 import { systemClock } from '../src/core/clock.ts';
 import type { Keyring } from '../src/core/crypto.ts';
@@ -258,4 +259,22 @@ export async function closeHostingApp(t: TestApp | undefined, db: TestDb | undef
   await db?.db.close();
   await db?.drop();
   fs.rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * One hostingApp for the whole test file, started before its tests (`started` receives it) and removed after.
+ * Returns its data folder.
+ */
+export function hostingAppForFile(name: string, started: (t: TestApp) => void): string {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `pier-e2e-${name}-`));
+  let t: TestApp | undefined;
+  let db: TestDb | undefined;
+  beforeAll(async () => {
+    const port = await freePort();
+    db = await openTestDb();
+    t = await hostingApp({ port, db, dataDir });
+    started(t);
+  });
+  afterAll(() => closeHostingApp(t, db, dataDir));
+  return dataDir;
 }

@@ -1,21 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { hostingRuntime } from '../../src/areas/hosting/index.ts';
-import { freePort } from '../../src/areas/hosting/runtime/local-driver.ts';
-import { openTestDb, type TestApp } from '../harness.ts';
-import {
-  closeHostingApp,
-  deploy,
-  fixtures,
-  hostingApp,
-  packDir,
-  settle,
-  type TestDb,
-  viaRouter,
-  waitFor,
-} from '../hosting.ts';
+import type { TestApp } from '../harness.ts';
+import { deploy, fixtures, hostingAppForFile, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
 import { seedOrg, seedProject } from '../seed.ts';
 import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
@@ -24,8 +13,9 @@ import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 // npm's own words and the live version keeps serving.
 
 let t: TestApp;
-let db: TestDb;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-e2e-build-'));
+const dataDir = hostingAppForFile('build', (app) => {
+  t = app;
+});
 
 function sourceApp(version: string, edit?: (dir: string) => void): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-source-app-'));
@@ -43,15 +33,7 @@ async function logLines(token: string, slug: string): Promise<string[]> {
   return (r.json().lines as { line: string }[]).map((l) => l.line);
 }
 
-beforeAll(async () => {
-  const port = await freePort();
-  db = await openTestDb();
-  t = await hostingApp({ port, db, dataDir });
-});
-afterAll(async () => {
-  removeScratchHomes();
-  await closeHostingApp(t, db, dataDir);
-});
+afterAll(() => removeScratchHomes());
 
 describe('building a source-only artifact', () => {
   let token = '';

@@ -1,17 +1,12 @@
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../../src/areas/hosting/runtime/local-driver.ts';
-import { openTestDb, type TestApp, uniq } from '../harness.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import { type TestApp, uniq } from '../harness.ts';
 import {
-  closeHostingApp,
   deploy,
   fixtures,
-  hostingApp,
+  hostingAppForFile,
   packDir,
   settle,
-  type TestDb,
   upload,
   viaRouter,
   waitFor,
@@ -24,18 +19,10 @@ import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 // scope of platform credentials, destroy, and `pier deploy` end to end. Node apps are hosting.test.ts.
 
 let t: TestApp;
-let db: TestDb;
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-e2e-hosting-static-'));
-
-beforeAll(async () => {
-  const port = await freePort();
-  db = await openTestDb();
-  t = await hostingApp({ port, db, dataDir });
+hostingAppForFile('hosting-static', (app) => {
+  t = app;
 });
-afterAll(async () => {
-  removeScratchHomes();
-  await closeHostingApp(t, db, dataDir);
-});
+afterAll(() => removeScratchHomes());
 
 describe('static sites, quota, bad artifacts, scopes, destroy', () => {
   it('serves a static site with content types, caching and SPA fallback', async () => {
