@@ -26,6 +26,8 @@ import {
 import { readAppLogs } from './runtime/app-logs.ts';
 import { deployments } from './runtime/tables.ts';
 
+// Deployments on the function API: create (presigned upload), start, follow, list, and the app's logs.
+
 export const createDeploymentForCli = defineFn({
   name: 'createDeploymentForCli',
   minRole: 'manager',

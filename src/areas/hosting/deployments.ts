@@ -9,7 +9,8 @@ import { hostingErrors } from './errors.ts';
 import { MAX_ARTIFACT_BYTES } from './runtime/artifact.ts';
 import { deployments } from './runtime/tables.ts';
 
-// Deployments on the function API: create (presigned upload), start, follow, list, and the app's logs.
+// Deployments as the function API (deployments-fn.ts) shows and opens them: their shape and URL, a new one
+// with its presigned upload, one found for a user, and the errors the functions answer.
 
 const UPLOAD_TTL_SEC = 15 * 60;
 

@@ -10,6 +10,8 @@ import { addMember, createOrg } from './orgs.ts';
 import { roleSchema, slugInput } from './schema.ts';
 import { orgs } from './tables.ts';
 
+// Operator functions behind `pier admin …`; they need the operator key (op.…).
+
 export const adminCreateUser = defineFn({
   name: 'adminCreateUser',
   summary: 'Creates a user by e-mail (idempotent).',

@@ -3,7 +3,7 @@ import type { Deps } from '../../deps.ts';
 import { orgsErrors } from './errors.ts';
 import { orgs } from './tables.ts';
 
-// Operator functions behind `pier admin …`; they need the operator key (op.…).
+// What the operator functions (admin-fn.ts) share: an organization by slug, the operator as audit actor.
 
 export async function orgBySlug(deps: Deps, slug: string) {
   const [org] = await deps.db.orm.select().from(orgs).where(eq(orgs.slug, slug));
