@@ -77,6 +77,21 @@ describe('collections', () => {
     ).toBe(404);
   });
 
+  it('takes a threshold too small for the float4 column, stored at the six decimals it answers', async () => {
+    const { live } = await memoryTenant(t);
+    const created = await live.post('/memory/collections', {
+      name: 'tiny',
+      compactionConfig: { threshold: 6.7e-230 },
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().compactionConfig.threshold).toBe(0);
+    const patched = await live.patch(`/memory/collections/${created.json().id}`, {
+      compactionConfig: { threshold: 1e-45 },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json().compactionConfig.threshold).toBe(0);
+  });
+
   it('deletes keeping, deleting or reassigning its memories', async () => {
     const { live } = await memoryTenant(t);
     const mk = async (name: string, content: string) => {

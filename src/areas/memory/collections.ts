@@ -12,6 +12,13 @@ type CollectionRow = typeof memoryCollections.$inferSelect;
 
 export const COMPACTION_DEFAULTS = { strategy: 'summarize', threshold: 0.8, triggerCount: 100 } as const;
 
+/**
+ * The threshold as stored: six decimals, the precision the view answers. The column is a float4, which
+ * refuses a value under its smallest normal (1e-38, "value out of range: underflow"), and 0 ≤ t ≤ 1 lets
+ * a client send 1e-230.
+ */
+const storedThreshold = (t: number) => Math.round(t * 1e6) / 1e6;
+
 export function collectionView(r: CollectionRow, memoryCount: number) {
   return {
     id: r.id,
@@ -65,7 +72,7 @@ export async function createCollection(ctx: MemoryContext, s: Scope, input: Crea
       description: input.description ?? null,
       compactionEnabled: input.compactionEnabled,
       compactionStrategy: cfg.strategy,
-      compactionThreshold: cfg.threshold,
+      compactionThreshold: storedThreshold(cfg.threshold),
       compactionTriggerCount: cfg.triggerCount,
       createdAt: now,
       updatedAt: now,
@@ -117,7 +124,7 @@ export async function updateCollection(
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(input.compactionEnabled !== undefined ? { compactionEnabled: input.compactionEnabled } : {}),
       ...(c?.strategy !== undefined ? { compactionStrategy: c.strategy } : {}),
-      ...(c?.threshold !== undefined ? { compactionThreshold: c.threshold } : {}),
+      ...(c?.threshold !== undefined ? { compactionThreshold: storedThreshold(c.threshold) } : {}),
       ...(c?.triggerCount !== undefined ? { compactionTriggerCount: c.triggerCount } : {}),
       updatedAt: ctx.deps.clock.now(),
     })
