@@ -106,6 +106,20 @@ describe('memory API', () => {
     expect((await live.get(`/memory/memories/${m.id}`)).json()).toEqual(m);
   });
 
+  it('takes a confidence too small for the float4 column, stored at the six decimals it answers', async () => {
+    const { live } = await memoryTenant(t);
+    const one = await live.post('/memory/memories', { content: 'tiny confidence', confidence: 2e-279 });
+    expect(one.statusCode, one.body).toBe(201);
+    expect(one.json().confidence).toBe(0);
+    const batch = await live.post('/memory/memories/batch', {
+      memories: [{ content: 'tiny in a batch', confidence: 9.4e-323 }],
+    });
+    expect(batch.statusCode, batch.body).toBe(201);
+    const patched = await live.patch(`/memory/memories/${one.json().id}`, { confidence: 1e-45 });
+    expect(patched.statusCode, patched.body).toBe(200);
+    expect(patched.json().confidence).toBe(0);
+  });
+
   it('rejects bad input with 400 and unknown agents or collections with 404', async () => {
     const { live } = await memoryTenant(t);
     for (const body of [

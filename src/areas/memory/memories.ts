@@ -63,6 +63,13 @@ async function findActiveDuplicate(
   return row;
 }
 
+/**
+ * Confidence as stored: six decimals, the precision memoryView answers. The column is a float4, which
+ * refuses a value under its smallest normal (1e-38, "value out of range: underflow"), and 0 ≤ c ≤ 1 lets
+ * a client send 1e-300.
+ */
+const storedConfidence = (c: number) => Math.round(c * 1e6) / 1e6;
+
 /** An exact duplicate folds into the existing memory, whose confidence becomes the higher of the two. */
 async function foldDuplicate(
   ctx: MemoryContext,
@@ -134,7 +141,7 @@ export async function storeMemories(
                 contentHash: p.hash,
                 type: p.type,
                 tier: INITIAL_TIER,
-                confidence: p.confidence,
+                confidence: storedConfidence(p.confidence),
                 tags: cleanTags(p.tags),
                 metadata: p.metadata ?? {},
                 ...vectorColumns(e, i),
@@ -161,7 +168,7 @@ export async function storeMemories(
     if (!row) throw errors.internal();
     const isNew = insertedKeys.has(k) && !seen.has(k);
     seen.add(k);
-    if (!isNew) row = await foldDuplicate(ctx, row, p.confidence);
+    if (!isNew) row = await foldDuplicate(ctx, row, storedConfidence(p.confidence));
     byKey.set(k, row);
     out.push(row);
     createdFlags.push(isNew);
@@ -215,7 +222,7 @@ export async function updateMemory(ctx: MemoryContext, s: Scope, id: string, inp
   }
   if (input.type !== undefined) set.type = input.type;
   if (input.tier !== undefined) set.tier = input.tier;
-  if (input.confidence !== undefined) set.confidence = input.confidence;
+  if (input.confidence !== undefined) set.confidence = storedConfidence(input.confidence);
   if (input.metadata !== undefined) set.metadata = input.metadata;
   if (input.tags !== undefined) set.tags = cleanTags(input.tags);
   if (input.agentId !== undefined) set.agentId = input.agentId;
