@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
 import type { ErrorCode } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
+import { statusesOf } from './error-statuses.ts';
 
 // What an area writes to serve v1 routes: `defineRoute` per operation (its zod contract and handler in one
 // place, the OpenAPI operationId is its name) and `defineV1Routes` to group them under a prefix. The plugin
@@ -107,7 +108,9 @@ export function operationDoc(
   },
 ) {
   const codes = [...SHARED_ERROR_CODES, ...op.errors];
-  const statuses = [...new Set([...SHARED_ERROR_STATUSES, ...(op.errorStatuses ?? [])])];
+  const statuses = [
+    ...new Set([...SHARED_ERROR_STATUSES, ...statusesOf(op.errors), ...(op.errorStatuses ?? [])]),
+  ];
   return {
     operationId: op.name,
     summary: op.summary,
