@@ -2,6 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
+import { ERROR_STATUSES } from '../src/http/error-statuses.ts';
 import {
   type Hints,
   hasLoneSurrogate,
@@ -43,6 +44,7 @@ export type Stats = {
   checked2xx: number;
   conforming2xx: number;
   reached2xx: number;
+  gateway5xx: number;
 };
 export const emptyStats = (): Stats => ({
   requests: 0,
@@ -52,6 +54,7 @@ export const emptyStats = (): Stats => ({
   checked2xx: 0,
   conforming2xx: 0,
   reached2xx: 0,
+  gateway5xx: 0,
 });
 
 export function operations(doc: Doc): Op[] {
@@ -201,8 +204,8 @@ const OPEN_STATUS = new Set(['/v1/integrations/passthrough']);
 export type Answer = { statusCode: number; headers: Record<string, unknown>; body: string };
 
 /**
- * Judges one answer; returns the problems (empty when it is right). `allowed5xx` names the codes of the
- * documented 5xx the operation may answer in this environment (no provider, no pgvector).
+ * Judges one answer; returns the problems (empty when it is right). `allowed5xx` names codes of a 5xx
+ * this environment answers where the operation does not declare it (memory without pgvector).
  */
 export function judge(
   o: Op,
@@ -226,8 +229,12 @@ export function judge(
   }
   const err = (parsed as { error?: { code?: unknown; message?: unknown } } | undefined)?.error;
   if (status >= 500) {
-    const documented = String(status) in (o.op.responses ?? {});
-    if (!(documented && typeof err?.code === 'string' && allowed5xx.has(err.code))) {
+    // A gateway answer the operation declares (a fetched site failed, no browser, no model provider) is the
+    // server telling the truth about something else; any other 5xx is Pier's own failure.
+    const code = typeof err?.code === 'string' ? err.code : '';
+    const declared = String(status) in (o.op.responses ?? {}) && ERROR_STATUSES[code] === status;
+    if (declared || allowed5xx.has(code)) stats.gateway5xx++;
+    else {
       stats.serverErrors++;
       problems.push(`5xx`);
     }

@@ -7,6 +7,7 @@ import type { TestApp, TestAppOptions } from './harness.ts';
 import type { Hints } from './openapi-arb.ts';
 import type { Doc, Op } from './openapi-fuzz-kit.ts';
 import { seedApiKey, seedOperator, seedOrg, seedPlatform, seedProject, seedSenderDomain } from './seed.ts';
+import { startSite } from './webdata-site.ts';
 
 // The tenant both documents are fuzzed against, and what each operation is sent: its credential, and the
 // real names and ids its path parameters and properties are steered to so that many calls reach the handler.
@@ -16,15 +17,18 @@ export type Fixture = {
   credentialFor(o: Op): Promise<{ right?: string; wrong: string }>;
   hintsFor(o: Op): Hints;
   allowed5xx: ReadonlySet<string>;
+  close(): Promise<void>;
 };
 
 /**
  * Rate limits lifted: a few hundred requests a second on one key would otherwise make most answers 429s
- * (documented, so right, but they reach no handler). Jobs are enqueued, never run.
+ * (documented, so right, but they reach no handler). Jobs are enqueued, never run, so no fetch or
+ * provider call happens behind an answer.
  */
 export const fuzzAppOptions: TestAppOptions = {
   queue: true,
-  env: { V1_RATE_LIMIT_PER_SEC: '100000', V1_RATE_LIMIT_BURST: '100000' },
+  // Web data may fetch the local test site (test/webdata-site.ts), and only it.
+  env: { V1_RATE_LIMIT_PER_SEC: '100000', V1_RATE_LIMIT_BURST: '100000', OUTBOUND_ALLOW: '127.0.0.1/32' },
   limits: { loginCodeFailures: { limit: 1_000_000, windowSec: 60 } },
 };
 
@@ -52,6 +56,11 @@ export async function fuzzFixture(t: TestApp): Promise<Fixture> {
   };
   const agentId = await created('/memory/agents', { name: 'Fuzz agent' });
   const collectionId = await created('/memory/collections', { name: 'Fuzz collection' });
+  // What the DELETE operations may delete, so the operations after them still find the ones above.
+  const doomedAgentId = await created('/memory/agents', { name: 'Doomed agent' });
+  const doomedCollectionId = await created('/memory/collections', { name: 'Doomed collection' });
+  const connectors = (await t.v1('GET', '/integrations/connectors', live)).json().data as { slug: string }[];
+  const site = await startSite({ articles: 3 });
   const templateId = await created('/mail/templates', {
     name: 'Fuzz',
     subject: 'Hi {{name}}',
@@ -71,18 +80,31 @@ export async function fuzzFixture(t: TestApp): Promise<Fixture> {
     collectionId: fc.constant(collectionId),
     from: fc.constant('Fuzz <fuzz@acme.test>'),
     environment: fc.constantFrom('sandbox', 'production'),
+    url: fc.constantFrom(`${site.url}/`, `${site.url}/docs`),
+    urls: fc.constant([`${site.url}/`]),
+    to: fc.constantFrom('someone@example.com', ['a@example.com', 'B <b@example.com>']),
+    domain: fc.constant('acme.test'),
+    key: fc.constantFrom('API_TOKEN', 'DATABASE_URL'),
+    slug: fc.constant(project.slug),
+    projectId: fc.constant(project.id),
+    connectorSlug: fc.constantFrom(...connectors.map((c) => c.slug).slice(0, 3)),
   };
   const idByPath: [RegExp, string][] = [[/^\/v1\/mail\/templates\//, templateId]];
 
   let calls = 0;
   return {
     docs,
+    close: () => site.close(),
     allowed5xx: new Set(t.deps.db.features.has('vector') ? [] : ['VECTOR_EXTENSION_MISSING']),
     hintsFor(o) {
       const hints = { ...common };
       const id = idByPath.find(([re]) => re.test(o.path))?.[1];
       if (id) hints.id = fc.constant(id);
-      if (o.path === '/api/fn/destroyProjectForCli') hints.projectSlug = fc.constant(doomed.slug);
+      if (o.path === '/api/fn/destroyProjectForCli') hints.slug = fc.constant(doomed.slug);
+      if (o.method === 'DELETE') {
+        hints.agentId = fc.constant(doomedAgentId);
+        hints.collectionId = fc.constant(doomedCollectionId);
+      }
       return hints;
     },
     async credentialFor(o) {

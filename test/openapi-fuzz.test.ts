@@ -31,6 +31,7 @@ beforeAll(async () => {
   fx = await fuzzFixture(t);
 });
 afterAll(async () => {
+  await fx?.close();
   await t?.close();
 });
 
