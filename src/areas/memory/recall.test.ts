@@ -47,6 +47,24 @@ describe('recall', () => {
     }
   });
 
+  it('answers 0 similarity for a memory or query that embeds to the zero vector, not a 500', async () => {
+    const { live } = await memoryTenant(t);
+    // Punctuation only: no word the embedder knows, so the zero vector, whose cosine distance is NaN.
+    expect((await live.post('/memory/memories', { content: '!!!' })).statusCode).toBe(201);
+    expect((await live.post('/memory/memories', { content: 'dark mode on' })).statusCode).toBe(201);
+    for (const body of [
+      { query: 'dark mode' },
+      { query: '!!', mode: 'vector' },
+      { query: '%', mode: 'hybrid' },
+    ]) {
+      const res = await live.post('/memory/memories/recall', body);
+      expect(res.statusCode, `${JSON.stringify(body)}: ${res.body}`).toBe(200);
+      for (const m of res.json().memories) expect(Number.isFinite(m.similarity)).toBe(true);
+    }
+    const zero = (await live.post('/memory/memories/recall', { query: 'dark mode', mode: 'vector' })).json();
+    expect(zero.memories.find((m: { content: string }) => m.content === '!!!')?.similarity ?? 0).toBe(0);
+  });
+
   it('finds a memory by a tag equal to the query, quotes and backslashes included, in keyword mode', async () => {
     const { live } = await memoryTenant(t);
     const tag = 'say "hi" \\ now';

@@ -270,8 +270,10 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
   const e = embedderSql(q.model, q.dimension, toVectorLiteral(q.vector), q.generation);
   const where = sql`${whereOf(s, { ...input, tiers: [...new Set(tiers)] })} AND ${e.filter}`;
   // `similarity` is the cosine of the query's and the memory's embeddings (clamped to 0..1) whichever
-  // leg found the memory, so `threshold` means the same in every mode.
-  const similarity = sql`greatest(0, 1 - ${e.distance})`;
+  // leg found the memory, so `threshold` means the same in every mode. A text with no word the embedder
+  // knows ("!!!") embeds to the zero vector, whose cosine distance is NaN, and greatest() keeps a NaN
+  // (PostgreSQL orders it above every number): such a memory, or query, is 0 similar to everything.
+  const similarity = sql`greatest(0, coalesce(nullif(1 - ${e.distance}, 'NaN'::float8), 0))`;
   const pool = mode === 'hybrid' ? Math.max(input.limit * 3, 30) : input.limit;
   // Per-query work outside the transaction (word look-ups are cached), so it holds the connection briefly.
   const [weighted, plan] = await Promise.all([
