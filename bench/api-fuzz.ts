@@ -27,7 +27,11 @@ if (process.env.BENCH_DATABASE_URL) {
 // The harness reads PIER_TEST_DB when it loads: imported after the lines above.
 const { testApp } = await import('../test/harness.ts');
 const { fuzzAppOptions, fuzzFixture } = await import('../test/openapi-fuzz-setup.ts');
-const t = await testApp(fuzzAppOptions);
+// FUZZ_LOG=1 writes the server log (with each 500's stack) to stderr.
+const t = await testApp({
+  ...fuzzAppOptions,
+  ...(process.env.FUZZ_LOG ? { logStream: process.stderr } : {}),
+});
 const fx = await fuzzFixture(t);
 const problems: string[] = [];
 const rows: string[] = [];
@@ -73,6 +77,9 @@ function line(name: string, ops: number, s: typeof all) {
 console.log(`api-fuzz: seed ${seed}, ${runs} requests per operation, ${t.deps.db.kind}`);
 for (const r of rows) console.log(r);
 console.log(`${problems.length} problems in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-for (const p of [...new Set(problems.map((p) => p.replace(/; sent .*/, '')))].slice(0, 40))
-  console.log(`  ${p}`);
+// Each kind of problem once, with the first request that showed it.
+const firsts = new Map<string, string>();
+for (const p of problems)
+  if (!firsts.has(p.replace(/; sent .*/s, ''))) firsts.set(p.replace(/; sent .*/s, ''), p);
+for (const p of [...firsts.values()].slice(0, 40)) console.log(`  ${p.slice(0, 1600)}`);
 process.exitCode = problems.length ? 1 : 0;

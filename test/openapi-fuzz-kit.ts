@@ -77,9 +77,7 @@ function record(
   hints: Hints,
   optional = true,
 ) {
-  const model = Object.fromEntries(
-    ps.map((p) => [p.name, validFor(p.schema, root, hints[p.name] ? hints : {})]),
-  );
+  const model = Object.fromEntries(ps.map((p) => [p.name, validFor(p.schema, root, hints)]));
   for (const p of ps)
     if (hints[p.name]) model[p.name] = fc.oneof({ weight: 3, arbitrary: hints[p.name]! }, model[p.name]!);
   return fc.record(model, { requiredKeys: ps.filter((p) => p.required || !optional).map((p) => p.name) });
@@ -260,6 +258,6 @@ export function judge(
   }
   return problems.map(
     (p) =>
-      `${o.method} ${o.path} → ${status}: ${p}; sent ${urlOf(o, r).slice(0, 160)} ${JSON.stringify(r.body)?.slice(0, 200) ?? ''} (${r.credential}); got ${res.body.slice(0, 300)}`,
+      `${o.method} ${o.path} → ${status}: ${p}; sent ${urlOf(o, r).slice(0, 160)} ${JSON.stringify(r.body)?.slice(0, 1000) ?? ''} (${r.credential}); got ${res.body.slice(0, 300)}`,
   );
 }

@@ -15,14 +15,17 @@ import { type Fixture, fuzzAppOptions, fuzzFixture } from './openapi-fuzz-setup.
 // Every operation of both OpenAPI documents, sent schema-derived valid and invalid requests with the right
 // credential, none, or a wrong one: no 5xx, every error in the envelope, every status documented, every 2xx
 // body matching its documented schema. A fixed seed and a few runs per operation keep it deterministic and
-// quick; bench/api-fuzz.ts runs the same checks at length.
+// quick; bench/api-fuzz.ts runs the same checks at length. Nothing is excluded from the envelope check: the
+// OAuth server's endpoints (/oauth/token and the rest, errors in RFC 6749's shape) are in neither document;
+// the fn functions about OAuth consent answer the envelope like any other. Exclusions from the other checks
+// are named where they are made (openapi-fuzz-kit.ts: the passthrough's open statuses).
 
 const SEED = 30;
 const VALID_RUNS = 5;
 const INVALID_RUNS = 5;
 
-// Shares of operations that must answer some 2xx (measured: see the log line of the last test).
-const MIN_REACHED = { fn: 0, v1: 0 };
+// Shares of operations that must answer some 2xx to a generated request: 48 of 93 and 43 of 118 measured.
+const MIN_REACHED = { fn: 0.45, v1: 0.3 };
 
 let t: TestApp;
 let fx: Fixture;
