@@ -2,7 +2,8 @@
 // 409, 429), so an operation that lists such a code in its `errors` declares its status in the OpenAPI
 // document too (status_code_conformance: a client or fuzzer reading the document is not surprised by a 422
 // or a 502). The framework's own refusals (413, 414, 415, 405, 408, 431) are declared by openapi-errors.ts.
-// error-statuses.test.ts holds this table to every `new ApiError(code, status` in src.
+// error-statuses.test.ts holds this table to the error catalogues (src/areas/index.ts: errorCatalogues),
+// which v1-kit.ts cannot import: the areas import v1-kit.
 
 export const ERROR_STATUSES: Readonly<Record<string, number>> = {
   ARTIFACT_TOO_LARGE: 413,
@@ -21,6 +22,9 @@ export const ERROR_STATUSES: Readonly<Record<string, number>> = {
   RESPONSE_TOO_LARGE: 502,
   TOO_MANY_REDIRECTS: 502,
   BROWSER_UNAVAILABLE: 503,
+  FFMPEG_UNAVAILABLE: 503,
+  NOT_READY: 503,
+  UPLOAD_FAILED: 503,
   EMBEDDING_MODEL_UNAVAILABLE: 503,
   MODEL_PROVIDER_UNAVAILABLE: 503,
   SHUTTING_DOWN: 503,
