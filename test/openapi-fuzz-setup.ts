@@ -67,6 +67,29 @@ export async function fuzzFixture(t: TestApp): Promise<Fixture> {
     text: 'Hello',
   });
 
+  // Real ids for the path parameters of the things below; a thing that cannot be made here (no browser for
+  // a screenshot, say) leaves its operations to generated ids, which are 404s.
+  const maybe = (url: string, body: unknown) => created(url, body).catch(() => undefined);
+  const things: [RegExp, string | undefined][] = [
+    [
+      /^\/v1\/mail\/emails\//,
+      await maybe('/mail/send', { from: 'a@acme.test', to: 'b@example.com', subject: 'S', text: 'T' }),
+    ],
+    [/^\/v1\/memory\/memories\//, await maybe('/memory/memories', { content: 'The fuzzer was here' })],
+    [/^\/v1\/webdata\/extractions\//, await maybe('/webdata/extractions', { url: `${site.url}/` })],
+    [
+      /^\/v1\/webdata\/schedules\//,
+      await maybe('/webdata/schedules', {
+        name: 'S',
+        url: `${site.url}/`,
+        type: 'extraction',
+        frequency: 'daily',
+      }),
+    ],
+    [/^\/v1\/webdata\/crawl\//, await maybe('/webdata/crawl', { url: `${site.url}/` })],
+    [/^\/v1\/webdata\/batch\//, await maybe('/webdata/batch/extractions', { urls: [`${site.url}/`] })],
+  ];
+
   const get = async (url: string) => (await t.app.inject({ method: 'GET', url })).json() as Doc;
   const docs = { fn: await get('/api/fn/openapi.json'), v1: await get('/v1/openapi.json') };
 
@@ -100,6 +123,9 @@ export async function fuzzFixture(t: TestApp): Promise<Fixture> {
       const hints = { ...common };
       const id = idByPath.find(([re]) => re.test(o.path))?.[1];
       if (id) hints.id = fc.constant(id);
+      // Not for DELETE: the operations after it in the document would meet a 404.
+      const thing = o.method === 'DELETE' ? undefined : things.find(([re]) => re.test(o.path))?.[1];
+      if (thing) for (const p of ['id', 'memoryId', 'crawlId']) hints[p] = fc.constant(thing);
       if (o.path === '/api/fn/destroyProjectForCli') hints.slug = fc.constant(doomed.slug);
       if (o.method === 'DELETE') {
         hints.agentId = fc.constant(doomedAgentId);
