@@ -39,7 +39,13 @@ async function serve(): Promise<void> {
   const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-mcp-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
+  // The throughput measured, not the function API's limit (its cost per call stays in the figures).
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    FN_RATE_LIMIT_PER_SEC: '100000',
+    FN_RATE_LIMIT_BURST: '1000000',
+  });
   const deps = await createDeps(config, { log: createLogger(config, logDestination('/dev/null')) });
   const stop = await startBackground(deps, { worker: false });
   const { user } = await ensureUser(deps, 'bench@example.com');

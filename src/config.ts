@@ -99,6 +99,10 @@ const envSchema = z.object({
   BROWSER_PAGE_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(30_000),
   V1_RATE_LIMIT_PER_SEC: z.coerce.number().positive().max(100_000).default(20),
   V1_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(100),
+  FN_RATE_LIMIT_PER_SEC: z.coerce.number().positive().max(100_000).default(50),
+  FN_RATE_LIMIT_BURST: z.coerce.number().int().min(1).max(1_000_000).default(200),
+  FN_RATE_LIMIT_IP_PER_SEC: z.coerce.number().positive().max(100_000).default(10),
+  FN_RATE_LIMIT_IP_BURST: z.coerce.number().int().min(1).max(1_000_000).default(50),
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
@@ -273,6 +277,8 @@ export type Config = {
   };
   /** Per API key token bucket of the v1 API: sustained requests per second and burst size. */
   v1RateLimit: { perSec: number; burst: number };
+  /** The function API's buckets: per credential, and per client address for calls without one. */
+  fnRateLimit: { perCredential: { perSec: number; burst: number }; perIp: { perSec: number; burst: number } };
   /** Outbound mail; without it mail goes to the built-in outbox (dev inbox). */
   smtp?: { url: string; poolSize: number; ignoreTls: boolean };
   /** Delays before each retry of a temporary SMTP failure; the last failure after them is final. */
@@ -403,6 +409,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         }
       : undefined,
     v1RateLimit: { perSec: e.V1_RATE_LIMIT_PER_SEC, burst: e.V1_RATE_LIMIT_BURST },
+    fnRateLimit: {
+      perCredential: { perSec: e.FN_RATE_LIMIT_PER_SEC, burst: e.FN_RATE_LIMIT_BURST },
+      perIp: { perSec: e.FN_RATE_LIMIT_IP_PER_SEC, burst: e.FN_RATE_LIMIT_IP_BURST },
+    },
     smtp: e.SMTP_URL
       ? { url: e.SMTP_URL, poolSize: e.SMTP_POOL_SIZE, ignoreTls: e.SMTP_IGNORE_TLS }
       : undefined,

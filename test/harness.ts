@@ -205,6 +205,10 @@ async function build(
     DATA_DIR: opts.dataDir,
     LOG_LEVEL: opts.logStream ? 'info' : 'silent',
     PUBLIC_URL: 'http://pier.test',
+    // The test clock stands still unless a test moves it, so a bucket would never refill: the function
+    // API's limits are out of the way unless a test sets them (src/http/fn-rate-limit.test.ts).
+    FN_RATE_LIMIT_BURST: '1000000',
+    FN_RATE_LIMIT_IP_BURST: '1000000',
     ...(dbUrl ? { DATABASE_URL: dbUrl } : {}),
     ...opts.env,
   });

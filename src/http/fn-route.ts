@@ -1,5 +1,11 @@
 import swagger from '@fastify/swagger';
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+} from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
 import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
@@ -9,6 +15,7 @@ import type { Deps } from '../deps.ts';
 import { fastSerializerCompiler, fastValidatorCompiler } from './fast-schemas.ts';
 import { authorize, hasNul } from './fn-call.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
+import { FnRateLimit } from './fn-rate-limit.ts';
 import { functions } from './fn-registry.ts';
 import { openApiTransform } from './openapi-errors.ts';
 
@@ -20,25 +27,40 @@ export const errorSchema = z.object({ error: z.object({ code: z.string(), messag
  * ('none') resolves no caller at all, so neither a stale bearer nor a dashboard cookie without its CSRF
  * header can make it fail.
  */
-function authHook(auth: FnAuth, deps: Deps, resolvers: CallerResolver[]): onRequestHookHandler {
-  if (auth.kind === 'none') return (_req, _reply, done) => done();
-  const settle = (req: FastifyRequest, caller: Caller | null, done: (err?: Error) => void) => {
+function authHook(
+  auth: FnAuth,
+  deps: Deps,
+  resolvers: CallerResolver[],
+  limit: FnRateLimit,
+): onRequestHookHandler {
+  // Limited by client address, before anything else runs.
+  if (auth.kind === 'none') return (req, reply, done) => limit.check(req, reply, null, done);
+  const settle = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    caller: Caller | null,
+    done: (err?: Error) => void,
+  ) => {
     req.caller = caller;
-    try {
-      authorize(auth, caller);
-    } catch (err) {
-      return done(err as Error);
-    }
-    done();
+    // The token is taken before authorisation, so a refused credential is limited too (by address).
+    limit.check(req, reply, caller, (err) => {
+      if (err) return done(err);
+      try {
+        authorize(auth, caller);
+      } catch (e) {
+        return done(e as Error);
+      }
+      done();
+    });
   };
-  return (req, _reply, done) => {
+  return (req, reply, done) => {
     // The MCP endpoint's in-process call for a caller it already resolved (core/auth/delegation.ts).
     const delegation = req.headers[DELEGATION_HEADER];
     const delegated = delegation ? takeDelegated(delegation) : undefined;
-    if (delegated) return settle(req, delegated, done);
+    if (delegated) return settle(req, reply, delegated, done);
     const cached = resolveCallerCached(req, deps.credentials);
-    if (cached) return settle(req, cached, done);
-    resolveCaller(req, deps.credentials, resolvers).then((caller) => settle(req, caller, done), done);
+    if (cached) return settle(req, reply, cached, done);
+    resolveCaller(req, deps.credentials, resolvers).then((caller) => settle(req, reply, caller, done), done);
   };
 }
 
@@ -69,6 +91,9 @@ export async function functionApiRoutes(
   opts: { deps: Deps; resolvers: CallerResolver[] },
 ): Promise<void> {
   const { deps } = opts;
+  const limit = new FnRateLimit(deps);
+  // The last spending reaches the shared buckets before the database goes.
+  app.addHook('onClose', async () => limit.close());
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -107,7 +132,7 @@ export async function functionApiRoutes(
           body: def.input,
           response: { 200: def.output, ...errorResponses },
         },
-        onRequest: authHook(def.auth, deps, opts.resolvers),
+        onRequest: authHook(def.auth, deps, opts.resolvers, limit),
         validatorCompiler: fastValidatorCompiler as never,
         serializerCompiler: fastSerializerCompiler as never,
       },

@@ -1,15 +1,16 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { V1Plugin } from '../areas/manifest.ts';
+import { OrgPlanCache, PLANS } from '../areas/orgs/index.ts';
 import { callerFromRow } from '../core/auth/credentials.ts';
 import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
 import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
+import { type BucketRule, rateLimitHeaders, TokenBuckets } from '../core/rate-limit/token-buckets.ts';
 import type { Deps } from '../deps.ts';
 import { type Claim, claimOrReplay, requestHash, settle } from './idempotency.ts';
 import { openApiTransform } from './openapi-errors.ts';
 import { apiKeyCaller, errorEnvelopeSchema, operationDoc, type RouteDef, type V1Area } from './v1-kit.ts';
-import { TokenBuckets } from './v1-rate-limit.ts';
 
 // Everything under {base_url}/v1: API-key auth, a token bucket per key, Idempotency-Key on POST, the
 // error envelope, and /v1/openapi.json generated from the routes' zod schemas. Areas only declare routes
@@ -50,15 +51,45 @@ async function authenticate(deps: Deps, req: FastifyRequest): Promise<void> {
   req.caller = caller;
 }
 
-async function rateLimit(deps: Deps, buckets: TokenBuckets, req: FastifyRequest, reply: FastifyReply) {
-  const rule = deps.config.v1RateLimit;
-  const caller = apiKeyCaller(req);
-  const r = await buckets.take(`v1:${caller.keyId}`, rule);
-  // IETF draft-ietf-httpapi-ratelimit-headers: the policy (quota q over window w) and what is left.
-  const window = Math.max(1, Math.ceil(rule.burst / rule.perSec));
-  reply.header('ratelimit-policy', `"${POLICY}";q=${rule.burst};w=${window}`);
-  reply.header('ratelimit', `"${POLICY}";r=${r.remaining};t=${r.allowed ? r.resetSec : r.retryAfterSec}`);
-  if (!r.allowed) throw errors.rateLimited(r.retryAfterSec);
+/**
+ * A key's own limit, else its organization's plan's (a multiple of the configured default). The plan is read
+ * once per organization and process (OrgPlanCache), so a known key costs no query here either.
+ */
+class V1Limiter {
+  readonly #buckets: TokenBuckets;
+  readonly #plans: OrgPlanCache;
+  readonly #deps: Deps;
+  /** One rule object per plan, made once. */
+  readonly #byPlan = new Map<string, BucketRule>();
+
+  constructor(deps: Deps, buckets: TokenBuckets) {
+    this.#deps = deps;
+    this.#buckets = buckets;
+    this.#plans = new OrgPlanCache(deps.db);
+  }
+
+  async check(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const caller = apiKeyCaller(req);
+    const rule = caller.rateLimit ?? (await this.#planRule(caller.orgId));
+    const r = await this.#buckets.take(`v1:${caller.keyId}`, rule);
+    const [policy, state] = rateLimitHeaders(POLICY, rule, r);
+    reply.header('ratelimit-policy', policy);
+    reply.header('ratelimit', state);
+    if (!r.allowed) throw errors.rateLimited(r.retryAfterSec);
+  }
+
+  async #planRule(orgId: string): Promise<BucketRule> {
+    const now = this.#deps.clock.nowMs();
+    const plan = this.#plans.known(orgId, now) ?? (await this.#plans.load(orgId, now));
+    let rule = this.#byPlan.get(plan);
+    if (!rule) {
+      const base = this.#deps.config.v1RateLimit;
+      const f = PLANS[plan].v1RateLimitFactor;
+      rule = f === 1 ? base : { perSec: base.perSec * f, burst: Math.max(1, Math.round(base.burst * f)) };
+      this.#byPlan.set(plan, rule);
+    }
+    return rule;
+  }
 }
 
 function registerRoute(app: FastifyInstance, deps: Deps, area: V1Area, def: RouteDef): void {
@@ -101,6 +132,7 @@ export async function v1Routes(
   });
   // The last spending reaches the shared buckets before the database goes.
   app.addHook('onClose', async () => buckets.close());
+  const limiter = new V1Limiter(deps, buckets);
 
   await app.register(swagger, {
     openapi: {
@@ -125,7 +157,7 @@ export async function v1Routes(
   app.addHook('onRequest', async (req, reply) => {
     if (req.routeOptions.config?.v1Public) return;
     await authenticate(deps, req);
-    await rateLimit(deps, buckets, req, reply);
+    await limiter.check(req, reply);
   });
 
   // After validation, so a malformed body is a plain 400 and does not claim the key.

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openTestDb } from '../../test/harness.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { Db } from '../core/db/client.ts';
-import { TokenBuckets } from './v1-rate-limit.ts';
+import { TokenBuckets } from '../core/rate-limit/token-buckets.ts';
 
 // The in-memory token buckets and their sync: two TokenBuckets on one database stand for two API nodes.
 

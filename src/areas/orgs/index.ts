@@ -108,6 +108,7 @@ export {
 export { issueApiKey } from './api-keys.ts';
 export { orgsErrors } from './errors.ts';
 export { addMember, createOrg } from './orgs.ts';
+export { OrgPlanCache } from './plan-cache.ts';
 export { PLANS } from './plans.ts';
 export { createProject } from './projects.ts';
 export { slugInput } from './schema.ts';

@@ -23,15 +23,28 @@ export const appLimitsSchema = z.object({
   cpuPercent: z.number(),
 });
 
-export const PLANS: Record<Plan, { secretsPerProject: number; liveApps: number; app: AppLimits }> = {
+export type PlanLimits = {
+  secretsPerProject: number;
+  liveApps: number;
+  app: AppLimits;
+  /**
+   * The v1 token bucket of the organization's API keys, as a multiple of the configured default
+   * (V1_RATE_LIMIT_PER_SEC / _BURST); a key's own limit wins over it (docs/v1-api.md, "Rate limits").
+   */
+  v1RateLimitFactor: number;
+};
+
+export const PLANS: Record<Plan, PlanLimits> = {
   free: {
     secretsPerProject: 50,
     liveApps: 1,
+    v1RateLimitFactor: 1,
     app: { memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
   },
   pro: {
     secretsPerProject: 500,
     liveApps: 100,
+    v1RateLimitFactor: 5,
     app: { memoryMb: 2048, pids: 512, openFiles: 8192, diskMb: 10_240, cpuPercent: 200 },
   },
 };

@@ -24,7 +24,15 @@ export type Caller =
     }
   | { kind: 'platform'; credentialId: string; keyId: string; scopes: string[] }
   | { kind: 'operator'; credentialId: string; keyId: string }
-  | { kind: 'apikey'; credentialId: string; keyId: string; orgId: string; environment: Environment };
+  | {
+      kind: 'apikey';
+      credentialId: string;
+      keyId: string;
+      orgId: string;
+      environment: Environment;
+      /** The key's own v1 rate limit, when it carries one (docs/v1-api.md, "Rate limits"). */
+      rateLimit?: { perSec: number; burst: number };
+    };
 
 export const PLATFORM_SCOPES = ['org.create', 'project.create', 'deploy', 'model.resolve'] as const;
 export type PlatformScope = (typeof PLATFORM_SCOPES)[number];

@@ -17,6 +17,7 @@ export type IssueInput = {
   scopes?: string[];
   expiresAt?: Date;
   meta?: Record<string, unknown>;
+  rateLimit?: { perSec: number; burst: number } | null;
 };
 
 const LAST_USED_THROTTLE_MS = 60_000;
@@ -87,6 +88,7 @@ export class CredentialService {
         label: input.label,
         expiresAt: input.expiresAt,
         meta: input.meta ?? {},
+        rateLimit: input.rateLimit ?? null,
         createdAt: this.#clock.now(),
       })
       .returning();
@@ -211,6 +213,12 @@ export class CredentialService {
     for (const [header, h] of this.#byHeader) if (h.keyId === keyId) this.#byHeader.delete(header);
   }
 
+  /** After a change to a credential's row: drops it here and on every other node, as a revocation does. */
+  async changed(keyId: string): Promise<void> {
+    this.forget(keyId);
+    await this.broadcastRevoke(keyId).catch(() => {});
+  }
+
   forgetAll(): void {
     this.#generation++;
     this.#cache.clear();
@@ -295,6 +303,7 @@ export function callerFromRow(row: CredentialRow): Caller {
         keyId: row.keyId,
         orgId: row.orgId!,
         environment: row.kind === 'sk_live' ? 'production' : 'sandbox',
+        ...(row.rateLimit ? { rateLimit: row.rateLimit } : {}),
       };
   }
 }

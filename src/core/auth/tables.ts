@@ -13,6 +13,8 @@ export const credentials = pgTable(
     scopes: text('scopes').array().notNull().default([]),
     label: text('label').notNull().default(''),
     meta: jsonb('meta').$type<Record<string, unknown>>().notNull().default({}),
+    /** A v1 API key's own token bucket (null: its organization's plan, or the default). */
+    rateLimit: jsonb('rate_limit').$type<{ perSec: number; burst: number }>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     expiresAt: timestamp('expires_at', { withTimezone: true }),

@@ -1,7 +1,7 @@
-import type { Clock } from '../core/clock.ts';
-import type { Db } from '../core/db/client.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/client.ts';
 
-// A token bucket per API key, decided in memory and shared with the other API nodes through the database
+// A token bucket per key (a v1 API key, a function-API credential or client address), decided in memory and shared with the other API nodes through the database
 // (v1_rate_buckets) by a batched sync every SYNC_MS: the request path costs no query once a key is known
 // here. The first request of a key in this process takes from the database bucket directly (an exact
 // decision, one atomic upsert); after that each sync sends what this process spent since the last one and
@@ -89,6 +89,15 @@ export class TokenBuckets {
     this.#clock = clock;
     this.#onError = opts.onSyncError ?? (() => {});
     this.#syncMs = opts.syncMs ?? SYNC_MS;
+  }
+
+  /**
+   * The synchronous hot path: a key this process already knows is decided here without a promise.
+   * undefined means "not known here yet" (call take).
+   */
+  takeKnown(key: string, rule: BucketRule): BucketResult | undefined {
+    const entry = this.#entries.get(key);
+    return entry ? this.#takeLocal(entry, rule) : undefined;
   }
 
   async take(key: string, rule: BucketRule): Promise<BucketResult> {
@@ -226,4 +235,16 @@ function outcome(allowed: boolean, tokens: number, rule: BucketRule): BucketResu
     retryAfterSec: allowed ? 0 : Math.max(1, Math.ceil((1 - tokens) / rule.perSec)),
     resetSec: Math.max(0, Math.ceil((rule.burst - tokens) / rule.perSec)),
   };
+}
+
+/**
+ * The IETF draft-ietf-httpapi-ratelimit-headers fields of one decision: the policy (quota q over window w
+ * seconds) and what is left (r tokens; t seconds until full, or until the next token when refused).
+ */
+export function rateLimitHeaders(policy: string, rule: BucketRule, r: BucketResult): [string, string] {
+  const window = Math.max(1, Math.ceil(rule.burst / rule.perSec));
+  return [
+    `"${policy}";q=${rule.burst};w=${window}`,
+    `"${policy}";r=${r.remaining};t=${r.allowed ? r.resetSec : r.retryAfterSec}`,
+  ];
 }
