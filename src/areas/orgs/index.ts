@@ -16,6 +16,7 @@ import {
   createApiKeyForCli,
   listApiKeysForCli,
   revokeApiKeyForCli,
+  updateApiKeyForCli,
 } from './api-keys-fn.ts';
 import { orgsCatalogue } from './errors.ts';
 import {
@@ -53,6 +54,7 @@ export const orgsArea = defineArea({
     removeSecretForCli,
     listSecretsForCli,
     createApiKeyForCli,
+    updateApiKeyForCli,
     listApiKeysForCli,
     revokeApiKeyForCli,
     adminCreateApiKey,
