@@ -52,3 +52,34 @@ it('creates, lists and revokes API keys; the operator creates them too', async (
   expect(a.key).toMatch(/^sk_live\./);
   expect(await works(a.key)).toBe(200);
 });
+
+it("sets a key's own v1 rate limit at creation and with keys limit; refuses half a limit", async () => {
+  const { org, owner } = await seedOrg(t.deps);
+  const home = scratchHome();
+  const run = (args: string[]) => pier([...args, '--json'], { url, home, env: { PIER_TOKEN: owner.token } });
+
+  const k = json<{ keyId: string; rateLimit: unknown }>(
+    await run(['keys', 'create', '--org', org.slug, '--kind', 'test', '--per-sec', '2', '--burst', '7']),
+  );
+  expect(k.rateLimit).toEqual({ perSec: 2, burst: 7 });
+  const v1 = await t.v1('GET', '/mail/emails', (k as unknown as { key: string }).key);
+  expect(v1.headers['ratelimit-policy']).toBe('"v1";q=7;w=4');
+
+  expect(json(await run(['keys', 'limit', k.keyId, '--org', org.slug, '--clear']))).toEqual({
+    keyId: k.keyId,
+    label: 'test key',
+    rateLimit: null,
+  });
+  const set = json<{ rateLimit: unknown }>(
+    await run(['keys', 'limit', k.keyId, '--org', org.slug, '--per-sec', '1', '--burst', '3']),
+  );
+  expect(set.rateLimit).toEqual({ perSec: 1, burst: 3 });
+
+  expect((await run(['keys', 'create', '--org', org.slug, '--kind', 'test', '--burst', '3'])).code).not.toBe(
+    0,
+  );
+  expect((await run(['keys', 'limit', k.keyId, '--org', org.slug])).code).not.toBe(0);
+  // A whole burst is checked by the server: 400 VALIDATION_ERROR, shown by the CLI.
+  const half = await run(['keys', 'limit', k.keyId, '--org', org.slug, '--per-sec', '1', '--burst', '1.5']);
+  expect(half.code).not.toBe(0);
+});
