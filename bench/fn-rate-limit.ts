@@ -113,7 +113,10 @@ async function main(): Promise<void> {
       duration,
     });
     await sleep((duration * 1000) / 2);
-    const after = await fetch(fn('getProjectForCli'), { method: 'POST', body, headers });
+    // A call may win the token that just refilled: the first refusal of up to five tells.
+    let after = await fetch(fn('getProjectForCli'), { method: 'POST', body, headers });
+    for (let i = 1; i < 5 && after.status !== 429; i++)
+      after = await fetch(fn('getProjectForCli'), { method: 'POST', body, headers });
     const flood = await flooding;
     const ok = count(flood, 200);
     const limited = count(flood, 429);
@@ -127,7 +130,7 @@ async function main(): Promise<void> {
 
     const retryAfter = after.headers.get('retry-after');
     rows.push(
-      `| one call in the middle of the flood | 1 | ${after.status === 200 ? 1 : 0} | ${after.status === 429 ? 1 : 0} | 0 | Retry-After: ${retryAfter}; RateLimit: ${after.headers.get('ratelimit')}; RateLimit-Policy: ${after.headers.get('ratelimit-policy')} |`,
+      `| a call in the middle of the flood (first refusal of ≤ 5) | 1 | ${after.status === 200 ? 1 : 0} | ${after.status === 429 ? 1 : 0} | 0 | Retry-After: ${retryAfter}; RateLimit: ${after.headers.get('ratelimit')}; RateLimit-Policy: ${after.headers.get('ratelimit-policy')} |`,
     );
     const error =
       after.status === 429 ? ((await after.json()) as { error: { code: string } }).error.code : '';
