@@ -4,7 +4,8 @@ import { errors } from '../core/errors.ts';
 import {
   type BucketResult,
   type BucketRule,
-  rateLimitHeaders,
+  rateLimitPolicy,
+  rateLimitState,
   TokenBuckets,
 } from '../core/rate-limit/token-buckets.ts';
 import type { Deps } from '../deps.ts';
@@ -16,33 +17,36 @@ import type { Deps } from '../deps.ts';
 // req.ip, so TRUST_PROXY decides whether a forwarded one counts. The same buckets as v1
 // (core/rate-limit/token-buckets.ts): no query for a key this process already knows.
 
-const CREDENTIAL_POLICY = 'fn';
-const IP_POLICY = 'fn-ip';
+/** A bucket kind: its rule, its policy's name and its RateLimit-Policy value (made once). */
+type Policy = { rule: BucketRule; name: string; header: string };
+const policy = (name: string, rule: BucketRule): Policy => ({
+  rule,
+  name,
+  header: rateLimitPolicy(name, rule),
+});
 
 type Done = (err?: Error) => void;
 
 export class FnRateLimit {
   readonly #buckets: TokenBuckets;
-  readonly #perCredential: BucketRule;
-  readonly #perIp: BucketRule;
+  readonly #perCredential: Policy;
+  readonly #perIp: Policy;
 
   constructor(deps: Deps) {
     this.#buckets = new TokenBuckets(deps.db, deps.clock, {
       onSyncError: (err) => deps.log.warn({ err }, 'fn rate limit: sync to the database failed (retried)'),
     });
-    this.#perCredential = deps.config.fnRateLimit.perCredential;
-    this.#perIp = deps.config.fnRateLimit.perIp;
+    this.#perCredential = policy('fn', deps.config.fnRateLimit.perCredential);
+    this.#perIp = policy('fn-ip', deps.config.fnRateLimit.perIp);
   }
 
   /** Takes a token for this call: done() when allowed, done(RATE_LIMITED) past the budget. Sync when known. */
   check(req: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: Done): void {
-    const byCredential = caller !== null;
-    const key = byCredential ? `fn:${caller.credentialId}` : `fn-ip:${req.ip}`;
-    const rule = byCredential ? this.#perCredential : this.#perIp;
-    const policy = byCredential ? CREDENTIAL_POLICY : IP_POLICY;
-    const known = this.#buckets.takeKnown(key, rule);
-    if (known) settle(reply, policy, rule, known, done);
-    else this.#buckets.take(key, rule).then((r) => settle(reply, policy, rule, r, done), done);
+    const key = caller ? `fn:${caller.credentialId}` : `fn-ip:${req.ip}`;
+    const p = caller ? this.#perCredential : this.#perIp;
+    const known = this.#buckets.takeKnown(key, p.rule);
+    if (known) settle(reply, p, known, done);
+    else this.#buckets.take(key, p.rule).then((r) => settle(reply, p, r, done), done);
   }
 
   close(): Promise<void> {
@@ -50,9 +54,8 @@ export class FnRateLimit {
   }
 }
 
-function settle(reply: FastifyReply, policy: string, rule: BucketRule, r: BucketResult, done: Done): void {
-  const [policyHeader, state] = rateLimitHeaders(policy, rule, r);
-  reply.header('ratelimit-policy', policyHeader);
-  reply.header('ratelimit', state);
+function settle(reply: FastifyReply, p: Policy, r: BucketResult, done: Done): void {
+  reply.header('ratelimit-policy', p.header);
+  reply.header('ratelimit', rateLimitState(p.name, r));
   done(r.allowed ? undefined : errors.rateLimited(r.retryAfterSec));
 }

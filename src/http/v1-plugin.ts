@@ -6,7 +6,12 @@ import { callerFromRow } from '../core/auth/credentials.ts';
 import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
 import { bearerFrom } from '../core/auth/format.ts';
 import { errors } from '../core/errors.ts';
-import { type BucketRule, rateLimitHeaders, TokenBuckets } from '../core/rate-limit/token-buckets.ts';
+import {
+  type BucketRule,
+  rateLimitPolicy,
+  rateLimitState,
+  TokenBuckets,
+} from '../core/rate-limit/token-buckets.ts';
 import type { Deps } from '../deps.ts';
 import { type Claim, claimOrReplay, requestHash, settle } from './idempotency.ts';
 import { openApiTransform } from './openapi-errors.ts';
@@ -72,9 +77,8 @@ class V1Limiter {
     const caller = apiKeyCaller(req);
     const rule = caller.rateLimit ?? (await this.#planRule(caller.orgId));
     const r = await this.#buckets.take(`v1:${caller.keyId}`, rule);
-    const [policy, state] = rateLimitHeaders(POLICY, rule, r);
-    reply.header('ratelimit-policy', policy);
-    reply.header('ratelimit', state);
+    reply.header('ratelimit-policy', rateLimitPolicy(POLICY, rule));
+    reply.header('ratelimit', rateLimitState(POLICY, r));
     if (!r.allowed) throw errors.rateLimited(r.retryAfterSec);
   }
 

@@ -237,14 +237,12 @@ function outcome(allowed: boolean, tokens: number, rule: BucketRule): BucketResu
   };
 }
 
-/**
- * The IETF draft-ietf-httpapi-ratelimit-headers fields of one decision: the policy (quota q over window w
- * seconds) and what is left (r tokens; t seconds until full, or until the next token when refused).
- */
-export function rateLimitHeaders(policy: string, rule: BucketRule, r: BucketResult): [string, string] {
-  const window = Math.max(1, Math.ceil(rule.burst / rule.perSec));
-  return [
-    `"${policy}";q=${rule.burst};w=${window}`,
-    `"${policy}";r=${r.remaining};t=${r.allowed ? r.resetSec : r.retryAfterSec}`,
-  ];
+/** The IETF draft-ietf-httpapi-ratelimit-headers policy: quota q over window w seconds (one per rule). */
+export function rateLimitPolicy(policy: string, rule: BucketRule): string {
+  return `"${policy}";q=${rule.burst};w=${Math.max(1, Math.ceil(rule.burst / rule.perSec))}`;
+}
+
+/** The RateLimit field of one decision: r tokens left; t seconds until full, or until the next token when refused. */
+export function rateLimitState(policy: string, r: BucketResult): string {
+  return `"${policy}";r=${r.remaining};t=${r.allowed ? r.resetSec : r.retryAfterSec}`;
 }
