@@ -12,6 +12,7 @@ import { listen, notify } from '../core/db/notify.ts';
 import { sharedCatalogue } from '../core/errors.ts';
 import type { PayloadOf } from '../core/jobs.ts';
 import { fetchCatalogue } from '../core/net/errors.ts';
+import { PRUNE_BUCKETS_CRON, pruneRateBucketsJob } from '../core/rate-limit/prune-buckets-job.ts';
 import { webhookDeliverJob } from '../core/webhooks.ts';
 import type { Deps } from '../deps.ts';
 import { IDEMPOTENCY_PRUNE_CRON, pruneIdempotencyJob } from '../http/idempotency.ts';
@@ -26,10 +27,11 @@ const REVOKED_CHANNEL = 'pier_credential_revoked';
 export const infrastructure = defineArea({
   name: 'infrastructure',
   errors: [sharedCatalogue, blobCatalogue, fetchCatalogue, browserCatalogue, modelCatalogue],
-  jobs: [sweepBlobTempJob, dbMaintenanceJob, webhookDeliverJob, pruneIdempotencyJob],
+  jobs: [sweepBlobTempJob, dbMaintenanceJob, webhookDeliverJob, pruneIdempotencyJob, pruneRateBucketsJob],
   schedules: [
     { job: 'blobs.sweep-temp', cron: SWEEP_TEMP_CRON },
     { job: 'v1.idempotency.prune', cron: IDEMPOTENCY_PRUNE_CRON },
+    { job: 'rate-buckets.prune', cron: PRUNE_BUCKETS_CRON },
     // PGlite's VACUUM/ANALYZE passes (docs/decisions/026); off (or on PostgreSQL), an older schedule goes.
     { job: DB_MAINTENANCE_JOB, cron: maintenanceSchedule },
   ],
@@ -78,6 +80,7 @@ declare module '../core/jobs.ts' {
     'db.maintenance': PayloadOf<typeof dbMaintenanceJob>;
     'webhooks.deliver': PayloadOf<typeof webhookDeliverJob>;
     'v1.idempotency.prune': PayloadOf<typeof pruneIdempotencyJob>;
+    'rate-buckets.prune': PayloadOf<typeof pruneRateBucketsJob>;
   }
 }
 

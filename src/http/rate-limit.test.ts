@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedOrg, seedUser, seedV1Tenant } from '../../test/seed.ts';
 import type { ManualClock } from '../core/clock.ts';
+import { pruneRateBuckets } from '../core/rate-limit/prune-buckets-job.ts';
 
 // The function API's limits (per credential, per client address) and the v1 key's own limit against the
 // plan's and the default, on the test clock: nothing refills until the test moves it.
@@ -154,5 +155,18 @@ describe('v1 per-key limits', () => {
     );
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('VALIDATION_ERROR');
+  });
+});
+
+describe('pruning the shared buckets', () => {
+  it('deletes rows untouched for a day; the key starts again from a full bucket', async () => {
+    const u = await seedUser(t.deps);
+    for (let i = 0; i < 3; i++) await t.call('listMyOrgsForCli', {}, u.token);
+    await t.app.close().catch(() => {}); // the last spending reaches the table
+    expect(await pruneRateBuckets(t.deps.db, clock().nowMs())).toBe(0);
+    clock().advance(25 * 60 * 60_000);
+    expect(await pruneRateBuckets(t.deps.db, clock().nowMs())).toBeGreaterThan(0);
+    const { rows } = await t.deps.db.query<{ n: number }>('SELECT count(*)::int AS n FROM v1_rate_buckets');
+    expect(Number(rows[0]!.n)).toBe(0);
   });
 });
