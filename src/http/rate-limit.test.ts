@@ -155,6 +155,14 @@ describe('v1 per-key limits', () => {
     );
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('VALIDATION_ERROR');
+    // Nothing to change is bad input too (not an empty UPDATE).
+    const empty = await t.call(
+      'updateApiKeyForCli',
+      { orgSlug: org.slug, keyId: k.json().keyId },
+      owner.token,
+    );
+    expect(empty.statusCode).toBe(400);
+    expect(empty.json().error.code).toBe('VALIDATION_ERROR');
   });
 });
 
