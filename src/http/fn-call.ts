@@ -6,10 +6,12 @@ import type { Deps } from '../deps.ts';
 import { toApiError } from './error-handler.ts';
 import { fastSerializerCompiler, fastValidatorCompiler } from './fast-schemas.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
+import { fnRateLimitFor } from './fn-rate-limit.ts';
 
 // The checks of POST /api/fn/<name> that do not depend on HTTP, shared by the route (fn-route.ts) and by
 // callers that already hold a resolved caller (the MCP endpoint's tools): authorisation, the input schema,
-// the NUL check, the handler and the output serializer, compiled by the same compilers as the route's.
+// the NUL check, the handler and the output serializer, compiled by the same compilers as the route's, after
+// a token from the same rate-limit bucket as the route's.
 // Nothing here may import the function registry: the MCP area imports this file.
 
 export function authorize(auth: FnAuth, caller: Caller | null): void {
@@ -76,6 +78,8 @@ export async function callFunction(
   ctx: { ip: string; log: FastifyBaseLogger },
 ): Promise<FnCallResult> {
   try {
+    const refused = await fnRateLimitFor(deps).refusal(def.auth.kind === 'none' ? null : caller, ctx.ip);
+    if (refused) throw refused;
     authorize(def.auth, def.auth.kind === 'none' ? null : caller);
     const { validate, serialize } = compiled(def);
     const checked = validate(input ?? null);

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Caller } from '../core/auth/caller.ts';
-import { errors } from '../core/errors.ts';
+import { type ApiError, errors } from '../core/errors.ts';
 import {
   type BucketResult,
   type BucketRule,
@@ -15,7 +15,8 @@ import type { Deps } from '../deps.ts';
 // its caller counts against that caller's credential), and one per client address for calls without one
 // (public functions such as the login code exchange, and refused credentials). The address is Fastify's
 // req.ip, so TRUST_PROXY decides whether a forwarded one counts. The same buckets as v1
-// (core/rate-limit/token-buckets.ts): no query for a key this process already knows.
+// (core/rate-limit/token-buckets.ts): no query for a key this process already knows. One instance per Deps
+// (fnRateLimitFor): the MCP endpoint's function tools (fn-call.ts) take from the same buckets as the route.
 
 /** A bucket kind: its rule, its policy's name and its RateLimit-Policy value (made once). */
 type Policy = { rule: BucketRule; name: string; header: string };
@@ -26,6 +27,18 @@ const policy = (name: string, rule: BucketRule): Policy => ({
 });
 
 type Done = (err?: Error) => void;
+
+const perDeps = new WeakMap<Deps, FnRateLimit>();
+
+/** The function API's buckets of this process (one per Deps, shared by the route and fn-call.ts). */
+export function fnRateLimitFor(deps: Deps): FnRateLimit {
+  let limit = perDeps.get(deps);
+  if (!limit) {
+    limit = new FnRateLimit(deps);
+    perDeps.set(deps, limit);
+  }
+  return limit;
+}
 
 export class FnRateLimit {
   readonly #buckets: TokenBuckets;
@@ -47,6 +60,14 @@ export class FnRateLimit {
     const known = this.#buckets.takeKnown(key, p.rule);
     if (known) settle(reply, p, known, done);
     else this.#buckets.take(key, p.rule).then((r) => settle(reply, p, r, done), done);
+  }
+
+  /** For a call outside the route (no reply to carry headers): the refusal, or undefined when allowed. */
+  async refusal(caller: Caller | null, ip: string): Promise<ApiError | undefined> {
+    const key = caller ? `fn:${caller.credentialId}` : `fn-ip:${ip}`;
+    const p = caller ? this.#perCredential : this.#perIp;
+    const r = this.#buckets.takeKnown(key, p.rule) ?? (await this.#buckets.take(key, p.rule));
+    return r.allowed ? undefined : errors.rateLimited(r.retryAfterSec);
   }
 
   close(): Promise<void> {

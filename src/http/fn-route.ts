@@ -15,7 +15,7 @@ import type { Deps } from '../deps.ts';
 import { fastSerializerCompiler, fastValidatorCompiler } from './fast-schemas.ts';
 import { authorize, hasNul } from './fn-call.ts';
 import type { FnAuth, FnDef } from './fn-kit.ts';
-import { FnRateLimit } from './fn-rate-limit.ts';
+import { type FnRateLimit, fnRateLimitFor } from './fn-rate-limit.ts';
 import { functions } from './fn-registry.ts';
 import { openApiTransform } from './openapi-errors.ts';
 
@@ -91,7 +91,7 @@ export async function functionApiRoutes(
   opts: { deps: Deps; resolvers: CallerResolver[] },
 ): Promise<void> {
   const { deps } = opts;
-  const limit = new FnRateLimit(deps);
+  const limit = fnRateLimitFor(deps);
   // The last spending reaches the shared buckets before the database goes.
   app.addHook('onClose', async () => limit.close());
   await app.register(swagger, {

@@ -3,6 +3,9 @@ import { type TestApp, testApp } from '../../test/harness.ts';
 import { seedOrg, seedUser, seedV1Tenant } from '../../test/seed.ts';
 import type { ManualClock } from '../core/clock.ts';
 import { pruneRateBuckets } from '../core/rate-limit/prune-buckets-job.ts';
+import { callFunction } from './fn-call.ts';
+import type { FnDef } from './fn-kit.ts';
+import { functions } from './fn-registry.ts';
 
 // The function API's limits (per credential, per client address) and the v1 key's own limit against the
 // plan's and the default, on the test clock: nothing refills until the test moves it.
@@ -67,6 +70,23 @@ describe('function API rate limits', () => {
     expect(bad.statusCode).toBe(429);
     clock().advance(2000);
     expect((await exchange('10.0.0.1')).statusCode).not.toBe(429);
+  });
+});
+
+describe('function tools of the MCP endpoint (fn-call.ts)', () => {
+  it("take from the caller's function-API bucket: past it a RATE_LIMITED error", async () => {
+    const u = await seedUser(t.deps);
+    const v = await t.deps.credentials.verifyCaller(u.token);
+    const def = (functions as readonly FnDef[]).find((f) => f.name === 'listMyOrgsForCli')!;
+    const ctx = { ip: '10.9.9.9', log: t.app.log };
+    // One token spent over the route first: the same bucket.
+    expect((await t.call('listMyOrgsForCli', {}, u.token)).statusCode).toBe(200);
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push(await callFunction(t.deps, def, v!.caller, {}, ctx));
+    expect(results.map((r) => r.ok)).toEqual([true, true, false]);
+    const refused = results[2]!;
+    expect(refused.ok === false && refused.error.code).toBe('RATE_LIMITED');
+    expect(refused.ok === false && refused.error.headers['retry-after']).toBe('1');
   });
 });
 
