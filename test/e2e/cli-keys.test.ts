@@ -79,6 +79,28 @@ it("sets a key's own v1 rate limit at creation and with keys limit; refuses half
     0,
   );
   expect((await run(['keys', 'limit', k.keyId, '--org', org.slug])).code).not.toBe(0);
+  const op = await seedOperator(t.deps);
+  const a = json<{ key: string }>(
+    await pier(
+      [
+        'admin',
+        'api-key',
+        'create',
+        '--org',
+        org.slug,
+        '--kind',
+        'live',
+        '--per-sec',
+        '3',
+        '--burst',
+        '9',
+        '--json',
+      ],
+      { url, home, env: { PIER_OPERATOR_KEY: op.token } },
+    ),
+  );
+  expect((await t.v1('GET', '/mail/emails', a.key)).headers['ratelimit-policy']).toBe('"v1";q=9;w=3');
+
   // A whole burst is checked by the server: 400 VALIDATION_ERROR, shown by the CLI.
   const half = await run(['keys', 'limit', k.keyId, '--org', org.slug, '--per-sec', '1', '--burst', '1.5']);
   expect(half.code).not.toBe(0);

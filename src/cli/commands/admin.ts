@@ -1,6 +1,7 @@
 import { type Command, Option } from 'commander';
 import type { CliContext } from '../context.ts';
 import { fields, toJson, wantsJson } from '../output.ts';
+import { type LimitOpts, positive, rateLimitOf } from './keys.ts';
 
 // pier admin … — operator commands, sent with the operator key to the running server (never the database).
 
@@ -186,19 +187,25 @@ function registerCredentials(admin: Command, ctx: CliContext, print: Print): voi
         .makeOptionMandatory(),
     )
     .option('--label <label>', 'label')
-    .action(async (opts: { org: string; kind: 'live' | 'test'; label?: string }, cmd: Command) => {
-      const k = await ctx.operatorClient().call('adminCreateApiKey', {
-        orgSlug: opts.org,
-        kind: opts.kind,
-        ...(opts.label ? { label: opts.label } : {}),
-      });
-      print(
-        cmd,
-        k,
-        `${fields([
-          ['key', k.key],
-          ['key id', k.keyId],
-        ])}Store the key now; it is not shown again.\n`,
-      );
-    });
+    .option('--per-sec <n>', "the key's own v1 rate limit: requests per second (with --burst)", positive)
+    .option('--burst <n>', "the key's own v1 rate limit: burst (with --per-sec)", positive)
+    .action(
+      async (opts: { org: string; kind: 'live' | 'test'; label?: string } & LimitOpts, cmd: Command) => {
+        const rateLimit = rateLimitOf(opts, cmd);
+        const k = await ctx.operatorClient().call('adminCreateApiKey', {
+          orgSlug: opts.org,
+          kind: opts.kind,
+          ...(opts.label ? { label: opts.label } : {}),
+          ...(rateLimit ? { rateLimit } : {}),
+        });
+        print(
+          cmd,
+          k,
+          `${fields([
+            ['key', k.key],
+            ['key id', k.keyId],
+          ])}Store the key now; it is not shown again.\n`,
+        );
+      },
+    );
 }

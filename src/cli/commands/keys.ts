@@ -7,17 +7,17 @@ import { fields, table, toJson, wantsJson } from '../output.ts';
 
 const KINDS = ['live', 'test'] as const;
 
-function positive(value: string): number {
+export function positive(value: string): number {
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n) || n <= 0)
     throw new InvalidArgumentError('Not a positive number.');
   return n;
 }
 
-type LimitOpts = { perSec?: number; burst?: number };
+export type LimitOpts = { perSec?: number; burst?: number };
 
 /** --per-sec and --burst go together: a key's own v1 bucket (docs/v1-api.md, "Rate limits"). */
-function rateLimitOf(opts: LimitOpts, cmd: Command): { perSec: number; burst: number } | undefined {
+export function rateLimitOf(opts: LimitOpts, cmd: Command): { perSec: number; burst: number } | undefined {
   if (opts.perSec === undefined && opts.burst === undefined) return undefined;
   if (opts.perSec === undefined || opts.burst === undefined)
     cmd.error('Give --per-sec and --burst together.');
