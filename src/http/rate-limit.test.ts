@@ -156,7 +156,8 @@ describe('v1 per-key limits', () => {
       { perSec: 1, burst: 5, extra: 1 },
       { perSec: 200_000, burst: 5 },
     ]) {
-      // The owner's function-API bucket (burst 3) refilled before each call.
+      // The owner's function-API bucket (burst 3) refilled before each call: a sync in flight while the
+      // clock jumps can leave it a token short of full (decision 075's correction is conservative).
       clock().advance(10_000);
       const res = await t.call(
         'createApiKeyForCli',
@@ -168,6 +169,7 @@ describe('v1 per-key limits', () => {
     }
     clock().advance(10_000);
     const k = await t.call('createApiKeyForCli', { orgSlug: org.slug, kind: 'live' }, owner.token);
+    clock().advance(10_000);
     const res = await t.call(
       'updateApiKeyForCli',
       { orgSlug: org.slug, keyId: k.json().keyId, rateLimit: { perSec: -1, burst: 5 } },
@@ -176,6 +178,7 @@ describe('v1 per-key limits', () => {
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('VALIDATION_ERROR');
     // Nothing to change is bad input too (not an empty UPDATE).
+    clock().advance(10_000);
     const empty = await t.call(
       'updateApiKeyForCli',
       { orgSlug: org.slug, keyId: k.json().keyId },
