@@ -7,17 +7,18 @@
 //
 // Each server runs in its own child process (this file with `--serve`), so the load generator does not
 // share an event loop with the server it measures.
+
 import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import inspector from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import pg from 'pg';
 import pino from 'pino';
+import { startBenchPier } from './bench-pier.ts';
 
 const require = createRequire(import.meta.url);
 type AutocannonResult = {
@@ -43,47 +44,37 @@ function cpuMicros(): { cpu: number } {
 }
 
 async function servePier(databaseUrl: string | undefined): Promise<void> {
-  const { loadConfig } = await import('../src/config.ts');
-  const { createDeps, createLogger } = await import('../src/create-deps.ts');
+  const { createLogger } = await import('../src/create-deps.ts');
   const { logDestination } = await import('../src/core/log-destination.ts');
-  const { buildApp } = await import('../src/http/app.ts');
-  const { startBackground } = await import('../src/background.ts');
   const { ensureUser } = await import('../src/areas/identity/users.ts');
   const { createOrg } = await import('../src/areas/orgs/orgs.ts');
   const { createProject } = await import('../src/areas/orgs/projects.ts');
-  const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
-
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: (process.env.BENCH_LOG_LEVEL ?? 'info') as 'info',
-    // The throughput measured, not the limit: the bucket is still taken on every call (its cost counts).
-    FN_RATE_LIMIT_PER_SEC: '100000',
-    FN_RATE_LIMIT_BURST: '1000000',
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  const { app, deps, token, close } = await startBenchPier({
+    prefix: 'pier-bench-',
+    env: {
+      LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'info',
+      // The throughput measured, not the limit: the bucket is still taken on every call (its cost counts).
+      FN_RATE_LIMIT_PER_SEC: '100000',
+      FN_RATE_LIMIT_BURST: '1000000',
+      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    },
+    // Production logging (info: a line per request, through the same buffered destination as `pier serve`)
+    // into /dev/null, so its cost is measured, not its output. BENCH_LOG_SYNC=1: a synchronous write per line
+    // instead (what this bench measured before 2026-11-26).
+    log: (config) =>
+      createLogger(
+        config,
+        process.env.BENCH_LOG_SYNC
+          ? pino.destination({ dest: '/dev/null', sync: true })
+          : logDestination('/dev/null'),
+      ),
   });
-  // Production logging (info: a line per request, through the same buffered destination as `pier serve`)
-  // into /dev/null, so its cost is measured, not its output. BENCH_LOG_SYNC=1: a synchronous write per line
-  // instead (what this bench measured before 2026-11-26).
-  const log = createLogger(
-    config,
-    process.env.BENCH_LOG_SYNC
-      ? pino.destination({ dest: '/dev/null', sync: true })
-      : logDestination('/dev/null'),
-  );
-  const deps = await createDeps(config, { log });
-  const stop = await startBackground(deps, { worker: false });
-  const { user } = await ensureUser(deps, 'bench@example.com');
-  const org = await createOrg(deps, { slug: 'bench-org', name: 'Bench', ownerUserId: user.id });
   // A few neighbours so the lookup is not against a one-row table.
   for (let i = 0; i < 20; i++) {
     const { user: u } = await ensureUser(deps, `n${i}@example.com`);
     const o = await createOrg(deps, { slug: `bench-n${i}`, name: 'N', ownerUserId: u.id });
     for (let j = 0; j < 5; j++) await createProject(deps, o, { slug: `bench-n${i}-p${j}`, name: 'P' });
   }
-  await createProject(deps, org, { slug: 'bench-app', name: 'Bench app' });
-  const { token } = await issuePersonalToken(deps, user.id, 'bench');
-  const app = await buildApp(deps);
   app.get('/__bench/cpu', async () => cpuMicros());
   if (process.env.BENCH_PROF) profileRoutes(app);
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -96,10 +87,7 @@ async function servePier(databaseUrl: string | undefined): Promise<void> {
   const sample = await fetch(target.url, { method: 'POST', body: target.body, headers: target.headers });
   process.stdout.write(`${JSON.stringify({ target, sample: await sample.json() })}\n`);
   process.on('SIGTERM', async () => {
-    await app.close();
-    await stop();
-    await deps.db.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
     process.exit(0);
   });
 }

@@ -11,12 +11,12 @@
 //   4. flood without a credential from one address: 401 within the per-address budget
 //      (FN_RATE_LIMIT_IP_*), 429 past it.
 // Exits 1 when a phase does not show what it should.
+
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBenchPier } from './bench-pier.ts';
 
 const require = createRequire(import.meta.url);
 type AutocannonResult = {
@@ -37,40 +37,22 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 type Served = { base: string; token: string };
 
 async function serve(): Promise<void> {
-  const { loadConfig } = await import('../src/config.ts');
-  const { createDeps } = await import('../src/create-deps.ts');
-  const { buildApp } = await import('../src/http/app.ts');
-  const { startBackground } = await import('../src/background.ts');
-  const { ensureUser } = await import('../src/areas/identity/users.ts');
-  const { createOrg } = await import('../src/areas/orgs/orgs.ts');
-  const { createProject } = await import('../src/areas/orgs/projects.ts');
-  const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
-
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-rl-'));
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'warn',
-    FN_RATE_LIMIT_PER_SEC: String(perSec),
-    FN_RATE_LIMIT_BURST: String(burst),
-    FN_RATE_LIMIT_IP_PER_SEC: String(ipPerSec),
-    FN_RATE_LIMIT_IP_BURST: String(ipBurst),
+  const { app, token, close } = await startBenchPier({
+    prefix: 'pier-bench-rl-',
+    env: {
+      LOG_LEVEL: 'warn',
+      FN_RATE_LIMIT_PER_SEC: String(perSec),
+      FN_RATE_LIMIT_BURST: String(burst),
+      FN_RATE_LIMIT_IP_PER_SEC: String(ipPerSec),
+      FN_RATE_LIMIT_IP_BURST: String(ipBurst),
+    },
   });
-  const deps = await createDeps(config);
-  const stop = await startBackground(deps, { worker: false });
-  const { user } = await ensureUser(deps, 'bench@example.com');
-  const org = await createOrg(deps, { slug: 'bench-org', name: 'Bench', ownerUserId: user.id });
-  await createProject(deps, org, { slug: 'bench-app', name: 'Bench app' });
-  const { token } = await issuePersonalToken(deps, user.id, 'bench');
-  const app = await buildApp(deps);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const port = (app.server.address() as { port: number }).port;
   const served: Served = { base: `http://127.0.0.1:${port}`, token };
   process.stdout.write(`${JSON.stringify(served)}\n`);
   process.on('SIGTERM', async () => {
-    await app.close();
-    await stop();
-    await deps.db.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
     process.exit(0);
   });
 }

@@ -4,29 +4,18 @@
 // count and the largest tools (docs/benchmarks.md "MCP tools/list").
 //
 //   node bench/mcp-tools.ts            PGlite in a temporary directory
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 
-const { loadConfig } = await import('../src/config.ts');
-const { createDeps, createLogger } = await import('../src/create-deps.ts');
+import { startBenchPier } from './bench-pier.ts';
+
+const { createLogger } = await import('../src/create-deps.ts');
 const { logDestination } = await import('../src/core/log-destination.ts');
-const { buildApp } = await import('../src/http/app.ts');
-const { startBackground } = await import('../src/background.ts');
-const { ensureUser } = await import('../src/areas/identity/users.ts');
-const { createOrg } = await import('../src/areas/orgs/orgs.ts');
-const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
 const { issueApiKey } = await import('../src/areas/orgs/index.ts');
-
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-mcp-tools-'));
-const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'info' });
-const deps = await createDeps(config, { log: createLogger(config, logDestination('/dev/null')) });
-const stop = await startBackground(deps, { worker: false });
-const app = await buildApp(deps);
+const { app, deps, org, token, close } = await startBenchPier({
+  prefix: 'pier-bench-mcp-tools-',
+  log: (config) => createLogger(config, logDestination('/dev/null')),
+  project: false,
+});
 try {
-  const { user } = await ensureUser(deps, 'bench@example.com');
-  const org = await createOrg(deps, { slug: 'bench-org', name: 'Bench', ownerUserId: user.id });
-  const { token } = await issuePersonalToken(deps, user.id, 'bench');
   const { token: key } = await issueApiKey(deps, org.id, 'test');
   const list = async (bearer: string) => {
     const res = await app.inject({
@@ -68,8 +57,5 @@ try {
     );
   }
 } finally {
-  await app.close();
-  await stop();
-  await deps.db.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  await close();
 }

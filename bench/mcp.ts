@@ -7,12 +7,12 @@
 //
 // Pier runs in a child process (this file with `--serve`), so the load generator does not share its event
 // loop. Besides req/s, the server's CPU time per request is compared (robust to a busy shared machine).
+
 import { type ChildProcess, spawn } from 'node:child_process';
-import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startBenchPier } from './bench-pier.ts';
 
 const require = createRequire(import.meta.url);
 type AutocannonResult = {
@@ -28,31 +28,14 @@ type Target = { url: string; body: string; headers: Record<string, string> };
 type Targets = { direct: Target; mcp: Target; cpuUrl: string };
 
 async function serve(): Promise<void> {
-  const { loadConfig } = await import('../src/config.ts');
-  const { createDeps, createLogger } = await import('../src/create-deps.ts');
+  const { createLogger } = await import('../src/create-deps.ts');
   const { logDestination } = await import('../src/core/log-destination.ts');
-  const { buildApp } = await import('../src/http/app.ts');
-  const { startBackground } = await import('../src/background.ts');
-  const { ensureUser } = await import('../src/areas/identity/users.ts');
-  const { createOrg } = await import('../src/areas/orgs/orgs.ts');
-  const { createProject } = await import('../src/areas/orgs/projects.ts');
-  const { issuePersonalToken } = await import('../src/areas/identity/tokens.ts');
-
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-mcp-'));
-  // The throughput measured, not the function API's limit (its cost per call stays in the figures).
-  const config = loadConfig({
-    DATA_DIR: dataDir,
-    LOG_LEVEL: 'info',
-    FN_RATE_LIMIT_PER_SEC: '100000',
-    FN_RATE_LIMIT_BURST: '1000000',
+  const { app, token, close } = await startBenchPier({
+    prefix: 'pier-bench-mcp-',
+    // The throughput measured, not the function API's limit (its cost per call stays in the figures).
+    env: { FN_RATE_LIMIT_PER_SEC: '100000', FN_RATE_LIMIT_BURST: '1000000' },
+    log: (config) => createLogger(config, logDestination('/dev/null')),
   });
-  const deps = await createDeps(config, { log: createLogger(config, logDestination('/dev/null')) });
-  const stop = await startBackground(deps, { worker: false });
-  const { user } = await ensureUser(deps, 'bench@example.com');
-  const org = await createOrg(deps, { slug: 'bench-org', name: 'Bench', ownerUserId: user.id });
-  await createProject(deps, org, { slug: 'bench-app', name: 'Bench app' });
-  const { token } = await issuePersonalToken(deps, user.id, 'bench');
-  const app = await buildApp(deps);
   app.get('/__bench/cpu', async () => {
     const u = process.cpuUsage();
     return { cpu: u.user + u.system };
@@ -90,10 +73,7 @@ async function serve(): Promise<void> {
   }
   process.stdout.write(`${JSON.stringify(targets)}\n`);
   process.on('SIGTERM', async () => {
-    await app.close();
-    await stop();
-    await deps.db.close();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await close();
     process.exit(0);
   });
 }
