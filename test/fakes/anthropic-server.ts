@@ -8,6 +8,20 @@ const textOf = (c: Msg['content']) => (typeof c === 'string' ? c : c.map((b) => 
 
 export function startAnthropicServer(): Promise<FakeServer> {
   return startFake((req, res) => {
+    if (req.method === 'GET' && req.path.startsWith('/v1/models') && req.headers['x-api-key']) {
+      json(res, 200, {
+        data: [
+          {
+            type: 'model',
+            id: 'claude-sonnet-4-5',
+            display_name: 'Claude',
+            created_at: '2025-09-29T00:00:00Z',
+          },
+        ],
+        has_more: false,
+      });
+      return;
+    }
     if (req.method !== 'POST' || req.path !== '/v1/messages') {
       json(res, 404, { type: 'error', error: { type: 'not_found_error', message: 'Not found' } });
       return;

@@ -10,6 +10,12 @@ const textOf = (c: Content) => c.parts.map((p) => p.text ?? '').join('');
 
 export function startGoogleServer(): Promise<FakeServer> {
   return startFake((req, res) => {
+    if (req.method === 'GET' && req.path.startsWith('/v1beta/models') && req.headers['x-goog-api-key']) {
+      json(res, 200, {
+        models: [{ name: 'models/gemini-2.5-flash', supportedGenerationMethods: ['generateContent'] }],
+      });
+      return;
+    }
     const m = /^\/v1beta\/models\/([^:]+):(\w+)(\?.*)?$/.exec(req.path);
     if (req.method !== 'POST' || !m) {
       json(res, 404, { error: { code: 404, message: 'Not found', status: 'NOT_FOUND' } });

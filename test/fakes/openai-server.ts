@@ -21,6 +21,13 @@ function sample(schema: Schema, seed: string): unknown {
   return seed;
 }
 
+/** What GET /models lists per vendor. */
+export const MODEL_LISTS: Record<string, string[]> = {
+  openai: ['gpt-4o-mini', 'text-embedding-3-small'],
+  mistral: ['mistral-small-latest'],
+  pier: ['llama3.2', 'nomic-embed-text'],
+};
+
 /** `embedDim`: the size of the deterministic vectors /embeddings answers (the local embedder's hashing). */
 export type OpenAIFakeOptions = { embedDim?: number };
 
@@ -116,6 +123,16 @@ export function openaiHandler(vendor: string, prefix = '/v1', opts: OpenAIFakeOp
     if (req.method === 'POST' && req.path === `${prefix}/audio/speech`) {
       res.writeHead(200, { 'content-type': 'audio/mpeg' });
       res.end(Buffer.from(`ID3fake-mp3:${String(body.input)}`));
+      return;
+    }
+    if (req.method === 'GET' && req.path === `${prefix}/models`) {
+      // An organization's own key (one with `-org-` in it) also sees its fine-tuned model.
+      const own = String(req.headers.authorization ?? '').includes('-org-');
+      const ids = [...(MODEL_LISTS[vendor] ?? [`${vendor}-model`]), ...(own ? [`ft:${vendor}-own`] : [])];
+      json(res, 200, {
+        object: 'list',
+        data: ids.map((id) => ({ id, object: 'model', created: 1_700_000_000, owned_by: vendor })),
+      });
       return;
     }
     json(res, 404, {

@@ -11,6 +11,7 @@ export const modelsCatalogue = defineCatalogue({
     status: 503,
     message: 'The embedding model (EMBEDDING_MODEL) cannot be used.',
   },
+  MODEL_NOT_FOUND: { status: 404, message: 'The organization has no such model in its list.' },
 });
 
 declare module '../../core/errors.ts' {
@@ -20,6 +21,11 @@ declare module '../../core/errors.ts' {
 const error = modelsCatalogue.error;
 
 export const modelsErrors = {
+  modelNotFound: (id: string) =>
+    error(
+      'MODEL_NOT_FOUND',
+      `'${id.slice(0, 200)}' is not among the models this organization can use now (GET /v1/ai/models lists them).`,
+    ),
   embeddingModelUnavailable: (model: string, why: 'no provider key' | 'no embeddings' | 'key refused') =>
     error(
       'EMBEDDING_MODEL_UNAVAILABLE',

@@ -4,6 +4,7 @@ import type { Deps } from '../../deps.ts';
 import { chatCompletionsRoute } from './chat-completions.ts';
 import { embeddingsRoute } from './embeddings-v1.ts';
 import { UsageBuffer } from './model-usage.ts';
+import { modelsListRoutes } from './models-v1.ts';
 import type { ProxyContext } from './proxy-context.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
 
@@ -11,8 +12,8 @@ const RESOLVE_TTL_MS = 10_000;
 
 /**
  * The model proxy (role `proxy`), registered by the v1 plugin at /v1/ai, whose hooks check the API key, take
- * from the key's rate-limit bucket and handle Idempotency-Key: OpenAI-compatible chat completions and
- * embeddings for apps holding a v1 API key. Each request is resolved through resolveModel with the proxy's own
+ * from the key's rate-limit bucket and handle Idempotency-Key: OpenAI-compatible chat completions,
+ * embeddings and the model list for apps holding a v1 API key. Each request is resolved through resolveModel with the proxy's own
  * `model.resolve` credential and forwarded to the provider; token usage is recorded per organization.
  */
 export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
@@ -41,4 +42,5 @@ export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps 
   };
   await chatCompletionsRoute(app, ctx);
   await embeddingsRoute(app, ctx);
+  await modelsListRoutes(app, ctx);
 }
