@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
-import type { ModelMessage } from 'ai';
+import type { JSONSchema7, ModelMessage } from 'ai';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
-import type { ResolvedModel } from '../../core/ai/providers.ts';
+import type { ResolvedModel, ResponseFormat } from '../../core/ai/providers.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
 import { PROXY_ERRORS, type ProxyContext } from './proxy-context.ts';
@@ -28,6 +28,25 @@ export const chatBody = z.object({
   max_completion_tokens: z.number().int().positive().nullish(),
   stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
   n: z.literal(1).nullish(),
+  response_format: z
+    .discriminatedUnion('type', [
+      z.object({ type: z.literal('text') }),
+      z.object({ type: z.literal('json_object') }),
+      z.object({
+        type: z.literal('json_schema'),
+        json_schema: z.object({
+          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
+          description: z.string().max(10_000).optional(),
+          schema: z.record(z.string(), z.unknown()).describe('A JSON schema'),
+          strict: z.boolean().nullish(),
+        }),
+      }),
+    ])
+    .nullish()
+    .describe(
+      'JSON output. Passed to the provider (natively, or through the AI SDK for Anthropic and Google); ' +
+        'where the provider cannot honour it, 400 MODEL_CAPABILITY_UNSUPPORTED — never ignored.',
+    ),
   tools: z.array(z.unknown()).max(0, 'tools are not supported by the model proxy yet').optional(),
   user: z.string().optional(),
 });
@@ -130,6 +149,20 @@ function toTextRequest(body: ChatBody, resolved: ResolvedModel) {
     topP: body.top_p ?? undefined,
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
+    responseFormat: responseFormatOf(body.response_format),
+  };
+}
+
+function responseFormatOf(f: ChatBody['response_format']): ResponseFormat | undefined {
+  if (!f || f.type === 'text') return undefined;
+  if (f.type === 'json_object') return { type: 'json_object' };
+  const { name, description, schema, strict } = f.json_schema;
+  return {
+    type: 'json_schema',
+    name,
+    description,
+    schema: schema as JSONSchema7,
+    strict: strict ?? undefined,
   };
 }
 

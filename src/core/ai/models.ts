@@ -20,11 +20,14 @@ import {
 } from './local-embedder.ts';
 import { isProviderFailure, isRetryable, retryDelayMs, toApiError, withRetry } from './provider-errors.ts';
 import {
+  assertFormatHonoured,
   embeddingModel,
   imageModel,
   languageModel,
   type ResolvedModel,
+  type ResponseFormat,
   resolveWithPlatform,
+  responseFormatOptions,
   speechModel,
 } from './providers.ts';
 
@@ -48,6 +51,8 @@ export type TextRequest = {
   temperature?: number;
   topP?: number;
   stopSequences?: string[];
+  /** JSON output (OpenAI's `response_format`); refused where the provider cannot, never dropped. */
+  responseFormat?: ResponseFormat;
   abortSignal?: AbortSignal;
 };
 
@@ -92,8 +97,9 @@ function callContext(config: ModelsConfig): CallContext {
   };
 }
 
-function commonOptions(ctx: CallContext, req: TextRequest) {
+function commonOptions(ctx: CallContext, req: TextRequest, r: ResolvedModel) {
   const base = {
+    ...(req.responseFormat ? responseFormatOptions(r, req.responseFormat) : {}),
     system: req.system,
     maxOutputTokens: req.maxOutputTokens,
     temperature: req.temperature,
@@ -136,8 +142,9 @@ type SpeechRequest = ModelChoice & { text: string; voice?: string };
 async function generateText(ctx: CallContext, req: TextRequest) {
   const r = ctx.target(req);
   const res = await ctx.retry(r, () =>
-    sdkGenerateText({ model: languageModel(r), ...commonOptions(ctx, req) }),
+    sdkGenerateText({ model: languageModel(r), ...commonOptions(ctx, req, r) }),
   );
+  if (req.responseFormat) assertFormatHonoured(r, res.warnings);
   return {
     text: res.text,
     finishReason: String(res.finishReason),
@@ -157,8 +164,14 @@ function streamText(
     for (let attempt = 1; ; attempt++) {
       let emitted = false;
       try {
-        const res = sdkStreamText({ model: languageModel(r), ...commonOptions(ctx, req), onError: () => {} });
+        const res = sdkStreamText({
+          model: languageModel(r),
+          ...commonOptions(ctx, req, r),
+          onError: () => {},
+        });
         for await (const part of res.fullStream) {
+          // Before the first delta, so a refusal is still a clean error reply.
+          if (part.type === 'start-step' && req.responseFormat) assertFormatHonoured(r, part.warnings);
           if (part.type === 'text-delta') {
             emitted = true;
             yield { type: 'text', text: part.text };
@@ -186,7 +199,7 @@ async function generateObject(ctx: CallContext, req: ObjectRequest) {
   const res = await ctx.retry(r, () =>
     sdkGenerateText({
       model: languageModel(r),
-      ...commonOptions(ctx, req),
+      ...commonOptions(ctx, req, r),
       output: Output.object({ schema: jsonSchema(req.schema as never), name: req.schemaName }),
     }),
   );

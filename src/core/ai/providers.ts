@@ -3,7 +3,14 @@ import { createGoogle } from '@ai-sdk/google';
 import { createMistral } from '@ai-sdk/mistral';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import type { EmbeddingModel, ImageModel, LanguageModel, SpeechModel } from 'ai';
+import type {
+  EmbeddingModel,
+  ImageModel,
+  JSONSchema7,
+  LanguageModel,
+  OutputInterface,
+  SpeechModel,
+} from 'ai';
 import type { ModelsConfig, VendorId } from '../../config.ts';
 import { modelErrors } from './errors.ts';
 
@@ -147,4 +154,51 @@ export function speechModel(r: ResolvedModel): SpeechModel {
   const s = sdkProvider(r);
   if (s.kind === 'openai' || s.kind === 'google' || s.kind === 'mistral') return s.p.speech(r.model);
   throw modelErrors.modelCapabilityUnsupported(r.provider, 'speech generation');
+}
+
+/** JSON output asked by the caller (OpenAI's `response_format`): any JSON object, or one of a schema. */
+export type ResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; description?: string; schema: JSONSchema7; strict?: boolean };
+
+/**
+ * The SDK options that make `r` answer in `format`, or MODEL_CAPABILITY_UNSUPPORTED where it cannot: a
+ * format is never dropped. The output is the model's text unparsed, as OpenAI returns it (the SDK's
+ * Output.object would validate and fail on a non-strict answer instead of passing it on).
+ */
+export function responseFormatOptions(r: ResolvedModel, format: ResponseFormat) {
+  // The Anthropic provider ignores a JSON format without a schema (it needs one for its JSON tool).
+  if (format.type === 'json_object' && r.provider === 'anthropic')
+    throw modelErrors.modelCapabilityUnsupported(
+      r.provider,
+      'response_format json_object (send json_schema with a schema instead)',
+    );
+  const responseFormat =
+    format.type === 'json_object'
+      ? { type: 'json' as const }
+      : { type: 'json' as const, schema: format.schema, name: format.name, description: format.description };
+  const output: OutputInterface<string, string, never> = {
+    name: 'response_format',
+    responseFormat: Promise.resolve(responseFormat),
+    parseCompleteOutput: async ({ text }) => text,
+    parsePartialOutput: async ({ text }) => ({ partial: text }),
+    createElementStreamTransform: () => undefined,
+  };
+  // OpenAI's default for `strict` is false; the SDK's OpenAI and OpenAI-compatible providers default to true.
+  const strictJsonSchema = format.type === 'json_schema' ? (format.strict ?? false) : undefined;
+  const providerOptions = {
+    openai: { strictJsonSchema },
+    pier: { strictJsonSchema },
+    mistral: { strictJsonSchema },
+  };
+  return { output, providerOptions };
+}
+
+/** A provider's warning that it ignored the response format: the answer would be free text, so refuse. */
+export function assertFormatHonoured(
+  r: ResolvedModel,
+  warnings: readonly { type: string; feature?: string }[] | undefined,
+): void {
+  if (warnings?.some((w) => w.type === 'unsupported' && w.feature === 'responseFormat'))
+    throw modelErrors.modelCapabilityUnsupported(r.provider, `response_format with the model '${r.model}'`);
 }
