@@ -246,5 +246,17 @@ describe('/v1/openapi.json', () => {
         expect(op.description).toContain(code);
     }
     expect(chatOp.description).toContain('IDEMPOTENCY_STREAM_UNSUPPORTED');
+    expect(Object.keys(chatOp.requestBody.content['application/json']!.schema.properties)).toContain(
+      'response_format',
+    );
+    const listOp: Op = doc.paths['/v1/ai/models'].get;
+    const oneOp: Op = doc.paths['/v1/ai/models/{id}'].get;
+    expect([listOp.operationId, oneOp.operationId]).toEqual(['ai.listModels', 'ai.retrieveModel']);
+    expect(Object.keys(listOp.responses['200']!.content['application/json']!.schema.properties!)).toEqual([
+      'object',
+      'data',
+    ]);
+    expect(oneOp.responses).toHaveProperty('404');
+    expect(oneOp.description).toContain('MODEL_NOT_FOUND');
   });
 });
