@@ -1,7 +1,7 @@
 // The labelled data of bench/memory-quality.ts, generated deterministically (no dataset can be downloaded
 // here): long multi-session chats between two people stored one turn per memory, as an assistant that
 // remembers conversations would store them, with questions and the turns that answer them; and a set of
-// short factual notes with paraphrased questions.
+// short factual notes with paraphrased questions (those in memory-quality-notes.ts).
 //
 // What makes it realistic rather than easy: most turns are chit-chat sharing the speakers' names and the
 // commonest words ("did", "what", "wow"); the same life events happen to people in other conversations;
@@ -13,8 +13,6 @@ import { rng } from './memory-corpus.ts';
 export type Turn = { conv: number; session: number; date: string; speaker: string; text: string };
 export type Kind = 'single-hop' | 'multi-hop' | 'temporal' | 'open-domain';
 export type Question = { conv: number; kind: Kind; question: string; evidence: number[] };
-export type Note = { text: string };
-export type NoteQuestion = { question: string; evidence: number[] };
 
 // A life event: `say` introduces it (mentions it by name), `ask` is the friend asking how it went,
 // `answer` the reply (the answer, in other words), `later` an update sessions later. `q*` are questions.
@@ -387,79 +385,4 @@ export function conversations(nConv: number): { turns: Turn[]; questions: Questi
     });
   }
   return { turns, questions };
-}
-
-// Notes: short facts an assistant keeps about a small business, and questions in other words.
-const FIRST =
-  'Alice Bob Carmen Dmitri Elena Farid Grace Hiro Ines Jonas Kemal Lena Marco Nadia Omar Priya'.split(' ');
-const VENDOR = 'Acme Globex Initech Umbrella Hooli Stark Wayne Wonka Tyrell Vandelay Soylent Cyberdyne'.split(
-  ' ',
-);
-const CITY = 'Berlin Lisbon Tokyo Toronto Nairobi Madrid Oslo Seoul Lima Dublin Austin Lyon'.split(' ');
-const DAY = 'Monday Tuesday Wednesday Thursday Friday'.split(' ');
-const AMOUNT = '100 250 500 1000 5000'.split(' ');
-const FOOD = 'peanuts shellfish gluten dairy eggs sesame'.split(' ');
-const SERVICE = 'cleaning security catering printing hosting payroll'.split(' ');
-const MONTH = 'January March May July September November'.split(' ');
-const STREET = 'Elm Oak Pine Maple Cedar Birch'.split(' ');
-const NOTE_KINDS: ((p: (xs: string[]) => string) => [string, string])[] = [
-  (p) => {
-    const [n, c, a] = [p(FIRST), p(CITY), p(AMOUNT)];
-    return [
-      `${n} runs the ${c} warehouse and approves every return over ${a} euros.`,
-      `Who signs off refunds above ${a} euros at the ${c} depot?`,
-    ];
-  },
-  (p) => {
-    const [v, c, d] = [p(VENDOR), p(CITY), p(DAY)];
-    return [
-      `The ${v} invoice for ${c} is paid by bank transfer every second ${d} of the month.`,
-      `How and when do we settle the ${v} bills for ${c}?`,
-    ];
-  },
-  (p) => {
-    const [n, c, f] = [p(FIRST), p(CITY), p(FOOD)];
-    return [
-      `${n} is allergic to ${f}; order lunch for the ${c} offsite without it.`,
-      `What food restriction matters for ${n} at the ${c} offsite?`,
-    ];
-  },
-  (p) => {
-    const [v, sv, m, n] = [p(VENDOR), p(SERVICE), p(MONTH), p(FIRST)];
-    return [
-      `The ${v} ${sv} contract renews automatically in ${m} unless ${n} cancels it in writing.`,
-      `When is the ${sv} agreement with ${v} up for renewal?`,
-    ];
-  },
-  (p) => {
-    const [c, d, st] = [p(CITY), p(DAY), p(STREET)];
-    return [
-      `Deliveries to the ${c} shop arrive ${d} mornings through the back door on ${st} Street.`,
-      `Which street do couriers use at the ${c} store on ${d}s?`,
-    ];
-  },
-  (p) => {
-    const [n, v, c] = [p(FIRST), p(VENDOR), p(CITY)];
-    return [
-      `${n} prefers phone calls to email and handles the ${v} account in ${c}.`,
-      `How should I reach the person managing ${v} in ${c}?`,
-    ];
-  },
-];
-
-/** `n` notes, each the only one its question asks about; one in four is asked. */
-export function notes(n: number): { notes: Note[]; questions: NoteQuestion[] } {
-  const r = rng(99);
-  const p = (xs: string[]) => xs[Math.floor(r() * xs.length)]!;
-  const out: Note[] = [];
-  const qs: NoteQuestion[] = [];
-  const seen = new Set<string>();
-  for (let tries = 0; out.length < n && tries < n * 50; tries++) {
-    const [text, q] = NOTE_KINDS[Math.floor(r() * NOTE_KINDS.length)]!(p);
-    if (seen.has(q)) continue; // a second note the same question asks about would make it ambiguous
-    seen.add(q);
-    if (r() < 0.25) qs.push({ question: q, evidence: [out.length] });
-    out.push({ text });
-  }
-  return { notes: out, questions: qs };
 }

@@ -18,7 +18,8 @@ import { createDeps } from '../src/create-deps.ts';
 import { buildApp } from '../src/http/app.ts';
 import { seedApiKey, seedOrg } from '../test/seed.ts';
 import { benchDatabase } from './bench-db.ts';
-import { conversations, type Kind, notes } from './memory-quality-data.ts';
+import { conversations, type Kind } from './memory-quality-data.ts';
+import { notes } from './memory-quality-notes.ts';
 
 const N_CONV = Number(process.env.BENCH_CONVERSATIONS ?? 10);
 const N_NOTES = Number(process.env.BENCH_NOTES ?? 600);
