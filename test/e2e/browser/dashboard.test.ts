@@ -366,7 +366,7 @@ describe('dashboard in a browser', () => {
     await ctx.close();
   });
 
-  it('creates a test API key shown once, lists it and revokes it', async () => {
+  it('creates a test API key shown once, lists it and revokes it; a key with its own rate limit shows it', async () => {
     await page.goto(`${base}/api-keys`);
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     // Before the v1 API existed this page showed an empty state (FUNCTION_NOT_FOUND); now it is live.
@@ -380,6 +380,15 @@ describe('dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Done' }).click();
     const row = page.locator('tbody tr', { hasText: 'staging site' });
     await row.waitFor();
+    expect(await row.textContent()).toContain('plan default');
+    // A key with its own v1 limit shows it.
+    await page.getByLabel('Label (optional)').fill('batch importer');
+    await page.getByLabel('Requests per second (optional)').fill('5');
+    await page.getByLabel('Burst (optional)').fill('20');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    await page.getByRole('button', { name: 'Done' }).click();
+    const limited = page.locator('tbody tr', { hasText: 'batch importer' });
+    await limited.getByText('5/s, burst 20').waitFor();
     await row.getByRole('button', { name: 'Revoke' }).click();
     await row.getByRole('button', { name: 'Yes, revoke' }).click();
     await row.waitFor({ state: 'detached' });

@@ -4,8 +4,9 @@ import { ApiError, fn, isManager, type Org } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
 
-// API keys of the v1 API (live → production data, test → sandbox data). The functions belong to the v1
-// area; until they exist the page says so instead of failing.
+// API keys of the v1 API (live → production data, test → sandbox data), each with the v1 rate limit it
+// carries, if any (decision 094; without one the organization's plan sets it). A Pier without the API key
+// functions shows an empty state instead of failing.
 
 type Key = FnOutput<'listApiKeysForCli'>[number];
 type CreatedKey = FnOutput<'createApiKeyForCli'>;
@@ -51,11 +52,15 @@ export function ApiKeysPage(props: { org: Org }) {
             setActionError(null);
             try {
               const label = String(f.get('label')).trim();
+              const perSec = Number(f.get('perSec'));
+              const burst = Number(f.get('burst'));
               setCreated(
                 await fn<CreatedKey>('createApiKeyForCli', {
                   orgSlug: props.org.slug,
                   kind: String(f.get('kind')),
                   ...(label ? { label } : {}),
+                  // Both or neither: the server names what is wrong with a half-given limit.
+                  ...(f.get('perSec') || f.get('burst') ? { rateLimit: { perSec, burst } } : {}),
                 }),
               );
               reload();
@@ -75,6 +80,14 @@ export function ApiKeysPage(props: { org: Org }) {
             Label (optional)
             <input name="label" maxLength={100} />
           </label>
+          <label>
+            Requests per second (optional)
+            <input name="perSec" type="number" min={0.001} step="any" />
+          </label>
+          <label>
+            Burst (optional)
+            <input name="burst" type="number" min={1} step={1} />
+          </label>
           <button type="submit">Create API key</button>
         </form>
       ) : null}
@@ -90,6 +103,12 @@ export function ApiKeysPage(props: { org: Org }) {
               key: 'kind',
               header: 'Kind',
               cell: (k) => <span class={`badge kind-${k.kind}`}>{k.kind}</span>,
+            },
+            {
+              key: 'limit',
+              header: 'Rate limit',
+              cell: (k) =>
+                k.rateLimit ? `${k.rateLimit.perSec}/s, burst ${k.rateLimit.burst}` : 'plan default',
             },
             { key: 'created', header: 'Created', cell: (k) => fmtDate(k.createdAt) },
             {
