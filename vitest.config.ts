@@ -24,7 +24,6 @@ const dbFree = [
   'src/core/crypto.test.ts',
   'src/core/log-destination.test.ts',
   'src/http/lazy-logger.test.ts',
-  'src/http/error-statuses.test.ts',
   'src/core/net/ip-policy.test.ts',
   'src/core/net/safe-fetch.test.ts',
   'src/core/pagination.test.ts',

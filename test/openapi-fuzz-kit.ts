@@ -2,7 +2,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import type { FastifyInstance } from 'fastify';
-import { ERROR_STATUSES } from '../src/http/error-statuses.ts';
+import { catalogueStatus } from '../src/core/errors.ts';
 import {
   type Hints,
   hasLoneSurrogate,
@@ -230,7 +230,7 @@ export function judge(
     // A gateway answer the operation declares (a fetched site failed, no browser, no model provider) is the
     // server telling the truth about something else; any other 5xx is Pier's own failure.
     const code = typeof err?.code === 'string' ? err.code : '';
-    const declared = String(status) in (o.op.responses ?? {}) && ERROR_STATUSES[code] === status;
+    const declared = String(status) in (o.op.responses ?? {}) && catalogueStatus(code) === status;
     if (declared || allowed5xx.has(code)) stats.gateway5xx++;
     else {
       stats.serverErrors++;

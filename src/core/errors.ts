@@ -34,7 +34,17 @@ export type Catalogue<T extends Record<string, CodeSpec> = Record<string, CodeSp
  * A catalogue: its codes, their statuses and default messages. The factories an area throws are written on
  * top of `error`, so a code, its status and its message are each spelled once.
  */
+// Every catalogued code's status, filled as each catalogue is defined: once the areas are loaded (before any
+// route is registered), the OpenAPI documents read the status of each code a route lists from here.
+const statusByCode = new Map<string, number>();
+
+/** The status a catalogued code answers with (undefined for a code no loaded catalogue holds). */
+export function catalogueStatus(code: string): number | undefined {
+  return statusByCode.get(code);
+}
+
 export function defineCatalogue<const T extends Record<string, CodeSpec>>(codes: T): Catalogue<T> {
+  for (const [code, spec] of Object.entries(codes)) statusByCode.set(code, spec.status);
   return {
     codes,
     error: (code, message, headers) =>

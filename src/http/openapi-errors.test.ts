@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../test/harness.ts';
+import { catalogueStatus } from '../core/errors.ts';
 import { MAX_PARAM_LENGTH } from './framework-errors.ts';
 
 // Both OpenAPI documents declare what the framework answers before an operation runs (413/415 with a
@@ -72,6 +73,14 @@ describe('OpenAPI error statuses', () => {
     // A bodiless GET does not claim a 413.
     const get = ops.find(([name, op]) => name.startsWith('GET ') && !op.requestBody)!;
     expect(get[1].responses['413']).toBeUndefined();
+  });
+
+  it("declares the status of every error code an operation lists, from the code's catalogue", async () => {
+    const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json() as Doc;
+    const ops = new Map(operations(doc));
+    // The document operation lists DOCUMENT_UNSUPPORTED, a 422 (not one of the statuses every operation has).
+    expect(ops.get('POST /v1/webdata/documents')?.responses['422']).toBeDefined();
+    expect(catalogueStatus('DOCUMENT_UNSUPPORTED')).toBe(422);
   });
 
   it('the function API document declares 413, 415 and 429 on every function', async () => {

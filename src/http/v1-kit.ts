@@ -1,9 +1,8 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Caller } from '../core/auth/caller.ts';
-import type { ErrorCode } from '../core/errors.ts';
+import { catalogueStatus, type ErrorCode } from '../core/errors.ts';
 import type { Deps } from '../deps.ts';
-import { statusesOf } from './error-statuses.ts';
 
 // What an area writes to serve v1 routes: `defineRoute` per operation (its zod contract and handler in one
 // place, the OpenAPI operationId is its name) and `defineV1Routes` to group them under a prefix. The plugin
@@ -109,7 +108,12 @@ export function operationDoc(
 ) {
   const codes = [...SHARED_ERROR_CODES, ...op.errors];
   const statuses = [
-    ...new Set([...SHARED_ERROR_STATUSES, ...statusesOf(op.errors), ...(op.errorStatuses ?? [])]),
+    ...new Set([
+      ...SHARED_ERROR_STATUSES,
+      // A listed code beyond the shared statuses (a 422, a 502) declares its status too.
+      ...op.errors.flatMap((c) => catalogueStatus(c) ?? []),
+      ...(op.errorStatuses ?? []),
+    ]),
   ];
   return {
     operationId: op.name,
