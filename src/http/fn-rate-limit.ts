@@ -55,8 +55,7 @@ export class FnRateLimit {
 
   /** Takes a token for this call: done() when allowed, done(RATE_LIMITED) past the budget. Sync when known. */
   check(req: FastifyRequest, reply: FastifyReply, caller: Caller | null, done: Done): void {
-    const key = caller ? `fn:${caller.credentialId}` : `fn-ip:${req.ip}`;
-    const p = caller ? this.#perCredential : this.#perIp;
+    const [key, p] = this.#bucketOf(caller, req.ip);
     const known = this.#buckets.takeKnown(key, p.rule);
     if (known) settle(reply, p, known, done);
     else this.#buckets.take(key, p.rule).then((r) => settle(reply, p, r, done), done);
@@ -64,10 +63,13 @@ export class FnRateLimit {
 
   /** For a call outside the route (no reply to carry headers): the refusal, or undefined when allowed. */
   async refusal(caller: Caller | null, ip: string): Promise<ApiError | undefined> {
-    const key = caller ? `fn:${caller.credentialId}` : `fn-ip:${ip}`;
-    const p = caller ? this.#perCredential : this.#perIp;
+    const [key, p] = this.#bucketOf(caller, ip);
     const r = this.#buckets.takeKnown(key, p.rule) ?? (await this.#buckets.take(key, p.rule));
     return r.allowed ? undefined : errors.rateLimited(r.retryAfterSec);
+  }
+
+  #bucketOf(caller: Caller | null, ip: string): [string, Policy] {
+    return caller ? [`fn:${caller.credentialId}`, this.#perCredential] : [`fn-ip:${ip}`, this.#perIp];
   }
 
   close(): Promise<void> {
