@@ -1,103 +1,26 @@
 import crypto from 'node:crypto';
-import type { JSONSchema7, ModelMessage } from 'ai';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { z } from 'zod';
-import type { StreamEvent, Usage } from '../../core/ai/models.ts';
-import type { ResolvedModel, ResponseFormat } from '../../core/ai/providers.ts';
+import type { StreamEvent, TextRequest, Usage } from '../../core/ai/models.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
+import { type Conversation, responseFormatOf, toConversation, toolsOf } from './chat-messages.ts';
+import { type ChatBody, chatBody, chatCompletionSchema, chatSseSchema } from './chat-schema.ts';
+import {
+  assertProviderTakes,
+  MODEL_HEADER,
+  modelHeaderValue,
+  modelsOf,
+  recordUsage,
+  type Target,
+  withFallbacks,
+} from './proxy-call.ts';
 import { PROXY_ERRORS, type ProxyContext } from './proxy-context.ts';
+import { MEDIA_MAX_BYTES } from './proxy-media.ts';
 
-// OpenAI's chat completions wire format in and out, whatever vendor serves the model.
+export { chatBody, chatCompletionSchema };
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
-const message = z.object({
-  role: z.enum(['system', 'developer', 'user', 'assistant']),
-  content: z.union([z.string(), z.array(textPart), z.null()]).optional(),
-  name: z.string().optional(),
-});
-
-export const chatBody = z.object({
-  model: z.string().min(1).max(200),
-  messages: z.array(message).min(1).max(1000),
-  stream: z.boolean().optional(),
-  stream_options: z.object({ include_usage: z.boolean().optional() }).nullish(),
-  temperature: z.number().min(0).max(2).nullish(),
-  top_p: z.number().min(0).max(1).nullish(),
-  max_tokens: z.number().int().positive().nullish(),
-  max_completion_tokens: z.number().int().positive().nullish(),
-  stop: z.union([z.string(), z.array(z.string()).max(4)]).nullish(),
-  n: z.literal(1).nullish(),
-  response_format: z
-    .discriminatedUnion('type', [
-      z.object({ type: z.literal('text') }),
-      z.object({ type: z.literal('json_object') }),
-      z.object({
-        type: z.literal('json_schema'),
-        json_schema: z.object({
-          name: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'letters, digits, _ and -, at most 64'),
-          description: z.string().max(10_000).optional(),
-          schema: z.record(z.string(), z.unknown()).describe('A JSON schema'),
-          strict: z.boolean().nullish(),
-        }),
-      }),
-    ])
-    .nullish()
-    .describe(
-      'JSON output. Passed to the provider (natively, or through the AI SDK for Anthropic and Google); ' +
-        'where the provider cannot honour it, 400 MODEL_CAPABILITY_UNSUPPORTED — never ignored.',
-    ),
-  tools: z.array(z.unknown()).max(0, 'tools are not supported by the model proxy yet').optional(),
-  user: z.string().optional(),
-});
-type ChatBody = z.infer<typeof chatBody>;
-
-export const usageSchema = z.object({
-  prompt_tokens: z.number(),
-  completion_tokens: z.number(),
-  total_tokens: z.number(),
-});
-
-export const chatCompletionSchema = z
-  .object({
-    id: z.string(),
-    object: z.literal('chat.completion'),
-    created: z.number().int(),
-    model: z.string(),
-    choices: z.array(
-      z.object({
-        index: z.number().int(),
-        message: z.object({ role: z.literal('assistant'), content: z.string(), refusal: z.null() }),
-        logprobs: z.null(),
-        finish_reason: z.enum(['stop', 'length', 'content_filter', 'tool_calls']),
-      }),
-    ),
-    usage: usageSchema,
-  })
-  .describe('A chat completion (OpenAI format)');
-
-const sseSchema = z
-  .string()
-  .describe(
-    'With `stream: true`: server-sent events, each `data: <chat.completion.chunk JSON>`; the last is ' +
-      '`data: [DONE]`, or `data: {"error":{"code","message"}}` if the provider fails mid-stream.',
-  );
-
-const textOf = (c: ChatBody['messages'][number]['content']) =>
-  typeof c === 'string' ? c : (c ?? []).map((p) => p.text).join('');
-
-function toModelMessages(messages: ChatBody['messages']): { system?: string; messages: ModelMessage[] } {
-  const system: string[] = [];
-  const out: ModelMessage[] = [];
-  for (const m of messages) {
-    const text = textOf(m.content);
-    if (m.role === 'system' || m.role === 'developer') system.push(text);
-    else out.push({ role: m.role, content: text });
-  }
-  if (out.length === 0)
-    throw errors.validation('messages: at least one user or assistant message is needed.');
-  return { system: system.length ? system.join('\n\n') : undefined, messages: out };
-}
+// POST /v1/ai/chat/completions: OpenAI's wire format in and out (chat-schema.ts), whatever vendor serves
+// the model, with tools, images, JSON output and fallbacks between models.
 
 const FINISH: Record<string, string> = {
   stop: 'stop',
@@ -105,8 +28,8 @@ const FINISH: Record<string, string> = {
   'content-filter': 'content_filter',
   'tool-calls': 'tool_calls',
 };
-const finishReason = (r: string) => FINISH[r] ?? 'stop';
-const usageBody = (u: Usage) => ({
+export const finishReason = (r: string) => FINISH[r] ?? 'stop';
+export const usageBody = (u: Usage) => ({
   prompt_tokens: u.promptTokens,
   completion_tokens: u.completionTokens,
   total_tokens: u.totalTokens,
@@ -120,7 +43,7 @@ function chatRouteSchema() {
       'Creates a chat completion (OpenAI-compatible), streamed as server-sent events with `stream: true`.',
     description:
       'Idempotency-Key is honoured without `stream`; with `stream: true` it is refused (400 IDEMPOTENCY_STREAM_UNSUPPORTED).',
-    errors: [...PROXY_ERRORS, 'IDEMPOTENCY_STREAM_UNSUPPORTED'],
+    errors: [...PROXY_ERRORS, 'IDEMPOTENCY_STREAM_UNSUPPORTED', 'URL_NOT_ALLOWED', 'PAYLOAD_TOO_LARGE'],
     errorStatuses: [502, 503],
   });
   return {
@@ -131,7 +54,7 @@ function chatRouteSchema() {
         description: 'The completion, or with `stream: true` its chunks as server-sent events.',
         content: {
           'application/json': { schema: chatCompletionSchema },
-          'text/event-stream': { schema: sseSchema },
+          'text/event-stream': { schema: chatSseSchema },
         },
       },
       ...errorResponses,
@@ -139,83 +62,95 @@ function chatRouteSchema() {
   };
 }
 
-function toTextRequest(body: ChatBody, resolved: ResolvedModel) {
-  const { system, messages } = toModelMessages(body.messages);
+/** The request for the AI SDK, without the model (each fallback adds its own). */
+function toTextRequest(body: ChatBody, conv: Conversation): Omit<TextRequest, 'resolved'> {
   return {
-    resolved,
-    system,
-    messages,
+    system: conv.system,
+    messages: conv.messages,
     temperature: body.temperature ?? undefined,
     topP: body.top_p ?? undefined,
     maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
     stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
     responseFormat: responseFormatOf(body.response_format),
+    ...toolsOf(body),
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
   };
 }
 
-function responseFormatOf(f: ChatBody['response_format']): ResponseFormat | undefined {
-  if (!f || f.type === 'text') return undefined;
-  if (f.type === 'json_object') return { type: 'json_object' };
-  const { name, description, schema, strict } = f.json_schema;
-  return {
-    type: 'json_schema',
-    name,
-    description,
-    schema: schema as JSONSchema7,
-    strict: strict ?? undefined,
-  };
-}
+/** What one completion's answers share: its id, creation time, the model that answered, usage. */
+type Completion = {
+  id: string;
+  created: number;
+  body: ChatBody;
+  model: string;
+  record: (usage: Usage) => void;
+};
 
-/** What one completion's answers share: its id, creation time, the model named by the client, usage. */
-type Completion = { id: string; created: number; body: ChatBody; record: (usage: Usage) => void };
+// Images as data URLs (up to MEDIA_MAX_BYTES each, base64) make bodies far larger than other v1 calls.
+export const PROXY_BODY_LIMIT = 4 * MEDIA_MAX_BYTES;
 
 export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
   const { deps } = ctx;
   const config = { v1Streams: (b: unknown) => (b as ChatBody).stream === true };
-  app.post('/chat/completions', { schema: chatRouteSchema(), config }, async (req, reply) => {
+  const opts = { schema: chatRouteSchema(), config, bodyLimit: PROXY_BODY_LIMIT };
+  app.post('/chat/completions', opts, async (req, reply) => {
     const caller = apiKeyCaller(req);
     const body = req.body as ChatBody;
-    const resolved = await ctx.resolve(caller.orgId, body.model);
-    const request = toTextRequest(body, resolved);
-    const c: Completion = {
+    // Tools and formats are checked, and images fetched, once for all the models that may be tried.
+    const conv = await toConversation(body.messages, deps.config.outboundAllow);
+    const request = toTextRequest(body, conv);
+    const completion = (t: Target): Completion => ({
       id: `chatcmpl-${crypto.randomBytes(12).toString('base64url')}`,
       created: Math.floor(deps.clock.now().getTime() / 1000),
       body,
-      // buffered, written off the response path
-      record: (usage) =>
-        ctx.usage.add({
-          orgId: caller.orgId,
-          environment: caller.environment,
-          model: `${resolved.provider}/${resolved.model}`,
-          usage,
-        }),
-    };
+      model: t.name,
+      record: (usage) => recordUsage(ctx, caller, t, usage),
+    });
     if (!body.stream) {
-      const res = await deps.models.generateText(request);
+      const { target, value: res } = await withFallbacks(ctx, caller, modelsOf(body), (t) => {
+        assertProviderTakes(t, conv);
+        return deps.models.generateText({ ...request, resolved: t.resolved });
+      });
+      const c = completion(target);
       c.record(res.usage);
+      reply.header(MODEL_HEADER, modelHeaderValue(target));
+      const toolCalls = res.toolCalls.map((tc) => ({
+        id: tc.id,
+        type: 'function' as const,
+        function: { name: tc.name, arguments: tc.args },
+      }));
       return {
         id: c.id,
         object: 'chat.completion',
         created: c.created,
-        model: body.model,
+        model: c.model,
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: res.text, refusal: null },
+            message: {
+              role: 'assistant',
+              content: res.text || toolCalls.length === 0 ? res.text : null,
+              refusal: null,
+              ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+            },
             logprobs: null,
-            finish_reason: finishReason(res.finishReason),
+            finish_reason: toolCalls.length ? 'tool_calls' : finishReason(res.finishReason),
           },
         ],
         usage: usageBody(res.usage),
       };
     }
-    const { events } = deps.models.streamText(request);
-    // The first event is awaited before any byte is sent, so a provider failure is still a clean error reply.
-    const first = await events.next();
-    await streamCompletion(reply, c, first, events);
+    // Each model's first event is awaited before any byte is sent: a provider failure is still a clean
+    // error reply, or a fallback to the next model.
+    const { target, value } = await withFallbacks(ctx, caller, modelsOf(body), async (t) => {
+      assertProviderTakes(t, conv);
+      const { events } = deps.models.streamText({ ...request, resolved: t.resolved });
+      return { events, first: await events.next() };
+    });
+    reply.header(MODEL_HEADER, modelHeaderValue(target));
+    await streamCompletion(reply, completion(target), value.first, value.events);
   });
 }
-
 /** Writes the completion as server-sent events in OpenAI's chunk format, ending with `[DONE]`. */
 async function streamCompletion(
   reply: FastifyReply,
@@ -224,7 +159,7 @@ async function streamCompletion(
   events: AsyncGenerator<StreamEvent>,
 ): Promise<void> {
   const sse = (data: Record<string, unknown>) => `data: ${JSON.stringify(data)}\n\n`;
-  const head = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.body.model };
+  const head = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     sse({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
   reply.hijack();
@@ -239,10 +174,20 @@ async function streamCompletion(
     connection: 'keep-alive',
   });
   raw.write(chunk({ role: 'assistant', content: '' }, null));
+  // OpenAI numbers a turn's tool calls from 0; later pieces of a call carry only its index.
+  const toolIndex = new Map<string, number>();
   const write = (ev: StreamEvent) => {
     if (ev.type === 'text') raw.write(chunk({ content: ev.text }, null));
-    else {
-      raw.write(chunk({}, finishReason(ev.finishReason)));
+    else if (ev.type === 'tool-start') {
+      const index = toolIndex.size;
+      toolIndex.set(ev.id, index);
+      const call = { index, id: ev.id, type: 'function', function: { name: ev.name, arguments: '' } };
+      raw.write(chunk({ tool_calls: [call] }, null));
+    } else if (ev.type === 'tool-args') {
+      const index = toolIndex.get(ev.id) ?? 0;
+      raw.write(chunk({ tool_calls: [{ index, function: { arguments: ev.args } }] }, null));
+    } else {
+      raw.write(chunk({}, toolIndex.size ? 'tool_calls' : finishReason(ev.finishReason)));
       if (c.body.stream_options?.include_usage)
         raw.write(sse({ ...head, choices: [], usage: usageBody(ev.usage) }));
       c.record(ev.usage);

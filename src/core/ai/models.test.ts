@@ -48,7 +48,7 @@ async function collect(events: AsyncGenerator<StreamEvent>) {
   let finish: Extract<StreamEvent, { type: 'finish' }> | undefined;
   for await (const e of events) {
     if (e.type === 'text') text += e.text;
-    else finish = e;
+    else if (e.type === 'finish') finish = e;
   }
   return { text, finish };
 }

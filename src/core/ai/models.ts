@@ -1,5 +1,6 @@
 import {
   embedMany,
+  type JSONValue,
   jsonSchema,
   type ModelMessage,
   Output,
@@ -30,6 +31,7 @@ import {
   responseFormatOptions,
   speechModel,
 } from './providers.ts';
+import { argsOf, type ToolCallOut, type ToolRequest, toolOptions } from './tool-options.ts';
 
 // The one door to models for every area: text, streaming, structured output, embeddings, images, speech,
 // and the deterministic fallbacks. Pass `resolved` (an organization's answer from resolveModel) to use its
@@ -40,7 +42,7 @@ globalThis.AI_SDK_LOG_WARNINGS = false;
 
 export type Usage = { promptTokens: number; completionTokens: number; totalTokens: number };
 
-export type TextRequest = {
+export type TextRequest = ToolRequest & {
   /** `provider/model` or a bare name from the family table; ignored when `resolved` is given. */
   model?: string;
   resolved?: ResolvedModel;
@@ -58,6 +60,9 @@ export type TextRequest = {
 
 export type StreamEvent =
   | { type: 'text'; text: string }
+  /** A tool call begins; its arguments follow as `tool-args` pieces with the same id. */
+  | { type: 'tool-start'; id: string; name: string }
+  | { type: 'tool-args'; id: string; args: string }
   | { type: 'finish'; finishReason: string; usage: Usage };
 
 // Texts per embedMany call: a memory batch (at most 100) is one provider request. The SDK splits further
@@ -98,8 +103,16 @@ function callContext(config: ModelsConfig): CallContext {
 }
 
 function commonOptions(ctx: CallContext, req: TextRequest, r: ResolvedModel) {
+  const format = req.responseFormat ? responseFormatOptions(r, req.responseFormat) : undefined;
+  const tools = toolOptions(req, r);
+  const providerOptions: Record<string, Record<string, JSONValue | undefined>> = {};
+  for (const opts of [format?.providerOptions, tools.providerOptions])
+    for (const [k, v] of Object.entries(opts ?? {})) providerOptions[k] = { ...providerOptions[k], ...v };
   const base = {
-    ...(req.responseFormat ? responseFormatOptions(r, req.responseFormat) : {}),
+    output: format?.output,
+    tools: tools.tools,
+    toolChoice: tools.toolChoice,
+    providerOptions: providerOptions as Parameters<typeof sdkGenerateText>[0]['providerOptions'],
     system: req.system,
     maxOutputTokens: req.maxOutputTokens,
     temperature: req.temperature,
@@ -145,8 +158,14 @@ async function generateText(ctx: CallContext, req: TextRequest) {
     sdkGenerateText({ model: languageModel(r), ...commonOptions(ctx, req, r) }),
   );
   if (req.responseFormat) assertFormatHonoured(r, res.warnings);
+  const toolCalls: ToolCallOut[] = res.toolCalls.map((c) => ({
+    id: c.toolCallId,
+    name: c.toolName,
+    args: argsOf(c.input),
+  }));
   return {
     text: res.text,
+    toolCalls,
     finishReason: String(res.finishReason),
     usage: usageOf(res.usage),
     model: modelName(r),
@@ -169,12 +188,25 @@ function streamText(
           ...commonOptions(ctx, req, r),
           onError: () => {},
         });
+        // Providers that stream a call's arguments (OpenAI, Anthropic) send its input pieces first; those
+        // that send a call whole (Google) only its tool-call part.
+        const started = new Set<string>();
         for await (const part of res.fullStream) {
           // Before the first delta, so a refusal is still a clean error reply.
           if (part.type === 'start-step' && req.responseFormat) assertFormatHonoured(r, part.warnings);
           if (part.type === 'text-delta') {
             emitted = true;
             yield { type: 'text', text: part.text };
+          } else if (part.type === 'tool-input-start') {
+            emitted = true;
+            started.add(part.id);
+            yield { type: 'tool-start', id: part.id, name: part.toolName };
+          } else if (part.type === 'tool-input-delta') {
+            yield { type: 'tool-args', id: part.id, args: part.delta };
+          } else if (part.type === 'tool-call' && !started.has(part.toolCallId)) {
+            emitted = true;
+            yield { type: 'tool-start', id: part.toolCallId, name: part.toolName };
+            yield { type: 'tool-args', id: part.toolCallId, args: argsOf(part.input) };
           } else if (part.type === 'error') throw part.error;
           else if (part.type === 'finish')
             yield {

@@ -1,4 +1,4 @@
-import { AISDKError, APICallError, RetryError } from 'ai';
+import { AISDKError, APICallError, RetryError, UnsupportedFunctionalityError } from 'ai';
 import { ApiError } from '../errors.ts';
 import { modelErrors } from './errors.ts';
 
@@ -73,6 +73,12 @@ export function toApiError(err: unknown, provider: string): ApiError {
       return modelErrors.modelProviderRejected(provider, status, 'the provider refused the credentials');
     return modelErrors.modelProviderRejected(provider, status, providerMessage(inner.responseBody));
   }
+  // The SDK's provider cannot express the request (an audio part for Anthropic, say): the caller's to change.
+  if (UnsupportedFunctionalityError.isInstance(inner))
+    return modelErrors.modelCapabilityUnsupported(
+      provider,
+      withoutCredentials(inner.functionality.slice(0, 200)),
+    );
   if (inner instanceof Error && /fetch failed|ECONNREFUSED|ENOTFOUND|timeout|aborted/i.test(inner.message))
     return modelErrors.modelProviderUnavailable(provider);
   return modelErrors.modelProviderError(provider, undefined);
