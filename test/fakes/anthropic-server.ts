@@ -1,10 +1,24 @@
-import { type FakeServer, json, replyText, sse, startFake, words } from './fake-server.ts';
+import {
+  type FakeServer,
+  json,
+  replyText,
+  type sample,
+  sse,
+  startFake,
+  toolAnswer,
+  toolCalls,
+  words,
+} from './fake-server.ts';
 
 // Anthropic's Messages API: POST /v1/messages with x-api-key and anthropic-version, JSON or SSE events.
 
-type Block = { type: string; text?: string };
+type Block = { type: string; text?: string; content?: string | Block[] };
 type Msg = { role: string; content: string | Block[] };
-const textOf = (c: Msg['content']) => (typeof c === 'string' ? c : c.map((b) => b.text ?? '').join(''));
+const textOf = (c: Msg['content']): string =>
+  typeof c === 'string' ? c : c.map((b) => b.text ?? (b.content ? textOf(b.content) : '')).join('');
+const toolResultOf = (m: Msg | undefined) =>
+  typeof m?.content === 'string' ? undefined : m?.content.find((b) => b.type === 'tool_result');
+type Tool = { name: string; input_schema?: Parameters<typeof sample>[0] };
 
 export function startAnthropicServer(): Promise<FakeServer> {
   return startFake((req, res) => {
@@ -33,11 +47,31 @@ export function startAnthropicServer(): Promise<FakeServer> {
       });
       return;
     }
-    const body = req.body as { model: string; messages: Msg[]; system?: string | Block[]; stream?: boolean };
+    const body = req.body as {
+      model: string;
+      messages: Msg[];
+      system?: string | Block[];
+      stream?: boolean;
+      tools?: Tool[];
+      tool_choice?: { disable_parallel_tool_use?: boolean };
+    };
     const last = textOf([...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
     const system =
       typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join(' ');
-    const text = replyText('anthropic', last);
+    const result = toolResultOf(body.messages.at(-1));
+    // The SDK's forced JSON tool (structured output) is answered as a tool call too, as Anthropic does.
+    if (body.tools?.length && !result) {
+      const calls = toolCalls(
+        body.tools.map((t) => ({ name: t.name, schema: t.input_schema })),
+        last,
+        !body.tool_choice?.disable_parallel_tool_use,
+      );
+      answerToolUse(res, body, calls);
+      return;
+    }
+    const text = result
+      ? toolAnswer('anthropic', textOf(result.content ?? ''))
+      : replyText('anthropic', last);
     const input = words(`${system} ${body.messages.map((m) => textOf(m.content)).join(' ')}`).length;
     const output = words(text).length;
     if (!body.stream) {
@@ -90,4 +124,60 @@ export function startAnthropicServer(): Promise<FakeServer> {
       { event: 'message_stop', data: { type: 'message_stop' } },
     ]);
   });
+}
+
+/** tool_use blocks, whole or streamed as Anthropic does (content_block_start, then input_json_delta pieces). */
+function answerToolUse(
+  res: Parameters<Parameters<typeof startFake>[0]>[1],
+  body: { model: string; stream?: boolean },
+  calls: { id: string; name: string; input: unknown }[],
+): void {
+  const blocks = calls.map((c) => ({
+    type: 'tool_use',
+    id: c.id.replace('call_', 'toolu_'),
+    name: c.name,
+    input: c.input,
+  }));
+  const usage = { input_tokens: 5, output_tokens: 7 };
+  if (!body.stream) {
+    json(res, 200, {
+      id: 'msg_fake',
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: blocks,
+      stop_reason: 'tool_use',
+      stop_sequence: null,
+      usage,
+    });
+    return;
+  }
+  const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content: [] };
+  sse(res, [
+    { event: 'message_start', data: { type: 'message_start', message: { ...message, usage } } },
+    ...blocks.flatMap((b, index) => {
+      const json = JSON.stringify(b.input);
+      const half = Math.ceil(json.length / 2);
+      return [
+        {
+          event: 'content_block_start',
+          data: { type: 'content_block_start', index, content_block: { ...b, input: {} } },
+        },
+        ...[json.slice(0, half), json.slice(half)].map((partial_json) => ({
+          event: 'content_block_delta',
+          data: { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json } },
+        })),
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index } },
+      ];
+    }),
+    {
+      event: 'message_delta',
+      data: {
+        type: 'message_delta',
+        delta: { stop_reason: 'tool_use', stop_sequence: null },
+        usage: { output_tokens: 7 },
+      },
+    },
+    { event: 'message_stop', data: { type: 'message_stop' } },
+  ]);
 }

@@ -98,3 +98,34 @@ export const words = (s: string) => s.split(/\s+/).filter(Boolean);
 export function replyText(vendor: string, lastUser: string): string {
   return `${vendor} says: ${lastUser}`;
 }
+
+type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema };
+
+/** A value of a JSON schema filled with sample values derived from `seed` (structured output, tool args). */
+export function sample(schema: Schema, seed: string): unknown {
+  // Google's declarations write types in capitals (OBJECT, STRING).
+  const type = schema.type?.toLowerCase();
+  if (type === 'object')
+    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, sample(v, seed)]));
+  if (type === 'array') return [sample(schema.items ?? {}, seed)];
+  if (type === 'number' || type === 'integer') return seed.length;
+  if (type === 'boolean') return true;
+  return seed;
+}
+
+/**
+ * The fakes' tool behaviour, the same for every vendor: offered tools and not yet answered, the model calls
+ * them (all, at most two, or only the first when parallel calls are off) with sample arguments; after a
+ * tool result it answers in text, quoting the result.
+ */
+export function toolCalls(
+  tools: { name: string; schema?: Schema }[],
+  last: string,
+  parallel = true,
+): { id: string; name: string; input: unknown }[] {
+  return tools
+    .slice(0, parallel ? 2 : 1)
+    .map((t, i) => ({ id: `call_fake_${i + 1}`, name: t.name, input: sample(t.schema ?? {}, last) }));
+}
+
+export const toolAnswer = (vendor: string, result: string) => `${vendor} says: the tool said ${result}`;

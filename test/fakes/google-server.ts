@@ -1,12 +1,25 @@
 import { embedLocal } from '../../src/core/ai/local-embedder.ts';
-import { type FakeServer, json, replyText, sse, startFake, words } from './fake-server.ts';
+import {
+  type FakeServer,
+  json,
+  replyText,
+  type sample,
+  sse,
+  startFake,
+  toolAnswer,
+  toolCalls,
+  words,
+} from './fake-server.ts';
 import { EMBED_DIM } from './openai-server.ts';
 
 // Google's Gemini API (v1beta): models/{m}:generateContent, :streamGenerateContent?alt=sse,
 // :batchEmbedContents and :embedContent, authenticated with x-goog-api-key.
 
-type Content = { role?: string; parts: { text?: string }[] };
+type Part = { text?: string; functionResponse?: { name: string; response: { content?: unknown } } };
+type Content = { role?: string; parts: Part[] };
 const textOf = (c: Content) => c.parts.map((p) => p.text ?? '').join('');
+type Schema = Parameters<typeof sample>[0];
+type Declaration = { name: string; parameters?: Schema; parametersJsonSchema?: Schema };
 
 export function startGoogleServer(): Promise<FakeServer> {
   return startFake((req, res) => {
@@ -30,7 +43,33 @@ export function startGoogleServer(): Promise<FakeServer> {
     if (method === 'generateContent' || method === 'streamGenerateContent') {
       const contents = body.contents as Content[];
       const last = textOf([...contents].reverse().find((c) => c.role === 'user') ?? { parts: [] });
-      const text = replyText('google', last);
+      const answered = contents.at(-1)?.parts.find((p) => p.functionResponse)?.functionResponse;
+      const declared = ((body.tools ?? []) as { functionDeclarations?: Declaration[] }[]).flatMap(
+        (t) => t.functionDeclarations ?? [],
+      );
+      if (declared.length && !answered) {
+        // Gemini sends each call whole, as a functionCall part (no argument pieces), also when streaming.
+        const calls = toolCalls(
+          declared.map((d) => ({ name: d.name, schema: d.parameters ?? d.parametersJsonSchema })),
+          last,
+        );
+        const candidate = {
+          content: {
+            role: 'model',
+            parts: calls.map((c) => ({ functionCall: { name: c.name, args: c.input } })),
+          },
+          finishReason: 'STOP',
+          index: 0,
+        };
+        const usageMetadata = { promptTokenCount: 5, candidatesTokenCount: 7, totalTokenCount: 12 };
+        const answer = { candidates: [candidate], usageMetadata, modelVersion: model };
+        if (method === 'generateContent') json(res, 200, answer);
+        else sse(res, [{ data: answer }]);
+        return;
+      }
+      const text = answered
+        ? toolAnswer('google', String(answered.response.content ?? JSON.stringify(answered.response)))
+        : replyText('google', last);
       const prompt = words(contents.map(textOf).join(' ')).length;
       const usageMetadata = {
         promptTokenCount: prompt,

@@ -1,25 +1,30 @@
 import type http from 'node:http';
 import { embedLocal } from '../../src/core/ai/local-embedder.ts';
-import { type FakeServer, json, type Recorded, replyText, sse, startFake, words } from './fake-server.ts';
+import {
+  type FakeServer,
+  json,
+  type Recorded,
+  replyText,
+  sample,
+  sse,
+  startFake,
+  toolAnswer,
+  toolCalls,
+  words,
+} from './fake-server.ts';
 
 // OpenAI's wire format: POST /v1/chat/completions (JSON or SSE with stream: true) and POST /v1/embeddings.
 // Also serves as the `pier` endpoint (an OpenAI-compatible server such as Ollama or vLLM) and, with
 // vendor 'mistral', as Mistral's API, which uses the same shapes.
 
-type Msg = { role: string; content: string | { type: string; text?: string }[] };
-const textOf = (c: Msg['content']) => (typeof c === 'string' ? c : c.map((p) => p.text ?? '').join(''));
+type Msg = { role: string; content: string | { type: string; text?: string }[] | null };
+const textOf = (c: Msg['content']) =>
+  typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join('');
 
 export const EMBED_DIM = 8;
 
-type Schema = { type?: string; properties?: Record<string, Schema>; items?: Schema };
-function sample(schema: Schema, seed: string): unknown {
-  if (schema.type === 'object')
-    return Object.fromEntries(Object.entries(schema.properties ?? {}).map(([k, v]) => [k, sample(v, seed)]));
-  if (schema.type === 'array') return [sample(schema.items ?? {}, seed)];
-  if (schema.type === 'number' || schema.type === 'integer') return seed.length;
-  if (schema.type === 'boolean') return true;
-  return seed;
-}
+type Schema = Parameters<typeof sample>[0];
+type Tool = { function: { name: string; parameters?: Schema } };
 
 /** What GET /models lists per vendor. */
 export const MODEL_LISTS: Record<string, string[]> = {
@@ -35,17 +40,34 @@ export function openaiHandler(vendor: string, prefix = '/v1', opts: OpenAIFakeOp
   return (req: Recorded, res: http.ServerResponse) => {
     const body = req.body as Record<string, unknown>;
     if (req.method === 'POST' && req.path === `${prefix}/chat/completions`) {
+      // A model named '…unavailable…' always fails, as an overloaded provider does (fallback tests).
+      if (String(body.model).includes('unavailable')) {
+        json(res, 503, { error: { message: 'The model is overloaded.', type: 'server_error' } });
+        return;
+      }
       const messages = body.messages as Msg[];
+      const tools = (body.tools as Tool[] | undefined) ?? [];
+      if (tools.length && messages.at(-1)?.role !== 'tool') {
+        const calls = toolCalls(
+          tools.map((t) => ({ name: t.function.name, schema: t.function.parameters })),
+          textOf(messages.at(-1)?.content ?? ''),
+          body.parallel_tool_calls !== false,
+        );
+        answerToolCalls(res, body, calls, vendor === 'mistral');
+        return;
+      }
       const prompt = messages.map((m) => textOf(m.content)).join(' ');
       const last = textOf([...messages].reverse().find((m) => m.role === 'user')?.content ?? '');
       // Structured output: answer with an object of the requested JSON schema, filled with sample values.
       const format = body.response_format as { type?: string; json_schema?: { schema?: Schema } } | undefined;
       const text =
-        format?.type === 'json_schema'
-          ? JSON.stringify(sample(format.json_schema?.schema ?? {}, last))
-          : format?.type === 'json_object'
-            ? JSON.stringify({ echo: last })
-            : replyText(vendor, last);
+        messages.at(-1)?.role === 'tool'
+          ? toolAnswer(vendor, textOf(messages.at(-1)!.content))
+          : format?.type === 'json_schema'
+            ? JSON.stringify(sample(format.json_schema?.schema ?? {}, last))
+            : format?.type === 'json_object'
+              ? JSON.stringify({ echo: last })
+              : replyText(vendor, last);
       const usage = {
         prompt_tokens: words(prompt).length,
         completion_tokens: words(text).length,
@@ -143,4 +165,72 @@ export function openaiHandler(vendor: string, prefix = '/v1', opts: OpenAIFakeOp
 
 export function startOpenAIServer(vendor = 'openai', opts: OpenAIFakeOptions = {}): Promise<FakeServer> {
   return startFake(openaiHandler(vendor, '/v1', opts));
+}
+
+/** The model's tool calls, whole or streamed as OpenAI does: id and name first, the arguments in pieces. */
+function answerToolCalls(
+  res: http.ServerResponse,
+  body: Record<string, unknown>,
+  calls: { id: string; name: string; input: unknown }[],
+  whole = false,
+): void {
+  const base = { id: 'cmpl-fake', created: 1_700_000_000, model: body.model };
+  const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
+  const wire = calls.map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.input) },
+  }));
+  if (!body.stream) {
+    json(res, 200, {
+      ...base,
+      object: 'chat.completion',
+      choices: [
+        {
+          index: 0,
+          message: { role: 'assistant', content: null, tool_calls: wire },
+          finish_reason: 'tool_calls',
+        },
+      ],
+      usage,
+    });
+    return;
+  }
+  const chunk = (delta: unknown, finish: string | null, extra = {}) =>
+    JSON.stringify({
+      ...base,
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+      ...extra,
+    });
+  // Mistral streams each call whole in one delta; OpenAI its id and name first, then argument pieces.
+  const pieces = wire.flatMap((w, index) => {
+    if (whole) return [chunk({ tool_calls: [{ index, ...w }] }, null)];
+    const a = w.function.arguments;
+    const half = Math.ceil(a.length / 2);
+    return [
+      chunk(
+        {
+          tool_calls: [
+            { index, id: w.id, type: 'function', function: { name: w.function.name, arguments: '' } },
+          ],
+        },
+        null,
+      ),
+      chunk({ tool_calls: [{ index, function: { arguments: a.slice(0, half) } }] }, null),
+      chunk({ tool_calls: [{ index, function: { arguments: a.slice(half) } }] }, null),
+    ];
+  });
+  sse(res, [
+    chunk({ role: 'assistant', content: null }, null),
+    ...pieces,
+    // Mistral puts usage on the finishing chunk, OpenAI in an extra chunk without choices.
+    ...(whole
+      ? [chunk({}, 'tool_calls', { usage })]
+      : [
+          chunk({}, 'tool_calls'),
+          JSON.stringify({ ...base, object: 'chat.completion.chunk', choices: [], usage }),
+        ]),
+    '[DONE]',
+  ]);
 }
