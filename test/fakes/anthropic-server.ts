@@ -2,7 +2,7 @@ import {
   type FakeServer,
   json,
   replyText,
-  type sample,
+  sample,
   sse,
   startFake,
   toolAnswer,
@@ -69,9 +69,14 @@ export function startAnthropicServer(): Promise<FakeServer> {
       answerToolUse(res, body, calls);
       return;
     }
+    // Native structured output (output_config.format): the text is an object of the schema.
+    const format = (body as { output_config?: { format?: { schema?: Tool['input_schema'] } } }).output_config
+      ?.format?.schema;
     const text = result
       ? toolAnswer('anthropic', textOf(result.content ?? ''))
-      : replyText('anthropic', last);
+      : format
+        ? JSON.stringify(sample(format, last))
+        : replyText('anthropic', last);
     const input = words(`${system} ${body.messages.map((m) => textOf(m.content)).join(' ')}`).length;
     const output = words(text).length;
     if (!body.stream) {

@@ -3,7 +3,7 @@ import {
   type FakeServer,
   json,
   replyText,
-  type sample,
+  sample,
   sse,
   startFake,
   toolAnswer,
@@ -67,9 +67,13 @@ export function startGoogleServer(): Promise<FakeServer> {
         else sse(res, [{ data: answer }]);
         return;
       }
+      const jsonSchema = (body.generationConfig as { responseJsonSchema?: Schema } | undefined)
+        ?.responseJsonSchema;
       const text = answered
         ? toolAnswer('google', String(answered.response.content ?? JSON.stringify(answered.response)))
-        : replyText('google', last);
+        : jsonSchema
+          ? JSON.stringify(sample(jsonSchema, last))
+          : replyText('google', last);
       const prompt = words(contents.map(textOf).join(' ')).length;
       const usageMetadata = {
         promptTokenCount: prompt,

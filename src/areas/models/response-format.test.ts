@@ -103,22 +103,34 @@ describe('response_format', () => {
     expect(JSON.parse(text)).toEqual({ echo: 'hello there' });
   });
 
-  it('is translated for Google and Anthropic through the AI SDK', async () => {
-    await client.chat.completions.create({
+  it('is translated for Google and Anthropic through the AI SDK, and their answers parse', async () => {
+    const g = await client.chat.completions.create({
       model: 'gemini-2.5-flash',
-      messages: [{ role: 'user', content: 'x' }],
+      messages: [{ role: 'user', content: 'Paris' }],
       response_format: jsonSchemaFormat,
     });
     const gen = lastBody(f.google).generationConfig as Record<string, unknown>;
     expect(gen.responseMimeType).toBe('application/json');
     expect(gen.responseJsonSchema).toMatchObject({ properties: schema.properties });
-    await client.chat.completions.create({
-      model: 'claude-sonnet-4-5',
-      messages: [{ role: 'user', content: 'x' }],
-      response_format: jsonSchemaFormat,
-    });
-    // Natively (output_config.format) or, for older models, as the SDK's forced JSON tool.
-    expect(JSON.stringify(lastBody(f.anthropic))).toContain('"population"');
+    expect(new Ajv().validate(schema, JSON.parse(g.choices[0]!.message.content!))).toBe(true);
+    for (const stream of [false, true]) {
+      let text = '';
+      const params = { model: 'claude-sonnet-4-5', messages: [{ role: 'user' as const, content: 'Paris' }] };
+      if (stream) {
+        const s = await client.chat.completions.create({
+          ...params,
+          response_format: jsonSchemaFormat,
+          stream,
+        });
+        for await (const c of s) text += c.choices[0]?.delta.content ?? '';
+      } else {
+        const a = await client.chat.completions.create({ ...params, response_format: jsonSchemaFormat });
+        text = a.choices[0]!.message.content!;
+      }
+      // Natively (output_config.format) or, for older models, as the SDK's forced JSON tool.
+      expect(JSON.stringify(lastBody(f.anthropic))).toContain('"population"');
+      expect(JSON.parse(text)).toEqual({ city: 'Paris', population: 5 });
+    }
   });
 
   it('json_object on Anthropic (which needs a schema) is refused with 400 naming the provider', async () => {
