@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { StreamEvent, TextRequest, Usage } from '../../core/ai/models.ts';
+import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
-import { type Conversation, responseFormatOf, toConversation, toolsOf } from './chat-messages.ts';
+import { toConversation, toTextRequest } from './chat-messages.ts';
 import { type ChatBody, chatBody, chatCompletionSchema, chatSseSchema } from './chat-schema.ts';
 import {
   assertProviderTakes,
@@ -59,21 +59,6 @@ function chatRouteSchema() {
       },
       ...errorResponses,
     },
-  };
-}
-
-/** The request for the AI SDK, without the model (each fallback adds its own). */
-function toTextRequest(body: ChatBody, conv: Conversation): Omit<TextRequest, 'resolved'> {
-  return {
-    system: conv.system,
-    messages: conv.messages,
-    temperature: body.temperature ?? undefined,
-    topP: body.top_p ?? undefined,
-    maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
-    stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
-    responseFormat: responseFormatOf(body.response_format),
-    ...toolsOf(body),
-    parallelToolCalls: body.parallel_tool_calls ?? undefined,
   };
 }
 

@@ -1,4 +1,5 @@
 import type { AssistantContent, JSONSchema7, ModelMessage, UserContent } from 'ai';
+import type { TextRequest } from '../../core/ai/models.ts';
 import type { ResponseFormat } from '../../core/ai/providers.ts';
 import type { FunctionToolSpec, ToolChoiceSpec } from '../../core/ai/tool-options.ts';
 import { errors } from '../../core/errors.ts';
@@ -116,5 +117,20 @@ export function responseFormatOf(f: ChatBody['response_format']): ResponseFormat
     description,
     schema: schema as JSONSchema7,
     strict: strict ?? undefined,
+  };
+}
+
+/** The request for the AI SDK, without the model (each fallback adds its own). */
+export function toTextRequest(body: ChatBody, conv: Conversation): Omit<TextRequest, 'resolved'> {
+  return {
+    system: conv.system,
+    messages: conv.messages,
+    temperature: body.temperature ?? undefined,
+    topP: body.top_p ?? undefined,
+    maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    stopSequences: body.stop == null ? undefined : Array.isArray(body.stop) ? body.stop : [body.stop],
+    responseFormat: responseFormatOf(body.response_format),
+    ...toolsOf(body),
+    parallelToolCalls: body.parallel_tool_calls ?? undefined,
   };
 }

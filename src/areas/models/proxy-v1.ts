@@ -7,6 +7,7 @@ import { UsageBuffer } from './model-usage.ts';
 import { modelsListRoutes } from './models-v1.ts';
 import type { ProxyContext } from './proxy-context.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
+import { responsesRoute } from './responses-v1.ts';
 
 const RESOLVE_TTL_MS = 10_000;
 
@@ -41,6 +42,7 @@ export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps 
     },
   };
   await chatCompletionsRoute(app, ctx);
+  await responsesRoute(app, ctx);
   await embeddingsRoute(app, ctx);
   await modelsListRoutes(app, ctx);
 }
