@@ -231,7 +231,14 @@ export function checkToolNames(areas: readonly AreaManifest[], reserved: readonl
  * are not tools (docs/mcp.md "Tools"). Listed only where the proxy is mounted (role `proxy`).
  */
 export function proxyTools(): V1Tool[] {
-  const body = chatBody.omit({ stream: true, stream_options: true, tools: true, n: true });
+  const body = chatBody.omit({
+    stream: true,
+    stream_options: true,
+    tools: true,
+    tool_choice: true,
+    parallel_tool_calls: true,
+    n: true,
+  });
   return [
     v1Tool(
       { prefix: '/ai' },
