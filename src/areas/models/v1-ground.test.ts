@@ -246,8 +246,17 @@ describe('/v1/openapi.json', () => {
         expect(op.description).toContain(code);
     }
     expect(chatOp.description).toContain('IDEMPOTENCY_STREAM_UNSUPPORTED');
-    expect(Object.keys(chatOp.requestBody.content['application/json']!.schema.properties)).toContain(
-      'response_format',
+    expect(Object.keys(chatOp.requestBody.content['application/json']!.schema.properties)).toEqual(
+      expect.arrayContaining(['response_format', 'tools', 'tool_choice', 'parallel_tool_calls', 'models']),
+    );
+    const respOp: Op = doc.paths['/v1/ai/responses'].post;
+    expect(respOp.operationId).toBe('ai.responses');
+    expect(Object.keys(respOp.responses['200']!.content).sort()).toEqual([
+      'application/json',
+      'text/event-stream',
+    ]);
+    expect(Object.keys(respOp.requestBody.content['application/json']!.schema.properties)).toEqual(
+      expect.arrayContaining(['model', 'input', 'instructions', 'tools', 'stream']),
     );
     const listOp: Op = doc.paths['/v1/ai/models'].get;
     const oneOp: Op = doc.paths['/v1/ai/models/{id}'].get;
