@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eq } from 'drizzle-orm';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { startMistralServer } from '../../../test/fakes/mistral-server.ts';
 import { startOpenAIServer } from '../../../test/fakes/openai-server.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedApiKey, seedOrg } from '../../../test/seed.ts';
+import { modelUsage } from './tables.ts';
 
 // Tool calling and images through the proxy with the official openai client, against local servers that
 // speak OpenAI's, Anthropic's (tool_use / tool_result blocks) and Google's (functionCall parts) protocols.
@@ -19,6 +21,7 @@ let t: TestApp;
 let client: OpenAI;
 let base: string;
 let f: Record<Vendor, FakeServer>;
+let orgId: string;
 let images: http.Server;
 let imagesUrl: string;
 
@@ -70,6 +73,7 @@ beforeAll(async () => {
   });
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
   const { org } = await seedOrg(t.deps);
+  orgId = org.id;
   const key = await seedApiKey(t.deps, org.id, 'live');
   client = new OpenAI({ apiKey: key.key, baseURL: `${base}/v1/ai`, maxRetries: 0 });
 });
@@ -323,6 +327,27 @@ describe('fallbacks (models: [...])', () => {
       text += c.choices[0]?.delta.content ?? '';
     }
     expect(text).toBe('google says: Paris');
+  });
+
+  it('records usage for the model that answered, not the one that failed', async () => {
+    const rows = () => t.deps.db.orm.select().from(modelUsage).where(eq(modelUsage.orgId, orgId));
+    await expect
+      .poll(async () => (await rows()).map((r) => r.model))
+      .toContain('anthropic/claude-sonnet-4-5');
+    expect((await rows()).map((r) => r.model)).not.toContain('openai/gpt-unavailable');
+  });
+
+  it('does not fall back once a stream has sent its first token: the failure ends the stream', async () => {
+    const before = f.anthropic.requests.length;
+    const params = { model: 'gpt-broken-stream', messages: [ask], stream: true as const };
+    const stream = await client.chat.completions.create({ ...params, ...{ models: ['claude-sonnet-4-5'] } });
+    let text = '';
+    const err = await (async () => {
+      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    })().catch((e) => e);
+    expect(text).toBe('openai ');
+    expect(err).toBeInstanceOf(Error);
+    expect(f.anthropic.requests.length).toBe(before);
   });
 
   it('does not fall back on a request error (4xx), and answers the last failure when all fail', async () => {
