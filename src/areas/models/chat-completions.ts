@@ -10,12 +10,13 @@ import {
   MODEL_HEADER,
   modelHeaderValue,
   modelsOf,
+  openEventStream,
   recordUsage,
   type Target,
   withFallbacks,
 } from './proxy-call.ts';
 import { PROXY_ERRORS, type ProxyContext } from './proxy-context.ts';
-import { MEDIA_MAX_BYTES } from './proxy-media.ts';
+import { PROXY_BODY_LIMIT } from './proxy-media.ts';
 
 export { chatBody, chatCompletionSchema };
 
@@ -28,8 +29,8 @@ const FINISH: Record<string, string> = {
   'content-filter': 'content_filter',
   'tool-calls': 'tool_calls',
 };
-export const finishReason = (r: string) => FINISH[r] ?? 'stop';
-export const usageBody = (u: Usage) => ({
+const finishReason = (r: string) => FINISH[r] ?? 'stop';
+const usageBody = (u: Usage) => ({
   prompt_tokens: u.promptTokens,
   completion_tokens: u.completionTokens,
   total_tokens: u.totalTokens,
@@ -70,9 +71,6 @@ type Completion = {
   model: string;
   record: (usage: Usage) => void;
 };
-
-// Images as data URLs (up to MEDIA_MAX_BYTES each, base64) make bodies far larger than other v1 calls.
-export const PROXY_BODY_LIMIT = 4 * MEDIA_MAX_BYTES;
 
 export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
   const { deps } = ctx;
@@ -136,6 +134,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
     await streamCompletion(reply, completion(target), value.first, value.events);
   });
 }
+
 /** Writes the completion as server-sent events in OpenAI's chunk format, ending with `[DONE]`. */
 async function streamCompletion(
   reply: FastifyReply,
@@ -147,17 +146,7 @@ async function streamCompletion(
   const head = { id: c.id, object: 'chat.completion.chunk', created: c.created, model: c.model };
   const chunk = (delta: Record<string, unknown>, finish: string | null) =>
     sse({ ...head, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
-  reply.hijack();
-  const raw = reply.raw;
-  // A hijacked reply drops the headers set through Fastify (x-request-id, the v1 RateLimit headers).
-  const set: Record<string, string | number | string[]> = {};
-  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
-  raw.writeHead(200, {
-    ...set,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
+  const raw = openEventStream(reply);
   raw.write(chunk({ role: 'assistant', content: '' }, null));
   // OpenAI numbers a turn's tool calls from 0; later pieces of a call carry only its index.
   const toolIndex = new Map<string, number>();

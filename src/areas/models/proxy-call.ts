@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import type { FastifyReply } from 'fastify';
 import { modelErrors } from '../../core/ai/errors.ts';
 import type { Usage } from '../../core/ai/models.ts';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
@@ -77,3 +79,18 @@ export function recordUsage(ctx: ProxyContext, caller: ApiKeyCaller, t: Target, 
 /** The header naming the model that answered, as `provider/model`. */
 export const MODEL_HEADER = 'x-pier-model';
 export const modelHeaderValue = (t: Target) => `${t.resolved.provider}/${t.resolved.model}`;
+
+/** Takes the reply over for a server-sent event stream and writes its status line and headers. */
+export function openEventStream(reply: FastifyReply): ServerResponse {
+  reply.hijack();
+  // A hijacked reply drops the headers set through Fastify (x-request-id, the v1 RateLimit headers, the model).
+  const set: Record<string, string | number | string[]> = {};
+  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
+  reply.raw.writeHead(200, {
+    ...set,
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+  });
+  return reply.raw;
+}

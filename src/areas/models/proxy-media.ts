@@ -9,6 +9,8 @@ import { safeFetch } from '../../core/net/safe-fetch.ts';
 /** Largest image or audio clip accepted, decoded (OpenAI's own limit per image). */
 export const MEDIA_MAX_BYTES = 20 * 1024 * 1024;
 const FETCH_TIMEOUT_MS = 15_000;
+/** The chat and responses routes' body limit: images as data URLs make bodies far larger than other calls. */
+export const PROXY_BODY_LIMIT = 4 * MEDIA_MAX_BYTES;
 
 export type Media = { data: Uint8Array; mediaType: string };
 

@@ -4,17 +4,18 @@ import { z } from 'zod';
 import type { StreamEvent, Usage } from '../../core/ai/models.ts';
 import { ApiError, errorBody, errors } from '../../core/errors.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
-import { PROXY_BODY_LIMIT } from './chat-completions.ts';
 import { toConversation, toTextRequest } from './chat-messages.ts';
 import {
   assertProviderTakes,
   MODEL_HEADER,
   modelHeaderValue,
   modelsOf,
+  openEventStream,
   recordUsage,
   withFallbacks,
 } from './proxy-call.ts';
 import { PROXY_ERRORS, type ProxyContext } from './proxy-context.ts';
+import { PROXY_BODY_LIMIT } from './proxy-media.ts';
 import { type ResponsesBody, responsesBody, toChatBody } from './responses-schema.ts';
 
 // POST /v1/ai/responses: OpenAI's Responses API over the same flow as chat completions (the request is
@@ -192,16 +193,7 @@ async function streamResponse(
   events: AsyncGenerator<StreamEvent>,
   record: (u: Usage) => void,
 ): Promise<void> {
-  reply.hijack();
-  const raw = reply.raw;
-  const set: Record<string, string | number | string[]> = {};
-  for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) set[k] = v;
-  raw.writeHead(200, {
-    ...set,
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
+  const raw = openEventStream(reply);
   let seq = 0;
   const send = (type: string, data: Record<string, unknown>) =>
     raw.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
