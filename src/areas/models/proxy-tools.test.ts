@@ -285,6 +285,19 @@ describe('images', () => {
     expect(f.openai.requests.length).toBe(before);
   });
 
+  it('sends input_audio to OpenAI as its input_audio part', async () => {
+    const wav = Buffer.from('RIFF fake wav').toString('base64');
+    await client.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [
+        { role: 'user', content: [{ type: 'input_audio', input_audio: { data: wav, format: 'wav' } }] },
+      ],
+    });
+    expect(JSON.stringify(lastBody(f.openai))).toContain(
+      `"type":"input_audio","input_audio":{"data":"${wav}","format":"wav"}`,
+    );
+  });
+
   it('refuses audio input for a provider that cannot take it, naming the provider', async () => {
     const err = await client.chat.completions
       .create({

@@ -141,6 +141,20 @@ describe('POST /v1/ai/responses', () => {
     expect(JSON.parse(res.output_text)).toEqual({ city: 'Paris' });
   });
 
+  it('falls back through models, replays with an Idempotency-Key, and says which model answered', async () => {
+    const body = { model: 'gpt-unavailable', input: 'hello there', ...{ models: ['claude-sonnet-4-5'] } };
+    const headers = { 'Idempotency-Key': `resp-${Date.now()}` };
+    const first = await client.responses.create(body, { headers }).withResponse();
+    expect(first.data.model).toBe('claude-sonnet-4-5');
+    expect(first.response.headers.get('x-pier-model')).toBe('anthropic/claude-sonnet-4-5');
+    expect(first.data.output_text).toBe('anthropic says: hello there');
+    const calls = f.anthropic.requests.length;
+    const again = await client.responses.create(body, { headers }).withResponse();
+    expect(again.data.id).toBe(first.data.id);
+    expect(again.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(f.anthropic.requests.length).toBe(calls);
+  });
+
   it('refuses what it does not keep or run: previous_response_id, built-in tools (400)', async () => {
     const prev = await client.responses
       .create({ model: 'gpt-4o-mini', input: 'x', previous_response_id: 'resp_123' })
