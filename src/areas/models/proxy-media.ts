@@ -54,6 +54,8 @@ export async function loadImage(url: string, where: string, allow: OutboundAllow
     if (err instanceof ApiError && err.code === 'RESPONSE_TOO_LARGE') throw tooLarge(where);
     if (err instanceof ApiError && err.code === 'URL_NOT_ALLOWED')
       throw new ApiError(err.code, err.status, `${where}: ${err.message}`);
+    // An image that cannot be fetched is the request's problem (as OpenAI answers it), not a gateway error.
+    if (err instanceof ApiError) throw errors.validation(`${where}: ${err.message}`);
     throw err;
   }
   if (!res.ok) throw errors.validation(`${where}: fetching the image answered HTTP ${res.status}.`);

@@ -282,6 +282,9 @@ describe('images', () => {
     expect(bigData.status).toBe(413);
     expect((await fail(`${imagesUrl}/page.html`)).error.message).toContain('not an image');
     expect((await fail('data:text/plain;base64,aGk=')).status).toBe(400);
+    const gone = await fail(`http://127.0.0.2:1/cat.png`);
+    expect(gone.status).toBe(400);
+    expect(gone.error.message).toContain('image_url');
     expect(f.openai.requests.length).toBe(before);
   });
 
