@@ -2,8 +2,8 @@
 // OpenAI-compatible upstream directly (the baseline) versus through Pier's /v1/ai, interleaved in the same
 // run so both see the same machine load.
 //  1. added latency per non-streamed request (p50), plain and with a tool call answered;
-//  2. time to the first streamed token, against an upstream that thinks 40 ms (BENCH_FIRST_TOKEN_MS) before its first token and
-//     then sends one every 2 ms (a real model's shape, shortened), as a ratio of the direct time.
+//  2. time to the first streamed token, against an upstream that thinks 40 ms (BENCH_FIRST_TOKEN_MS) before
+//     its first token and then sends one every 2 ms (a real model's shape, shortened), as a ratio of direct.
 // Targets (issue 38): < 5 ms p50 added; first token within 1.1× direct.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
