@@ -122,6 +122,8 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   listDeploymentsForCli: (c) => ({ projectSlug: c.projectSlug }),
   getAppLogsForCli: (c) => ({ projectSlug: c.projectSlug }),
   restartAppForCli: (c) => ({ projectSlug: c.projectSlug }),
+  rollbackDeploymentForCli: (c) => ({ projectSlug: c.projectSlug }),
+  redeployDeploymentForCli: (c) => ({ projectSlug: c.projectSlug }),
   getAppRuntimeForCli: (c) => ({ projectSlug: c.projectSlug }),
   // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
   destroyProjectForCli: () => ({ slug: 'no-such-project' }),
@@ -166,6 +168,8 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   getDeployment: 404,
   // The fuzz tenant's project has nothing deployed.
   restartAppForCli: 409,
+  rollbackDeploymentForCli: 409,
+  redeployDeploymentForCli: 409,
   destroyProjectForCli: 404,
   getOauthRequestForCli: 404,
   // Consent is a dashboard session's to give: a personal token is refused before the request is looked up.

@@ -6,7 +6,7 @@ import type { Deps } from '../../deps.ts';
 import type { Org, Project } from '../orgs/index.ts';
 import { orgs, orgsErrors, PLANS, projects } from '../orgs/index.ts';
 import { hostingErrors } from './errors.ts';
-import { projectDir } from './runtime/app-databases.ts';
+import { pruneReleases, releaseDirOf } from './release-folders.ts';
 import {
   checkArtifact,
   detectApp,
@@ -23,10 +23,6 @@ import { type AppManifest, deployments } from './runtime/tables.ts';
 // starts the new version beside the old, health-checks it and switches.
 
 export type Deployment = typeof deployments.$inferSelect;
-
-export function releaseDir(deps: Deps, projectId: string, deploymentId: string): string {
-  return path.join(projectDir(deps, projectId), 'releases', deploymentId);
-}
 
 /** Free plan: one deployed app per organization; deployments in flight count too. */
 export async function assertDeployQuota(
@@ -56,7 +52,7 @@ export async function assertDeployQuota(
     );
 }
 
-async function fail(deps: Deps, id: string, message: string): Promise<void> {
+export async function fail(deps: Deps, id: string, message: string): Promise<void> {
   await deps.db.orm
     .update(deployments)
     .set({ status: 'failed', errorMessage: message, finishedAt: deps.clock.now() })
@@ -66,7 +62,7 @@ async function fail(deps: Deps, id: string, message: string): Promise<void> {
 /** Downloads, checks and unpacks the artifact into its release folder; returns what kind of app it holds. */
 export async function prepareRelease(deps: Deps, d: Deployment): Promise<AppManifest> {
   const tmp = path.join(deps.config.dataDir, 'tmp', `${d.id}.tar.gz`);
-  const dir = releaseDir(deps, d.projectId, d.id);
+  const dir = releaseDirOf(deps, d);
   try {
     const head = await deps.blobs.head(d.artifactKey);
     if (!head) throw hostingErrors.artifactMissing();
@@ -142,20 +138,29 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     return;
   }
   try {
-    const dir = releaseDir(deps, p.id, d.id);
-    const manifest = fs.existsSync(dir) && d.manifest ? d.manifest : await prepareRelease(deps, d);
-    // Still `building` while npm runs; a retried job finds node_modules there and skips the build.
-    if (manifest.type === 'node')
+    const dir = releaseDirOf(deps, d);
+    let manifest = fs.existsSync(dir) && d.manifest ? d.manifest : null;
+    if (!manifest) {
+      // A rollback runs a build kept on disk; once pruned there is nothing to run (releases.ts says so first).
+      if (d.origin === 'rollback')
+        throw new Error('The build this rollback needs was pruned; redeploy instead.');
+      manifest = await prepareRelease(deps, d);
+      await deps.db.orm.update(deployments).set({ manifest }).where(eq(deployments.id, d.id));
+    }
+    // Still `building` while npm runs; a retried job finds node_modules there and skips the build. A rollback
+    // never builds: it runs the files its deployment left.
+    if (manifest.type === 'node' && d.origin !== 'rollback')
       await supervisor.build({ projectId: p.id, deploymentId: d.id, dir }, deps.config.buildTimeoutMs);
     await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
     await supervisor.activate({ projectId: p.id, slug: p.slug, deploymentId: d.id, dir, manifest });
   } catch (err) {
     await fail(deps, d.id, err instanceof Error ? err.message : String(err));
+    await pruneReleases(deps, p.id);
     return;
   }
   const now = deps.clock.now();
-  const superseded = await deps.db.orm.transaction(async (tx) => {
-    const old = await tx
+  await deps.db.orm.transaction(async (tx) => {
+    await tx
       .update(deployments)
       .set({ status: 'superseded', finishedAt: now })
       .where(
@@ -164,13 +169,14 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
           inArray(deployments.status, ['live', 'crashed']),
           ne(deployments.id, d.id),
         ),
-      )
-      .returning({ id: deployments.id });
-    await tx.update(deployments).set({ status: 'live', liveAt: now }).where(eq(deployments.id, d.id));
-    return old;
+      );
+    await tx
+      .update(deployments)
+      .set({ status: 'live', liveAt: now, finishedAt: null })
+      .where(eq(deployments.id, d.id));
   });
-  // Keep the live release only; older folders come back from their artifacts if ever needed.
-  for (const o of superseded) fs.rmSync(releaseDir(deps, p.id, o.id), { recursive: true, force: true });
+  // The last KEEP_RELEASES builds stay on disk for instant rollbacks; older folders go (releases.ts).
+  await pruneReleases(deps, p.id);
 }
 
 /** After Pier restarts: every live app of a non-destroyed project comes back (in parallel, errors logged). */
@@ -183,7 +189,7 @@ export async function recoverLiveApps(deps: Deps, supervisor: Supervisor): Promi
   await Promise.all(
     rows.map(async ({ d, p }) => {
       try {
-        const dir = releaseDir(deps, p.id, d.id);
+        const dir = releaseDirOf(deps, d);
         const manifest = fs.existsSync(dir) && d.manifest ? d.manifest : await prepareRelease(deps, d);
         await supervisor.activate({ projectId: p.id, slug: p.slug, deploymentId: d.id, dir, manifest });
       } catch (err) {

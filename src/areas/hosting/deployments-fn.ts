@@ -16,6 +16,7 @@ import { queueDeployment } from './deploy-pipeline.ts';
 import {
   createOutput,
   DEPLOY_ERRORS,
+  deployers,
   deploymentById,
   deploymentForUser,
   deploymentSchema,
@@ -113,7 +114,7 @@ export const getDeploymentForCli = defineFn({
   errors: ['DEPLOYMENT_NOT_FOUND'],
   handler: async ({ deps, caller }, { deploymentId }) => {
     const { d, project } = await deploymentForUser(deps, caller.userId, deploymentId);
-    return toDeployment(deps, d, project.slug);
+    return toDeployment(deps, d, project.slug, await deployers(deps, [d]));
   },
 });
 
@@ -145,7 +146,8 @@ export const listDeploymentsForCli = defineFn({
       .where(eq(deployments.projectId, project.id))
       .orderBy(desc(deployments.createdAt), desc(deployments.id))
       .limit(limit ?? 100);
-    return rows.map((d) => toDeployment(deps, d, project.slug));
+    const names = await deployers(deps, rows);
+    return rows.map((d) => toDeployment(deps, d, project.slug, names));
   },
 });
 
@@ -160,6 +162,8 @@ export const getAppLogsForCli = defineFn({
     afterId: z.number().int().min(0).optional(),
     /** Only this deployment's lines (its build output and Pier's notes about it). */
     deploymentId: uuidInput.optional(),
+    /** build: the builds' output; runtime: the apps' own output and Pier's notes once started. */
+    phase: z.enum(['build', 'runtime']).optional(),
   }),
   output: z.object({
     lines: z.array(
@@ -169,17 +173,19 @@ export const getAppLogsForCli = defineFn({
         stream: z.enum(['stdout', 'stderr', 'system']),
         line: z.string(),
         deploymentId: z.string().nullable(),
+        phase: z.enum(['build', 'runtime']).nullable(),
       }),
     ),
   }),
   errors: ['PROJECT_NOT_FOUND'],
-  handler: async ({ deps, caller }, { projectSlug, limit, since, afterId, deploymentId }) => {
+  handler: async ({ deps, caller }, { projectSlug, limit, since, afterId, deploymentId, phase }) => {
     const { project } = await projectForUser(deps, caller.userId, projectSlug);
     const rows = await readAppLogs(deps, project.id, {
       limit: limit ?? 100,
       since: since ? new Date(since) : undefined,
       afterId,
       deploymentId,
+      phase,
     });
     return {
       lines: rows.map((r) => ({
@@ -188,6 +194,7 @@ export const getAppLogsForCli = defineFn({
         stream: r.stream,
         line: r.line,
         deploymentId: r.deploymentId,
+        phase: r.phase,
       })),
     };
   },

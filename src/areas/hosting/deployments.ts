@@ -1,11 +1,13 @@
-import { and, eq, isNull } from 'drizzle-orm';
+import { and, eq, inArray, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import type { ErrorCode } from '../../core/errors.ts';
 import { isUuid } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
+import { users } from '../identity/index.ts';
 import { memberships, type Org, orgs, type Project, projects } from '../orgs/index.ts';
 import { assertDeployQuota, type Deployment } from './deploy-pipeline.ts';
 import { hostingErrors } from './errors.ts';
+import { releaseKept } from './release-folders.ts';
 import { MAX_ARTIFACT_BYTES } from './runtime/artifact.ts';
 import { deployments } from './runtime/tables.ts';
 
@@ -26,6 +28,16 @@ export const deploymentSchema = z.object({
   finishedAt: z.string().nullable(),
   errorMessage: z.string().optional(),
   url: z.string(),
+  /** deploy: an upload; redeploy: a rebuild of sourceId's artifact; rollback: sourceId's kept build run again. */
+  origin: z.enum(['deploy', 'redeploy', 'rollback']),
+  sourceId: z.string().nullable(),
+  /** What the build detected (e.g. vite, sveltekit, express), else the app type. */
+  kind: z.string().nullable(),
+  buildMs: z.number().nullable(),
+  /** Who asked: the person's e-mail address, or 'platform key <keyId>'. */
+  deployedBy: z.string(),
+  /** Its build is still on disk, so a rollback to it is instant. */
+  buildKept: z.boolean(),
 });
 
 export function appUrl(deps: Deps, slug: string): string {
@@ -33,7 +45,30 @@ export function appUrl(deps: Deps, slug: string): string {
   return `${scheme}://${slug}.${deps.config.appsDomain}`;
 }
 
-export function toDeployment(deps: Deps, d: Deployment, slug: string): z.infer<typeof deploymentSchema> {
+/** E-mail addresses of the people who made these deployments, by their createdBy ('user:<id>'). */
+export async function deployers(deps: Deps, rows: Deployment[]): Promise<Map<string, string>> {
+  const ids = [
+    ...new Set(rows.flatMap((r) => (r.createdBy.startsWith('user:') ? [r.createdBy.slice(5)] : []))),
+  ];
+  if (!ids.length) return new Map();
+  const found = await deps.db.orm
+    .select({ id: users.id, email: users.email })
+    .from(users)
+    .where(inArray(users.id, ids));
+  return new Map(found.map((u) => [`user:${u.id}`, u.email]));
+}
+
+function who(createdBy: string, names?: Map<string, string>): string {
+  if (createdBy.startsWith('platform:')) return `platform key ${createdBy.slice(9)}`;
+  return names?.get(createdBy) ?? 'a former member';
+}
+
+export function toDeployment(
+  deps: Deps,
+  d: Deployment,
+  slug: string,
+  names?: Map<string, string>,
+): z.infer<typeof deploymentSchema> {
   const iso = (x: Date | null) => (x ? x.toISOString() : null);
   const out: z.infer<typeof deploymentSchema> = {
     id: d.id,
@@ -46,6 +81,12 @@ export function toDeployment(deps: Deps, d: Deployment, slug: string): z.infer<t
     liveAt: iso(d.liveAt),
     finishedAt: iso(d.finishedAt),
     url: appUrl(deps, slug),
+    origin: d.origin,
+    sourceId: d.sourceId,
+    kind: d.manifest?.kind ?? d.manifest?.type ?? null,
+    buildMs: typeof d.manifest?.buildMs === 'number' ? d.manifest.buildMs : null,
+    deployedBy: who(d.createdBy, names),
+    buildKept: d.liveAt !== null && releaseKept(deps, d),
   };
   // Why it failed, or why it crashed (supervisor.ts: the crash-loop rule).
   if ((d.status === 'failed' || d.status === 'crashed') && d.errorMessage) out.errorMessage = d.errorMessage;

@@ -15,6 +15,16 @@ export const hostingCatalogue = defineCatalogue({
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found.' },
   DEPLOYMENT_ALREADY_STARTED: { status: 409, message: 'This deployment was already started.' },
   PROJECT_NOT_READY: { status: 409, message: 'The project is not ready for deployments.' },
+  NOTHING_TO_ROLL_BACK: {
+    status: 409,
+    message: 'The project has no earlier live deployment to roll back to.',
+  },
+  NOTHING_TO_REDEPLOY: { status: 409, message: 'The project has no deployment to build again.' },
+  RELEASE_PRUNED: {
+    status: 409,
+    message: "This deployment's build is no longer kept; redeploy it to build it again.",
+  },
+  DEPLOYMENT_NOT_REUSABLE: { status: 409, message: 'This deployment cannot be run again.' },
   NOTHING_TO_RESTART: { status: 409, message: 'The project has no live or crashed deployment to restart.' },
   ARTIFACT_TOO_LARGE: {
     status: 413,
@@ -43,6 +53,20 @@ export const hostingErrors = {
     error('DEPLOYMENT_ALREADY_STARTED', `This deployment was already started (status ${status}).`),
   projectNotReady: (slug: string, status: string) =>
     error('PROJECT_NOT_READY', `Project '${slug}' is ${status}, not ready for deployments.`),
+  nothingToRollBack: (slug: string) =>
+    error(
+      'NOTHING_TO_ROLL_BACK',
+      `Project '${slug}' has no earlier live deployment to roll back to; list them with 'pier deployments'.`,
+    ),
+  nothingToRedeploy: (slug: string) =>
+    error('NOTHING_TO_REDEPLOY', `Project '${slug}' has never been live; deploy it with 'pier deploy'.`),
+  releasePruned: (id: string) =>
+    error(
+      'RELEASE_PRUNED',
+      `The build of deployment '${id}' is no longer kept on disk; run 'pier redeploy ${id}' to build it again.`,
+    ),
+  notReusable: (id: string, why: string) =>
+    error('DEPLOYMENT_NOT_REUSABLE', `Deployment '${id}' cannot be run again: ${why}.`),
   nothingToRestart: (slug: string) =>
     error(
       'NOTHING_TO_RESTART',

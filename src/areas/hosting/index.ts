@@ -14,6 +14,7 @@ import {
 import { hostingCatalogue } from './errors.ts';
 import { provisionProject } from './project-hosting.ts';
 import { destroyProjectForCli } from './project-hosting-fn.ts';
+import { redeployDeploymentForCli, rollbackDeploymentForCli } from './releases-fn.ts';
 import { restartAppForCli } from './restart-fn.ts';
 import { deployJob } from './runtime/deploy-job.ts';
 import { announceSecretChanges, startHostingRuntime } from './runtime/runtime.ts';
@@ -32,6 +33,8 @@ export const hostingArea = defineArea({
     listDeploymentsForCli,
     getAppLogsForCli,
     restartAppForCli,
+    rollbackDeploymentForCli,
+    redeployDeploymentForCli,
     getAppRuntimeForCli,
     createDeploymentFn,
     startDeploymentFn,

@@ -1,6 +1,6 @@
-import { and, desc, eq, gt, lt } from 'drizzle-orm';
+import { and, desc, eq, gt, isNull, lt, or } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
-import { appLogs } from './tables.ts';
+import { appLogs, type LogPhase } from './tables.ts';
 
 // Apps' stdout/stderr, kept in the database so any API node can answer getAppLogsForCli. Lines are buffered
 // and written in batches (a chatty app costs one insert per flush, not one per line).
@@ -23,11 +23,18 @@ export class AppLogWriter {
     this.#trimTimer.unref();
   }
 
-  write(projectId: string, deploymentId: string | null, stream: LogStream, line: string): void {
+  write(
+    projectId: string,
+    deploymentId: string | null,
+    stream: LogStream,
+    line: string,
+    phase: LogPhase = 'runtime',
+  ): void {
     this.#buffer.push({
       projectId,
       deploymentId,
       stream,
+      phase,
       ts: new Date(),
       line: line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line,
     });
@@ -76,12 +83,15 @@ export class AppLogWriter {
 export async function readAppLogs(
   deps: Deps,
   projectId: string,
-  opts: { limit: number; since?: Date; afterId?: number; deploymentId?: string },
+  opts: { limit: number; since?: Date; afterId?: number; deploymentId?: string; phase?: LogPhase },
 ) {
   const conds = [eq(appLogs.projectId, projectId)];
   if (opts.since) conds.push(gt(appLogs.ts, opts.since));
   if (opts.afterId) conds.push(gt(appLogs.id, opts.afterId));
   if (opts.deploymentId) conds.push(eq(appLogs.deploymentId, opts.deploymentId));
+  // Lines written before phases were recorded count as the app's own.
+  if (opts.phase === 'build') conds.push(eq(appLogs.phase, 'build'));
+  if (opts.phase === 'runtime') conds.push(or(isNull(appLogs.phase), eq(appLogs.phase, 'runtime'))!);
   const rows = await deps.db.orm
     .select()
     .from(appLogs)

@@ -9,6 +9,7 @@ import type { AppLogWriter } from './app-logs.ts';
 import { buildPlan, runBuild } from './build.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type DiskQuotaMode, folderBytes, mountDataImage, unmountDataImage } from './disk-quota.ts';
+import { firstErrorLine } from './error-line.ts';
 import { type AppSpec, type Instance, type NodeInstance, retireInstance, watchHandoff } from './instances.ts';
 import { spawnApp, waitHealthy } from './local-driver.ts';
 import { allowedCidrs } from './netns-routes.ts';
@@ -166,8 +167,11 @@ export class Supervisor {
     const plan = buildPlan(spec.dir);
     if (plan.kind === 'none') return;
     if (plan.kind === 'unsupported') throw new Error(plan.reason);
-    const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
-      this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
+    const seen: string[] = [];
+    const log = (stream: 'stdout' | 'stderr' | 'system', line: string) => {
+      if (seen.length < 2000) seen.push(line);
+      this.#logs.write(spec.projectId, spec.deploymentId, stream, line, 'build');
+    };
     log(
       'system',
       `building deployment ${spec.deploymentId} from source (npm ci${plan.hasBuild ? ', npm run build' : ''})`,
@@ -186,8 +190,12 @@ export class Supervisor {
     if (!r.ok) {
       // A half-installed node_modules would make a retry skip the build.
       fs.rmSync(path.join(spec.dir, 'node_modules'), { recursive: true, force: true });
-      log('system', r.reason.split('\n')[0]!);
-      throw new Error(r.reason);
+      // The stored reason names the error (the first `Error:` or compiler message), not a stack's tail.
+      const first = firstErrorLine(seen);
+      const head = r.reason.split('\n')[0]!;
+      const reason = first && !head.includes(first) ? `${head.replace(/:$/, '')}: ${first}` : r.reason;
+      log('system', reason.split('\n')[0]!);
+      throw new Error(reason);
     }
     log('system', `build finished in ${(r.ms / 1000).toFixed(1)} s`);
   }
@@ -234,6 +242,9 @@ export class Supervisor {
     log('system', `starting deployment ${spec.deploymentId} (pid ${proc.pid}, port ${proc.port})`);
     const health = await waitHealthy(proc, spec.manifest.healthPath, this.#healthTimeoutMs);
     if (!health.ok) {
+      // The app's own first error (a SyntaxError, a missing module) says more than the exit code.
+      const first = firstErrorLine(stderr);
+      if (first) health.reason = `${health.reason} ${first}`;
       log('system', health.reason);
       await proc.stop(1000);
       const flake = this.#sandbox && !retried ? retryableSandboxFailure(stderr) : null;

@@ -27,7 +27,20 @@ export type DeploymentStatus =
   | 'failed'
   | 'superseded';
 export type AppKind = 'static' | 'node';
-export type AppManifest = { type: AppKind; start?: string; healthPath: string; spa: boolean };
+export type AppManifest = {
+  type: AppKind;
+  start?: string;
+  healthPath: string;
+  spa: boolean;
+  /** Written by the build (issue 34): the detected kind of app, the build's duration, the commands run. */
+  kind?: string;
+  buildMs?: number;
+  buildEnvKeys?: string[];
+  commands?: string[];
+};
+/** How a deployment came to be: an upload, a rebuild of an earlier one's artifact, or a rollback to its build. */
+export type DeploymentOrigin = 'deploy' | 'redeploy' | 'rollback';
+export type LogPhase = 'build' | 'runtime';
 
 export const deployments = pgTable(
   'deployments',
@@ -50,6 +63,11 @@ export const deployments = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true }),
     liveAt: timestamp('live_at', { withTimezone: true }),
     finishedAt: timestamp('finished_at', { withTimezone: true }),
+    origin: text('origin').$type<DeploymentOrigin>().notNull().default('deploy'),
+    /** The deployment a redeploy or rollback was made from. */
+    sourceId: uuid('source_id'),
+    /** The deployment whose release folder (its built files) this one runs; null: its own. */
+    releaseId: uuid('release_id'),
   },
   (t) => [index('deployments_project_idx').on(t.projectId, t.createdAt)],
 );
@@ -66,6 +84,8 @@ export const appLogs = pgTable(
     stream: text('stream').$type<'stdout' | 'stderr' | 'system'>().notNull(),
     line: text('line').notNull(),
     seq: integer('seq').notNull().default(0),
+    /** build: the deployment's build output; runtime: the app's own output once started (null: older lines). */
+    phase: text('phase').$type<LogPhase>(),
   },
   (t) => [index('app_logs_project_idx').on(t.projectId, t.id)],
 );
