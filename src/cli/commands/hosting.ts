@@ -3,13 +3,15 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import { STEPS, type Step, stepLine, stepOfLine } from '../deploy/build-steps.ts';
-import { followDeployment } from '../deploy/follow.ts';
+import { deployApi, reportEnd, startResilient } from '../deploy/end.ts';
+import { followDeployment, isTransient } from '../deploy/follow.ts';
+import { forOutput } from '../deploy/log-text.ts';
 import { packApp } from '../deploy/pack.ts';
 import { progressBar, uploadArtifact } from '../deploy/upload.ts';
 import { usageError } from '../errors.ts';
-import { table, toJson, wantsJson } from '../output.ts';
+import { toJson, wantsJson } from '../output.ts';
 
-// pier deploy · pier logs · pier deployments · pier destroy
+// pier deploy · pier logs · pier restart · pier destroy (pier deployments, rollback, redeploy: releases.ts)
 
 /** --project, else "project" in the folder's pier.json. */
 function projectFor(dir: string, given?: string): string {
@@ -48,13 +50,22 @@ function liveLog(err: { write(text: string): unknown }, tty: boolean) {
     line: (text: string) => {
       const s = stepOfLine(text);
       if (s) step(s);
-      print(`  | ${text}`);
+      print(`  | ${forOutput(text, tty)}`);
     },
     end: () => {
       if (tty && current) err.write('\n');
     },
   };
 }
+
+type LogsOpts = {
+  project: string;
+  lines: string;
+  follow?: boolean;
+  build?: boolean;
+  runtime?: boolean;
+  deployment?: string;
+};
 
 export function register(program: Command, ctx: CliContext): void {
   program
@@ -79,14 +90,11 @@ export function register(program: Command, ctx: CliContext): void {
           lastPct = pct;
         });
         if (tty) err.write('\n');
-        await client.call('startDeploymentForCli', { deploymentId: created.deploymentId });
+        await startResilient(client, created.deploymentId);
         const live = liveLog(err, tty);
         live.step('upload');
         const { deployment, lastLogs } = await followDeployment(
-          {
-            getDeployment: (id) => client.call('getDeploymentForCli', { deploymentId: id }),
-            logs: async (o) => (await client.call('getAppLogsForCli', { projectSlug, ...o })).lines,
-          },
+          deployApi(client, projectSlug),
           created.deploymentId,
           {
             onStatus: (s) => {
@@ -99,16 +107,12 @@ export function register(program: Command, ctx: CliContext): void {
               live.note(`  ${s}`);
             },
             onLog: (l) => live.line(l.line),
+            onReconnect: (e) =>
+              live.note(`  connection lost (${(e as Error).message}); following on when Pier answers`),
           },
         );
         live.end();
-        if (wantsJson(cmd)) ctx.io.stdout.write(toJson({ ...deployment, logs: lastLogs }));
-        else if (deployment.status === 'failed') {
-          err.write(`Deployment failed: ${deployment.errorMessage ?? 'no reason given'}\n`);
-          if (lastLogs.length)
-            err.write(`Last log lines:\n${lastLogs.map((l) => `  ${l.line}`).join('\n')}\n`);
-        } else ctx.io.stdout.write(`Live at ${deployment.url}\n`);
-        if (deployment.status === 'failed') ctx.exitCode = 1;
+        reportEnd(ctx, cmd, deployment, lastLogs, tty);
       } finally {
         fs.rmSync(path.dirname(packed.file), { recursive: true, force: true });
       }
@@ -119,50 +123,48 @@ export function register(program: Command, ctx: CliContext): void {
     .description("Show the app's output (stdout, stderr and Pier's notes), newest last")
     .requiredOption('--project <slug>', 'project slug')
     .option('-n, --lines <n>', 'how many lines', '100')
-    .option('-f, --follow', 'keep printing new lines')
-    .action(async (opts: { project: string; lines: string; follow?: boolean }, cmd: Command) => {
+    .option('-f, --follow', 'keep printing new lines (reconnects by itself)')
+    .option('--build', "builds' output only")
+    .option('--runtime', "the running apps' output only")
+    .option('--deployment <id>', "one deployment's lines only")
+    .action(async (opts: LogsOpts, cmd: Command) => {
+      if (opts.build && opts.runtime) throw usageError('Pass --build or --runtime, not both.');
       const client = ctx.userClient();
+      const tty = Boolean((ctx.io.stdout as { isTTY?: boolean }).isTTY);
+      const filter = {
+        projectSlug: opts.project,
+        ...(opts.build ? { phase: 'build' as const } : opts.runtime ? { phase: 'runtime' as const } : {}),
+        ...(opts.deployment ? { deploymentId: opts.deployment } : {}),
+      };
       const limit = Math.min(1000, Math.max(1, Number(opts.lines) || 100));
-      let { lines } = await client.call('getAppLogsForCli', { projectSlug: opts.project, limit });
+      let { lines } = await client.call('getAppLogsForCli', { ...filter, limit });
       const print = (ls: typeof lines) => {
         for (const l of ls)
-          ctx.io.stdout.write(wantsJson(cmd) ? `${JSON.stringify(l)}\n` : `${l.ts} ${l.stream} ${l.line}\n`);
+          ctx.io.stdout.write(
+            wantsJson(cmd)
+              ? `${JSON.stringify(l)}\n`
+              : `${l.ts} ${l.phase === 'build' ? 'build ' : ''}${l.stream} ${forOutput(l.line, tty)}\n`,
+          );
       };
       print(lines);
       let afterId = lines.at(-1)?.id ?? 0;
+      let down = false;
       while (opts.follow) {
         await new Promise((r) => setTimeout(r, 1000));
-        ({ lines } = await client.call('getAppLogsForCli', {
-          projectSlug: opts.project,
-          limit: 1000,
-          afterId,
-        }));
+        try {
+          ({ lines } = await client.call('getAppLogsForCli', { ...filter, limit: 1000, afterId }));
+        } catch (e) {
+          // A restart of Pier or a dropped connection: said once, then it resumes after the last line seen.
+          if (!isTransient(e)) throw e;
+          if (!down) ctx.io.stderr.write(`connection lost (${(e as Error).message}); reconnecting…\n`);
+          down = true;
+          continue;
+        }
+        if (down) ctx.io.stderr.write('reconnected\n');
+        down = false;
         print(lines);
         afterId = lines.at(-1)?.id ?? afterId;
       }
-    });
-
-  program
-    .command('deployments')
-    .description("List a project's deployments, newest first")
-    .requiredOption('--project <slug>', 'project slug')
-    .action(async (opts: { project: string }, cmd: Command) => {
-      const rows = await ctx.userClient().call('listDeploymentsForCli', { projectSlug: opts.project });
-      ctx.io.stdout.write(
-        wantsJson(cmd)
-          ? toJson(rows)
-          : table(
-              rows,
-              [
-                { header: 'id', value: (d) => d.id },
-                { header: 'status', value: (d) => d.status },
-                { header: 'type', value: (d) => d.appType },
-                { header: 'created at', value: (d) => d.createdAt },
-                { header: 'error', value: (d) => d.errorMessage },
-              ],
-              `No deployments of ${opts.project} yet; run 'pier deploy --project ${opts.project}'.`,
-            ),
-      );
     });
 
   program
@@ -176,15 +178,9 @@ export function register(program: Command, ctx: CliContext): void {
         ctx.io.stdout.write(wantsJson(cmd) ? toJson(r) : `Restarting ${opts.project}.\n`);
         return;
       }
-      const { deployment } = await followDeployment(
-        {
-          getDeployment: (id) => client.call('getDeploymentForCli', { deploymentId: id }),
-          logs: async (o) =>
-            (await client.call('getAppLogsForCli', { projectSlug: opts.project, ...o })).lines,
-        },
-        r.deploymentId,
-        { onStatus: (s) => ctx.io.stderr.write(`  ${s}\n`) },
-      );
+      const { deployment } = await followDeployment(deployApi(client, opts.project), r.deploymentId, {
+        onStatus: (s) => ctx.io.stderr.write(`  ${s}\n`),
+      });
       if (wantsJson(cmd)) ctx.io.stdout.write(toJson(deployment));
       else if (deployment.status === 'live') ctx.io.stdout.write(`Live at ${deployment.url}\n`);
       else ctx.io.stderr.write(`Restart failed: ${deployment.errorMessage ?? 'no reason given'}\n`);

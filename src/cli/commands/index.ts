@@ -11,6 +11,7 @@ import * as mcp from './mcp.ts';
 import * as memory from './memory.ts';
 import * as orgs from './orgs.ts';
 import * as projects from './projects.ts';
+import * as releases from './releases.ts';
 import * as secrets from './secrets.ts';
 import * as web from './web.ts';
 import * as workflows from './workflows.ts';
@@ -25,6 +26,7 @@ export const commandGroups: CommandGroup[] = [
   projects,
   secrets,
   hosting,
+  releases,
   keys,
   domains,
   memory,
