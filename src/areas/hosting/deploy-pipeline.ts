@@ -154,6 +154,8 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
     await supervisor.activate({ projectId: p.id, slug: p.slug, deploymentId: d.id, dir, manifest });
   } catch (err) {
+    // Its own build/start lines first: `pier deploy` reads them once it sees `failed`.
+    await supervisor.flushLogs().catch(() => {});
     await fail(deps, d.id, err instanceof Error ? err.message : String(err));
     await pruneReleases(deps, p.id);
     return;

@@ -90,8 +90,10 @@ export function register(program: Command, ctx: CliContext): void {
           lastPct = pct;
         });
         if (tty) err.write('\n');
-        await startResilient(client, created.deploymentId);
         const live = liveLog(err, tty);
+        const lost = (e: unknown) =>
+          live.note(`  connection lost (${(e as Error).message}); following on when Pier answers`);
+        await startResilient(client, created.deploymentId, lost);
         live.step('upload');
         const { deployment, lastLogs } = await followDeployment(
           deployApi(client, projectSlug),
@@ -107,8 +109,7 @@ export function register(program: Command, ctx: CliContext): void {
               live.note(`  ${s}`);
             },
             onLog: (l) => live.line(l.line),
-            onReconnect: (e) =>
-              live.note(`  connection lost (${(e as Error).message}); following on when Pier answers`),
+            onReconnect: lost,
           },
         );
         live.end();

@@ -19,7 +19,11 @@ export function deployApi(client: PierClient, projectSlug: string): DeployApi {
  * startDeploymentForCli through a dropped connection: the answer may be lost after the server started it, so a
  * retry first asks whether it is still waiting to start.
  */
-export async function startResilient(client: PierClient, deploymentId: string): Promise<void> {
+export async function startResilient(
+  client: PierClient,
+  deploymentId: string,
+  onReconnect: (err: unknown) => void,
+): Promise<void> {
   const deadline = Date.now() + 5 * 60_000;
   for (;;) {
     try {
@@ -27,6 +31,7 @@ export async function startResilient(client: PierClient, deploymentId: string): 
       return;
     } catch (err) {
       if (!isTransient(err) || Date.now() > deadline) throw err;
+      onReconnect(err);
       await new Promise((r) => setTimeout(r, 500));
       const d = await resilient(() => client.call('getDeploymentForCli', { deploymentId }), { deadline });
       if (d.status !== 'uploading') return;

@@ -124,6 +124,11 @@ export class Supervisor {
     });
   }
 
+  /** Writes the buffered log lines, so a deployment's own lines are readable before its end is recorded. */
+  flushLogs(): Promise<void> {
+    return this.#logs.flush();
+  }
+
   /** Rolling restart with a fresh environment (secrets changed); a no-op when nothing runs here. */
   restart(projectId: string): Promise<void> {
     const slot = this.#slot(projectId);
