@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { FnOutput } from '../../../src/sdk/types.ts';
+import { LogLines } from '../ansi.tsx';
 import { fn } from '../api.ts';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 
@@ -134,11 +135,7 @@ export function DeploymentDetail(props: { slug: string; id: string; onChange?: (
       {lines.length === 0 ? (
         <p class="empty">No log lines for this deployment yet.</p>
       ) : (
-        <pre class="logs" role="log" aria-labelledby="deployment-title" data-testid="deployment-log">
-          {lines
-            .map((l) => `${l.ts.slice(11, 19)} ${l.stream === 'stdout' ? '' : `[${l.stream}] `}${l.line}`)
-            .join('\n')}
-        </pre>
+        <LogLines lines={lines} labelledBy="deployment-title" testId="deployment-log" />
       )}
     </section>
   );

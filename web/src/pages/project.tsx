@@ -1,14 +1,14 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org, type SessionInfo } from '../api.ts';
 import { ConfirmButton, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
-import { AppLimitsPanel, DeploymentDetail, deploymentInProgress } from './project-hosting.tsx';
+import { Deployments } from './project-deployments.tsx';
+import { AppLimitsPanel } from './project-hosting.tsx';
 import { appUrl } from './projects.tsx';
 
 // One project: status, address, region, deployments with the app's recent logs, and write-only secrets.
 
 type Project = FnOutput<'getProjectForCli'>;
-type Deployment = FnOutput<'listDeploymentsForCli'>[number];
 type Secret = FnOutput<'listSecretsForCli'>[number];
 
 export function ProjectPage(props: { slug: string; orgs: Org[]; session: SessionInfo }) {
@@ -42,96 +42,9 @@ export function ProjectPage(props: { slug: string; orgs: Org[]; session: Session
         <dd>{org?.name ?? '—'}</dd>
       </dl>
       <AppLimitsPanel slug={project.slug} limits={project.appLimits} />
-      <Deployments slug={project.slug} />
+      <Deployments slug={project.slug} canWrite={isManager(org)} />
       <Secrets slug={project.slug} canWrite={isManager(org)} />
     </Page>
-  );
-}
-
-// ── Deployments (newest first) from the hosting area, and the app's last log lines.
-function Deployments(props: { slug: string }) {
-  const { data, error, reload } = useLoad(
-    () => fn<Deployment[]>('listDeploymentsForCli', { projectSlug: props.slug, limit: 20 }),
-    [props.slug],
-  );
-  const [picked, setPicked] = useState<string | null>(null);
-  // The newest deployment opens by itself while it is on its way to live, so its build log shows live; it
-  // stays open once it ends (live or failed, with the reason).
-  const newest = data?.[0];
-  const auto = newest && deploymentInProgress(newest.status) ? newest.id : null;
-  useEffect(() => {
-    if (auto) setPicked(auto);
-  }, [auto]);
-  const open = picked ?? auto;
-  return (
-    <section aria-labelledby="deployments-title" class="block">
-      <h2 id="deployments-title">Deployments</h2>
-      <ErrorNote error={error} />
-      {data === undefined ? null : data.length === 0 ? (
-        <p class="empty">No deployments yet. Deploy with pier deploy.</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Deployment</th>
-              <th scope="col">Status</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((d) => (
-              <tr key={d.id}>
-                <td data-label="Deployment">
-                  <button
-                    type="button"
-                    class="link"
-                    aria-pressed={open === d.id}
-                    aria-label={`Show deployment ${d.id.slice(0, 8)}`}
-                    onClick={() => setPicked(d.id)}
-                  >
-                    <code>{d.id.slice(0, 8)}</code>
-                  </button>
-                </td>
-                <td data-label="Status">
-                  <span class={`status status-${d.status}`}>{d.status}</span>
-                  {d.errorMessage ? <div class="error">{d.errorMessage}</div> : null}
-                </td>
-                <td data-label="Created">{fmtDate(d.createdAt)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
-      {open ? <DeploymentDetail key={open} slug={props.slug} id={open} onChange={reload} /> : null}
-      {data?.length ? <AppLogs slug={props.slug} /> : null}
-    </section>
-  );
-}
-
-function AppLogs(props: { slug: string }) {
-  const { data, error, reload } = useLoad(
-    () => fn<FnOutput<'getAppLogsForCli'>>('getAppLogsForCli', { projectSlug: props.slug, limit: 100 }),
-    [props.slug],
-  );
-  return (
-    <div class="block">
-      <h3 id="logs-title">
-        Recent logs{' '}
-        <button type="button" class="link" onClick={reload}>
-          Refresh
-        </button>
-      </h3>
-      <ErrorNote error={error} />
-      {data === undefined ? null : data.lines.length === 0 ? (
-        <p class="empty">No log lines yet.</p>
-      ) : (
-        <pre class="logs" role="log" aria-labelledby="logs-title" data-testid="app-logs">
-          {data.lines
-            .map((l) => `${l.ts.slice(11, 19)} ${l.stream === 'stdout' ? '' : `[${l.stream}] `}${l.line}`)
-            .join('\n')}
-        </pre>
-      )}
-    </div>
   );
 }
 
