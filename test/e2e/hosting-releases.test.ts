@@ -3,7 +3,7 @@ import path from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KEEP_RELEASES } from '../../src/areas/hosting/release-folders.ts';
-import { deployments } from '../../src/areas/hosting/runtime/tables.ts';
+import { appLogs, deployments } from '../../src/areas/hosting/runtime/tables.ts';
 import type { TestApp } from '../harness.ts';
 import {
   deploy,
@@ -269,4 +269,45 @@ describe('pier deploy through dropped connections', () => {
       await proxy.close();
     }
   }, 300_000);
+});
+
+describe('pier logs -f', () => {
+  it('follows new lines through a dropped connection, build and runtime apart', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const proxy = await resetProxy(Number(new URL(t.url).port));
+    const line = (text: string, phase: 'build' | 'runtime') => ({
+      projectId: p.id,
+      deploymentId: null,
+      ts: new Date(),
+      stream: 'stdout' as const,
+      phase,
+      line: text,
+    });
+    try {
+      await t.deps.db.orm
+        .insert(appLogs)
+        .values([line('\x1b[32mcompiled\x1b[0m', 'build'), line('GET / 200', 'runtime')]);
+      const o = { url: proxy.url, home: scratchHome(), env: { PIER_TOKEN: owner.token }, timeoutMs: 9000 };
+      const following = pier(['logs', '--project', p.slug, '-f', '--runtime'], o);
+      const all = await pier(['logs', '--project', p.slug, '--build'], { ...o, timeoutMs: 20_000 });
+      expect(all.stdout).toMatch(/ build stdout compiled\n$/);
+      await new Promise((r) => setTimeout(r, 2000));
+      proxy.drop(2500);
+      await t.deps.db.orm
+        .insert(appLogs)
+        .values([line('during the outage', 'runtime'), line('npm ci', 'build')]);
+      const run = await following;
+      expect(run.stderr).toMatch(/connection lost \(Could not reach Pier/);
+      expect(run.stderr).toContain('reconnected');
+      expect(
+        run.stdout
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => l.replace(/^\S+ /, '')),
+      ).toEqual(['stdout GET / 200', 'stdout during the outage']);
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 });

@@ -48,7 +48,11 @@ export function appUrl(deps: Deps, slug: string): string {
 /** E-mail addresses of the people who made these deployments, by their createdBy ('user:<id>'). */
 export async function deployers(deps: Deps, rows: Deployment[]): Promise<Map<string, string>> {
   const ids = [
-    ...new Set(rows.flatMap((r) => (r.createdBy.startsWith('user:') ? [r.createdBy.slice(5)] : []))),
+    ...new Set(
+      rows.flatMap((r) =>
+        r.createdBy.startsWith('user:') && isUuid(r.createdBy.slice(5)) ? [r.createdBy.slice(5)] : [],
+      ),
+    ),
   ];
   if (!ids.length) return new Map();
   const found = await deps.db.orm
