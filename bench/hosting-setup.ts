@@ -77,6 +77,7 @@ export async function startPier(env: Record<string, string> = {}) {
     deps,
     port,
     project,
+    token,
     deploy,
     appPort: () => {
       const inst = hostingRuntime(deps)!.supervisor.lookup(project.slug);

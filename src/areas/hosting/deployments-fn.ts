@@ -87,7 +87,7 @@ export const startDeploymentForCli = defineFn({
     const { d, project, org, role } = await deploymentForUser(deps, caller.userId, deploymentId);
     requireRole(role, MANAGERS);
     const started = await queueDeployment(deps, d, project, org);
-    return toDeployment(deps, started, project.slug);
+    return toDeployment(deps, started, project.slug, await deployers(deps, [started]));
   },
 });
 
@@ -101,7 +101,7 @@ export const startDeploymentFn = defineFn({
   handler: async ({ deps }, { deploymentId }) => {
     const { d, project, org } = await deploymentById(deps, deploymentId);
     const started = await queueDeployment(deps, d, project, org);
-    return toDeployment(deps, started, project.slug);
+    return toDeployment(deps, started, project.slug, await deployers(deps, [started]));
   },
 });
 
@@ -127,7 +127,7 @@ export const getDeploymentFn = defineFn({
   errors: ['DEPLOYMENT_NOT_FOUND'],
   handler: async ({ deps }, { deploymentId }) => {
     const { d, project } = await deploymentById(deps, deploymentId);
-    return toDeployment(deps, d, project.slug);
+    return toDeployment(deps, d, project.slug, await deployers(deps, [d]));
   },
 });
 
