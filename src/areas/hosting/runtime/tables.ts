@@ -32,11 +32,9 @@ export type AppManifest = {
   start?: string;
   healthPath: string;
   spa: boolean;
-  /** Written by the build (issue 34): the detected kind of app, the build's duration, the commands run. */
+  /** Written by the build (issue 34, the builds half): the detected kind of app and the build's duration. */
   kind?: string;
   buildMs?: number;
-  buildEnvKeys?: string[];
-  commands?: string[];
 };
 /** How a deployment came to be: an upload, a rebuild of an earlier one's artifact, or a rollback to its build. */
 export type DeploymentOrigin = 'deploy' | 'redeploy' | 'rollback';
