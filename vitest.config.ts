@@ -35,6 +35,8 @@ const dbFree = [
   'src/areas/hosting/runtime/local-driver.test.ts',
   'src/areas/hosting/runtime/disk-quota.test.ts',
   'src/sdk/client.test.ts',
+  'src/cli/deploy/follow.test.ts',
+  'src/areas/hosting/runtime/error-line.test.ts',
   'test/boundaries.test.ts',
   'test/layout.test.ts',
   'test/error-catalogue.test.ts',
