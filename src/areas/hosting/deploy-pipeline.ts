@@ -52,7 +52,7 @@ export async function assertDeployQuota(
     );
 }
 
-export async function fail(deps: Deps, id: string, message: string): Promise<void> {
+async function fail(deps: Deps, id: string, message: string): Promise<void> {
   await deps.db.orm
     .update(deployments)
     .set({ status: 'failed', errorMessage: message, finishedAt: deps.clock.now() })
@@ -141,7 +141,7 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     const dir = releaseDirOf(deps, d);
     let manifest = fs.existsSync(dir) && d.manifest ? d.manifest : null;
     if (!manifest) {
-      // A rollback runs a build kept on disk; once pruned there is nothing to run (releases.ts says so first).
+      // A rollback runs a build kept on disk; once pruned there is nothing to run (rollbackTo says so first).
       if (d.origin === 'rollback')
         throw new Error('The build this rollback needs was pruned; redeploy instead.');
       manifest = await prepareRelease(deps, d);
@@ -177,7 +177,7 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
       .set({ status: 'live', liveAt: now, finishedAt: null })
       .where(eq(deployments.id, d.id));
   });
-  // The last KEEP_RELEASES builds stay on disk for instant rollbacks; older folders go (releases.ts).
+  // The last KEEP_RELEASES builds stay on disk for instant rollbacks; older folders go (release-folders.ts).
   await pruneReleases(deps, p.id);
 }
 
