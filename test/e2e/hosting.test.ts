@@ -239,13 +239,18 @@ describe('hosting a Node app', () => {
     });
   });
 
-  it('brings live apps back after Pier restarts', async () => {
+  it('brings live apps back after Pier restarts, a rollback from the build it runs', async () => {
+    // Live is a rollback to version 1: it runs version 1's kept folder, and comes back from it.
+    const rb = await t.call('rollbackDeploymentForCli', { projectSlug: slug }, owner.token);
+    expect(rb.statusCode, rb.body).toBe(200);
+    expect((await settle(t, owner.token, rb.json().id)).status).toBe('live');
+    await waitFor('version 1', async () => (await json(slug)).version === '1');
     const pid = await appPid(slug);
     await t.close();
     expect(() => process.kill(pid, 0)).toThrow(); // stopped with Pier
     t = await start();
     await t.runtime!.recovered;
-    expect(await json(slug)).toMatchObject({ version: '3', greeting: null });
+    expect(await json(slug)).toMatchObject({ version: '1', greeting: null });
     expect((await json(slug, '/db')).visits).toBe(4);
   });
 
