@@ -271,6 +271,40 @@ describe('pier deploy through dropped connections', () => {
   }, 300_000);
 });
 
+describe('a failed build', () => {
+  it('is stored and printed by its first error line, its log lines in the build phase', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const p = await seedProject(t.deps, org);
+    const dir = fs.mkdtempSync(path.join(fs.realpathSync('/tmp'), 'pier-src-'));
+    fs.cpSync(path.join(fixtures, 'source-app'), dir, { recursive: true });
+    fs.writeFileSync(
+      path.join(dir, 'build.js'),
+      "console.log('\\x1b[36mcompiling\\x1b[0m');\nthrow new TypeError('bad config: PORT is not a number');\n",
+    );
+    const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: owner.token }, timeoutMs: 180_000 };
+    const run = await pier(['deploy', dir, '--project', p.slug], o);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(
+      /Deployment failed: The build failed \(exit code 1\).*: TypeError: bad config: PORT is not a number\n/,
+    );
+    expect(run.stderr).toMatch(/^> \| TypeError: bad config: PORT is not a number$/m);
+    expect(run.stderr).toMatch(/^ {2}\| compiling$/m); // colours stripped: stderr is not a terminal
+    const [d] = (await t.call('listDeploymentsForCli', { projectSlug: p.slug }, owner.token)).json();
+    const build = await t.call(
+      'getAppLogsForCli',
+      { projectSlug: p.slug, deploymentId: d.id, phase: 'build' },
+      owner.token,
+    );
+    expect(build.json().lines.map((l: { line: string }) => l.line)).toContain('\x1b[36mcompiling\x1b[0m');
+    const runtime = await t.call(
+      'getAppLogsForCli',
+      { projectSlug: p.slug, deploymentId: d.id, phase: 'runtime' },
+      owner.token,
+    );
+    expect(runtime.json().lines).toEqual([]);
+  }, 200_000);
+});
+
 describe('pier logs -f', () => {
   it('follows new lines through a dropped connection, build and runtime apart', async () => {
     const { org, owner } = await seedOrg(t.deps);
