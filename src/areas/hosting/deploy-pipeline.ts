@@ -151,6 +151,8 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     // never builds: it runs the files its deployment left.
     if (manifest.type === 'node' && d.origin !== 'rollback')
       await supervisor.build({ projectId: p.id, deploymentId: d.id, dir }, deps.config.buildTimeoutMs);
+    // The build's last lines are readable before the status that follows them (`pier deploy` prints in order).
+    await supervisor.flushLogs().catch(() => {});
     await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
     await supervisor.activate({ projectId: p.id, slug: p.slug, deploymentId: d.id, dir, manifest });
   } catch (err) {
