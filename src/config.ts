@@ -1,6 +1,7 @@
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { loadModelPrices, type ModelPrice } from './config-prices.ts';
 import { type OutboundAllow, parseOutboundAllow } from './core/net/outbound-allow.ts';
 
 // Every environment variable Pier reads, parsed once at start-up. Nothing else reads process.env.
@@ -156,6 +157,9 @@ const envSchema = z.object({
   MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   MODEL_RETRY_BASE_MS: z.coerce.number().int().min(0).max(60_000).default(1000),
   MODEL_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  /** Price overrides, USD per 1M tokens (src/config-prices.ts; docs/models.md, "Spend"). */
+  MODEL_PRICES: optionalString,
+  MODEL_PRICES_FILE: optionalString,
   SIGNUP: z.enum(['on', 'off']).default('on'),
   // Private hosts/CIDRs outbound requests may reach (src/core/net/outbound-allow.ts); metadata never.
   OUTBOUND_ALLOW: z
@@ -326,6 +330,8 @@ export type ModelsConfig = {
   maxRetries: number;
   retryBaseMs: number;
   timeoutMs: number;
+  /** The operator's price overrides by `provider/model` prefix (the built-in table: models/prices.ts). */
+  prices: Record<string, ModelPrice>;
 };
 
 export class ConfigError extends Error {
@@ -353,6 +359,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (dkimParts.some(Boolean) && !dkimParts.every(Boolean)) {
     throw new ConfigError(['DKIM_DOMAIN, DKIM_SELECTOR and DKIM_PRIVATE_KEY: set all three or none']);
   }
+  const modelPrices = loadModelPrices(e);
+  if (modelPrices.problems.length) throw new ConfigError(modelPrices.problems);
   const publicUrl = (
     e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`
   ).replace(/\/+$/, '');
@@ -448,6 +456,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxRetries: e.MODEL_MAX_RETRIES,
       retryBaseMs: e.MODEL_RETRY_BASE_MS,
       timeoutMs: e.MODEL_TIMEOUT_MS,
+      prices: modelPrices.prices,
     },
     pgliteMaintenanceIntervalMin: e.PGLITE_MAINTENANCE_INTERVAL_MIN,
     workflows: {

@@ -50,12 +50,17 @@ export async function embeddingsRoute(app: FastifyInstance, ctx: ProxyContext): 
     const caller = apiKeyCaller(req);
     const body = req.body as EmbeddingsBody;
     const texts = typeof body.input === 'string' ? [body.input] : body.input;
-    const res = parseLocalEmbedderId(body.model)
-      ? await deps.models.embed(texts, { model: body.model })
-      : await deps.models.embed(texts, { resolved: await ctx.resolve(caller.orgId, body.model) });
+    const { orgId, keyId } = caller;
+    const local = parseLocalEmbedderId(body.model);
+    const resolved = local ? undefined : await ctx.resolve(orgId, body.model);
+    const model = resolved ? `${resolved.provider}/${resolved.model}` : body.model;
+    const inputChars = texts.reduce((n, s) => n + s.length, 0);
+    await ctx.guard({ orgId, keyId, model, requested: body.model, inputChars });
+    const res = await deps.models.embed(texts, resolved ? { resolved } : { model: body.model });
     // Buffered and written off the response path.
     ctx.usage.add({
-      orgId: caller.orgId,
+      orgId,
+      keyId,
       environment: caller.environment,
       model: res.model,
       usage: { promptTokens: res.usage.tokens, completionTokens: 0, totalTokens: res.usage.tokens },

@@ -12,6 +12,10 @@ export const modelsCatalogue = defineCatalogue({
     message: 'The embedding model (EMBEDDING_MODEL) cannot be used.',
   },
   MODEL_NOT_FOUND: { status: 404, message: 'The organization has no such model in its list.' },
+  // Spend limits (docs/decisions/101-model-budgets.md): 402 as OpenRouter answers a spent credit limit,
+  // distinct from 429, which clients retry.
+  BUDGET_EXCEEDED: { status: 402, message: 'The monthly model budget is spent.' },
+  MODEL_NOT_ALLOWED: { status: 403, message: 'This API key may not use this model (its allow-list).' },
 });
 
 declare module '../../core/errors.ts' {
@@ -20,7 +24,21 @@ declare module '../../core/errors.ts' {
 
 const error = modelsCatalogue.error;
 
+const usd = (n: number) => `$${n.toFixed(n < 1 ? 4 : 2)}`;
+
 export const modelsErrors = {
+  budgetExceeded: (scope: 'API key' | 'organization', budget: number, spent: number, estimate: number) =>
+    error(
+      'BUDGET_EXCEEDED',
+      estimate > 0 && spent < budget
+        ? `This call could cost up to ${usd(estimate)} (max_tokens) and the ${scope}'s monthly model budget of ${usd(budget)} has ${usd(budget - spent)} left; lower max_tokens or raise the budget.`
+        : `The ${scope}'s monthly model budget of ${usd(budget)} is spent (${usd(spent)} this month, UTC); it resets on the 1st, or raise it.`,
+    ),
+  modelNotAllowed: (model: string) =>
+    error(
+      'MODEL_NOT_ALLOWED',
+      `This API key may not use '${model.slice(0, 200)}': it is not in the key's model allow-list.`,
+    ),
   modelNotFound: (id: string) =>
     error(
       'MODEL_NOT_FOUND',

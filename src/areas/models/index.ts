@@ -1,6 +1,7 @@
 import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getModelEmbedderForCli } from './model-embedder-fn.ts';
+import { getModelLimitsForCli, setModelAllowListForCli, setModelBudgetForCli } from './model-limits-fn.ts';
 import { getModelUsageForCli } from './model-usage-fn.ts';
 import { resolveModelFor } from './models.ts';
 import {
@@ -13,7 +14,7 @@ import { modelProxyRoutes } from './proxy-v1.ts';
 import type { VectorStore } from './reembed.ts';
 import { reembedJob } from './reembed.ts';
 
-// Models: provider keys (platform and per organization), model resolution, usage, each organization's
+// Models: provider keys (platform and per organization), model resolution, usage and spend, budgets, each organization's
 // embedder and its re-embedding, and the OpenAI-compatible proxy at /v1/ai (role `proxy`).
 
 export const modelsArea = defineArea({
@@ -26,6 +27,9 @@ export const modelsArea = defineArea({
     resolveModel,
     getModelUsageForCli,
     getModelEmbedderForCli,
+    getModelLimitsForCli,
+    setModelBudgetForCli,
+    setModelAllowListForCli,
   ],
   v1Plugins: [{ prefix: '/ai', plugin: modelProxyRoutes, role: 'proxy' }],
   jobs: [reembedJob],

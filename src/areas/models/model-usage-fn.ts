@@ -7,13 +7,20 @@ import { modelUsage } from './tables.ts';
 
 export const getModelUsageForCli = defineFn({
   name: 'getModelUsageForCli',
-  summary: "The organization's model token usage per day, environment and model over the last `days` days.",
+  summary:
+    "The organization's model usage and cost (USD) per day, environment, API key and model over the last `days` days.",
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, days: z.number().int().min(1).max(366).default(30) }),
   output: z.object({
     days: z.number(),
     rows: z.array(usageRow),
-    totals: usageRow.pick({ requests: true, promptTokens: true, completionTokens: true, totalTokens: true }),
+    totals: usageRow.pick({
+      requests: true,
+      promptTokens: true,
+      completionTokens: true,
+      totalTokens: true,
+      costUsd: true,
+    }),
   }),
   errors: ['ORG_NOT_FOUND'],
   handler: async ({ deps, caller }, { orgSlug, days }) => {
@@ -23,17 +30,28 @@ export const getModelUsageForCli = defineFn({
       .select({
         day: modelUsage.day,
         environment: modelUsage.environment,
+        keyId: modelUsage.keyId,
         model: modelUsage.model,
         requests: modelUsage.requests,
         promptTokens: modelUsage.promptTokens,
         completionTokens: modelUsage.completionTokens,
         totalTokens: modelUsage.totalTokens,
+        costUsd: modelUsage.costUsd,
       })
       .from(modelUsage)
       .where(and(eq(modelUsage.orgId, org.id), gte(modelUsage.day, since)))
-      .orderBy(asc(modelUsage.day), asc(modelUsage.environment), asc(modelUsage.model));
+      .orderBy(
+        asc(modelUsage.day),
+        asc(modelUsage.environment),
+        asc(modelUsage.keyId),
+        asc(modelUsage.model),
+      );
     const totals = { requests: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0 };
-    for (const r of rows) for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
-    return { days, rows, totals };
+    let costUsd: number | null = null;
+    for (const r of rows) {
+      for (const k of Object.keys(totals) as (keyof typeof totals)[]) totals[k] += r[k];
+      if (r.costUsd !== null) costUsd = (costUsd ?? 0) + r.costUsd;
+    }
+    return { days, rows, totals: { ...totals, costUsd } };
   },
 });

@@ -184,23 +184,27 @@ describe('usage', () => {
         {
           day,
           environment: 'production',
+          keyId: '',
           model: 'openai/gpt-4o',
           requests: 2,
           promptTokens: 20,
           completionTokens: 10,
           totalTokens: 30,
+          costUsd: null,
         },
         {
           day,
           environment: 'sandbox',
+          keyId: '',
           model: 'openai/gpt-4o',
           requests: 1,
           promptTokens: 10,
           completionTokens: 5,
           totalTokens: 15,
+          costUsd: null,
         },
       ],
-      totals: { requests: 3, promptTokens: 30, completionTokens: 15, totalTokens: 45 },
+      totals: { requests: 3, promptTokens: 30, completionTokens: 15, totalTokens: 45, costUsd: null },
     });
   });
 });

@@ -1,6 +1,7 @@
 import type { ResolvedModel } from '../../core/ai/providers.ts';
 import type { ErrorCode } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
+import type { CallCheck } from './budgets.ts';
 import type { UsageBuffer } from './model-usage.ts';
 
 // What the model proxy (proxy-v1.ts) hands each of its routes (chat-completions.ts, embeddings-v1.ts), in a
@@ -10,6 +11,8 @@ export type ProxyContext = {
   deps: Deps;
   usage: UsageBuffer;
   resolve: (orgId: string, model: string) => Promise<ResolvedModel>;
+  /** Before the provider is called: the key's allow-list and the budgets (budgets.ts); throws to refuse. */
+  guard: (c: CallCheck) => Promise<void>;
 };
 
 /** The model proxy's errors beyond the shared ones (its 502/503 come from the provider). */
@@ -21,6 +24,8 @@ export const PROXY_ERRORS: readonly ErrorCode[] = [
   'MODEL_PROVIDER_REJECTED',
   'MODEL_PROVIDER_ERROR',
   'MODEL_PROVIDER_UNAVAILABLE',
+  'MODEL_NOT_ALLOWED',
+  'BUDGET_EXCEEDED',
   'IDEMPOTENCY_CONFLICT',
   'IDEMPOTENCY_IN_PROGRESS',
 ];

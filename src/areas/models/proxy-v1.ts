@@ -1,10 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
 import type { Deps } from '../../deps.ts';
+import { checkCall } from './budgets.ts';
 import { chatCompletionsRoute } from './chat-completions.ts';
 import { embeddingsRoute } from './embeddings-v1.ts';
 import { UsageBuffer } from './model-usage.ts';
 import { modelsListRoutes } from './models-v1.ts';
+import { PriceList } from './prices.ts';
 import type { ProxyContext } from './proxy-context.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
 import { responsesRoute } from './responses-v1.ts';
@@ -24,11 +26,13 @@ export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps 
   // Answers are kept for RESOLVE_TTL_MS per (organization, model): resolveModel (and its audit event) runs
   // once per pair and period instead of on every request, and a key change reaches the proxy within it.
   const cache = new Map<string, { at: number; value: Promise<ResolvedModel> }>();
-  const usage = new UsageBuffer(deps);
+  const prices = new PriceList(deps.config.models.prices);
+  const usage = new UsageBuffer(deps, prices);
   app.addHook('onClose', async () => usage.flush());
   const ctx: ProxyContext = {
     deps,
     usage,
+    guard: (c) => checkCall(deps, usage, prices, c),
     resolve: (orgId, model) => {
       const k = `${orgId}\u0000${model}`;
       const now = Date.now();

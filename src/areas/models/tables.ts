@@ -1,4 +1,13 @@
-import { date, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
+import {
+  date,
+  doublePrecision,
+  integer,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
 import { orgs } from '../orgs/index.ts';
 
 // Models area (migration set `models`): organizations' own provider keys, token usage, and each
@@ -19,7 +28,11 @@ export const modelProviderKeys = pgTable(
   (t) => [primaryKey({ columns: [t.orgId, t.provider] })],
 );
 
-/** Token usage through the model proxy, one row per organization, environment, model and UTC day. */
+/**
+ * Token usage and cost through the model proxy, one row per organization, environment, API key, model and
+ * UTC day. `keyId` is '' for rows written before usage was kept per key. `costUsd` is priced when recorded
+ * (models/prices.ts), so a later price change does not rewrite the past; null: the model has no price.
+ */
 export const modelUsage = pgTable(
   'model_usage',
   {
@@ -27,14 +40,34 @@ export const modelUsage = pgTable(
       .notNull()
       .references(() => orgs.id, { onDelete: 'cascade' }),
     environment: text('environment').notNull(),
+    keyId: text('key_id').notNull().default(''),
     model: text('model').notNull(),
     day: date('day', { mode: 'string' }).notNull(),
     requests: integer('requests').notNull().default(0),
     promptTokens: integer('prompt_tokens').notNull().default(0),
     completionTokens: integer('completion_tokens').notNull().default(0),
     totalTokens: integer('total_tokens').notNull().default(0),
+    costUsd: doublePrecision('cost_usd'),
   },
-  (t) => [primaryKey({ columns: [t.orgId, t.environment, t.model, t.day] })],
+  (t) => [primaryKey({ columns: [t.orgId, t.environment, t.keyId, t.model, t.day] })],
+);
+
+/**
+ * Spending limits: a monthly budget in USD for the whole organization (keyId '') or for one API key, and a
+ * key's model allow-list (null: any model). Checked by the proxy before each call (models/budgets.ts).
+ */
+export const modelLimits = pgTable(
+  'model_limits',
+  {
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => orgs.id, { onDelete: 'cascade' }),
+    keyId: text('key_id').notNull(),
+    monthlyBudgetUsd: doublePrecision('monthly_budget_usd'),
+    allowedModels: text('allowed_models').array(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.keyId] })],
 );
 
 /**
