@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { dashboardPost, fn, loadSession, type Org, type SessionInfo, whenSignedOut } from './api.ts';
+import { AiSpendPage } from './pages/ai-spend.tsx';
 import { ApiKeysPage } from './pages/api-keys.tsx';
 import { SetPasswordPage, SignInPage, SignUpPage } from './pages/auth.tsx';
 import { CdnPage } from './pages/cdn.tsx';
@@ -100,6 +101,7 @@ function App() {
     page = <ProjectPage slug={decodeURIComponent(projectMatch[1]!)} orgs={orgs} session={session} />;
   else if (path === '/members') page = <MembersPage org={org} user={user} />;
   else if (path === '/api-keys') page = <ApiKeysPage org={org} />;
+  else if (path === '/ai-spend') page = <AiSpendPage org={org} />;
   else if (path === '/inbox') page = <InboxPage org={org} />;
   else if (path === '/domains') page = <DomainsPage org={org} />;
   else if (path === '/memory') page = <MemoryPage org={org} />;
@@ -170,6 +172,7 @@ const NAV_GROUPS: { title: string; entries: [string, string][] }[] = [
     entries: [
       ['/members', 'Members'],
       ['/api-keys', 'API keys'],
+      ['/ai-spend', 'AI spend'],
     ],
   },
   { title: 'Projects', entries: [['/projects', 'Projects']] },

@@ -87,7 +87,10 @@ export class UsageBuffer {
       cur.input.usage.totalTokens += input.usage.totalTokens;
       if (cost !== null) cur.input.costUsd = (cur.input.costUsd ?? 0) + cost;
     } else
-      this.#pending.set(k, { input: { ...input, usage: { ...input.usage }, costUsd: cost, day }, requests: 1 });
+      this.#pending.set(k, {
+        input: { ...input, usage: { ...input.usage }, costUsd: cost, day },
+        requests: 1,
+      });
     this.#timer ??= setTimeout(() => void this.flush(), this.#delayMs);
   }
 

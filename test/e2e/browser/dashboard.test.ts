@@ -323,6 +323,7 @@ describe('dashboard in a browser', () => {
     expect(labels).toEqual([
       'Members',
       'API keys',
+      'AI spend',
       'Projects',
       'Dev inbox',
       'Sender domains',
