@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import * as admin from './admin.ts';
+import * as ai from './ai.ts';
 import * as auth from './auth.ts';
 import * as cdn from './cdn.ts';
 import * as domains from './domains.ts';
@@ -28,6 +29,7 @@ export const commandGroups: CommandGroup[] = [
   hosting,
   releases,
   keys,
+  ai,
   domains,
   memory,
   cdn,
