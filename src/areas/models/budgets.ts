@@ -1,15 +1,13 @@
-import { and, eq, gte, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
 import { modelsErrors } from './errors.ts';
 import type { UsageBuffer } from './model-usage.ts';
+import { monthStart } from './month-spend.ts';
 import type { PriceList } from './prices.ts';
-import { modelLimits, modelUsage } from './tables.ts';
+import { modelLimits } from './tables.ts';
 
 // The proxy's pre-call check (docs/models.md, "Spend, budgets and allow-lists"): a key's model allow-list,
 // then the key's and the organization's monthly budgets, before any provider is called.
-
-/** The first day (UTC) of the budget period, a calendar month, holding `now`. */
-export const monthStart = (now: Date) => `${now.toISOString().slice(0, 7)}-01`;
 
 /** `*` matches any run of characters (the `/` included); everything else literally. */
 export function globMatch(pattern: string, name: string): boolean {
@@ -23,20 +21,40 @@ export function modelAllowed(patterns: readonly string[], id: string, requested:
   return patterns.some((p) => globMatch(p, id) || globMatch(p, bare) || globMatch(p, requested));
 }
 
-/** USD spent this month, written to the database: the organization's and one key's. */
-export async function monthSpend(
-  deps: Deps,
-  orgId: string,
-  keyId: string,
-): Promise<{ org: number; key: number }> {
-  const [row] = await deps.db.orm
-    .select({
-      org: sql<number>`coalesce(sum(${modelUsage.costUsd}), 0)::double precision`,
-      key: sql<number>`coalesce(sum(${modelUsage.costUsd}) filter (where ${modelUsage.keyId} = ${keyId}), 0)::double precision`,
-    })
-    .from(modelUsage)
-    .where(and(eq(modelUsage.orgId, orgId), gte(modelUsage.day, monthStart(deps.clock.now()))));
-  return { org: Number(row?.org ?? 0), key: Number(row?.key ?? 0) };
+const LIMITS_TTL_MS = 5_000;
+type LimitRow = typeof modelLimits.$inferSelect;
+// Each process keeps the (organization, key) limits it read for LIMITS_TTL_MS, so a call without limits
+// costs no query; a change made on this node drops them at once, on other nodes within the TTL. Kept per
+// Deps (one per app) so that test apps sharing a process do not share it.
+const limitsCaches = new WeakMap<Deps, Map<string, { at: number; rows: Promise<LimitRow[]> }>>();
+
+function limitsOf(deps: Deps, orgId: string, keyId: string): Promise<LimitRow[]> {
+  let cache = limitsCaches.get(deps);
+  if (!cache) {
+    cache = new Map();
+    limitsCaches.set(deps, cache);
+  }
+  const k = `${orgId}|${keyId}`;
+  const now = Date.now();
+  const hit = cache.get(k);
+  if (hit && now - hit.at < LIMITS_TTL_MS) return hit.rows;
+  if (cache.size > 10_000) cache.clear();
+  const rows = deps.db.orm
+    .select()
+    .from(modelLimits)
+    .where(and(eq(modelLimits.orgId, orgId), inArray(modelLimits.keyId, ['', keyId])))
+    // A drizzle query runs each time it is awaited: then() runs it once and keeps the answer.
+    .then((r) => r);
+  cache.set(k, { at: now, rows });
+  rows.catch(() => cache.delete(k));
+  return rows;
+}
+
+/** Drops this node's cached limits of an organization (after a budget or an allow-list changed). */
+export function forgetLimits(deps: Deps, orgId: string): void {
+  const cache = limitsCaches.get(deps);
+  if (!cache) return;
+  for (const k of cache.keys()) if (k.startsWith(`${orgId}|`)) cache.delete(k);
 }
 
 export type CallCheck = {
@@ -59,10 +77,7 @@ export type CallCheck = {
  * output price) would pass it. Without max_tokens the last call below a budget may overshoot it.
  */
 export async function checkCall(deps: Deps, usage: UsageBuffer, prices: PriceList, c: CallCheck) {
-  const limits = await deps.db.orm
-    .select()
-    .from(modelLimits)
-    .where(and(eq(modelLimits.orgId, c.orgId), inArray(modelLimits.keyId, ['', c.keyId])));
+  const limits = await limitsOf(deps, c.orgId, c.keyId);
   const orgLimit = limits.find((l) => l.keyId === '');
   const keyLimit = limits.find((l) => l.keyId === c.keyId && c.keyId !== '');
   if (keyLimit?.allowedModels && !modelAllowed(keyLimit.allowedModels, c.model, c.requested))
@@ -72,7 +87,7 @@ export async function checkCall(deps: Deps, usage: UsageBuffer, prices: PriceLis
     { scope: 'organization' as const, budget: orgLimit?.monthlyBudgetUsd ?? null, which: 'org' as const },
   ].filter((b) => b.budget !== null);
   if (budgets.length === 0) return;
-  const stored = await monthSpend(deps, c.orgId, c.keyId);
+  const stored = await usage.spend.get(c.orgId, c.keyId);
   const buffered = usage.pendingCost(c.orgId, c.keyId, monthStart(deps.clock.now()));
   const estimate =
     c.maxOutputTokens === undefined

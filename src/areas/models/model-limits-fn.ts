@@ -5,7 +5,8 @@ import { credentials } from '../../core/auth/tables.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { MANAGERS, orgForUser, orgsErrors, requireRole, slugInput } from '../orgs/index.ts';
-import { monthSpend, monthStart } from './budgets.ts';
+import { forgetLimits } from './budgets.ts';
+import { monthSpend, monthStart } from './month-spend.ts';
 import { modelLimits, modelUsage } from './tables.ts';
 
 // Budgets (USD per calendar month, UTC) per organization and per API key, and per-key model allow-lists.
@@ -54,6 +55,7 @@ async function upsertLimit(
     .values({ orgId, keyId, ...set, updatedAt: now })
     .onConflictDoUpdate({ target: [modelLimits.orgId, modelLimits.keyId], set: { ...set, updatedAt: now } })
     .returning();
+  forgetLimits(deps, orgId);
   return row!;
 }
 

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { Usage } from '../../core/ai/models.ts';
 import type { Environment } from '../../core/auth/caller.ts';
 import type { Deps } from '../../deps.ts';
+import { SpendCache } from './month-spend.ts';
 import type { PriceList } from './prices.ts';
 import { modelUsage } from './tables.ts';
 
@@ -68,9 +69,12 @@ export class UsageBuffer {
   /** Taken from #pending by a flush and not yet written: still counted by pendingCost(). */
   #writing: { input: UsageInput; requests: number }[] = [];
   #timer: NodeJS.Timeout | null = null;
+  /** The written part of this month's spend, for the budget check; forgotten here after each write. */
+  readonly spend: SpendCache;
 
   constructor(deps: Deps, prices: PriceList, delayMs = 200) {
     this.#deps = deps;
+    this.spend = new SpendCache(deps);
     this.#prices = prices;
     this.#delayMs = delayMs;
   }
@@ -116,6 +120,7 @@ export class UsageBuffer {
       await recordModelUsage(this.#deps, entry.input, entry.requests).catch((err) =>
         this.#deps.log.error({ err, orgId: entry.input.orgId }, 'recording model usage failed'),
       );
+      this.spend.forget(entry.input.orgId);
       this.#writing.splice(this.#writing.indexOf(entry), 1);
     }
   }
