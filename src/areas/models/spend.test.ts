@@ -7,6 +7,7 @@ import { seedApiKey, seedMember, seedOrg } from '../../../test/seed.ts';
 import { loadConfig } from '../../config.ts';
 import type { ManualClock } from '../../core/clock.ts';
 import { globMatch } from './budgets.ts';
+import { recordModelUsage } from './model-usage.ts';
 import { PriceList } from './prices.ts';
 
 // Spend, budgets and allow-lists through the official openai client against local OpenAI-compatible
@@ -167,6 +168,28 @@ describe('budgets', () => {
     } finally {
       clock.set(now);
     }
+  });
+
+  it('counts spend another proxy node wrote, within a second', async () => {
+    const { org, owner, a } = await tenant();
+    await t.call('setModelBudgetForCli', { orgSlug: org.slug, keyId: a.keyId, monthlyUsd: 1 }, owner.token);
+    const ca = clientOf(a.key);
+    await ask(ca);
+    // Another node's usage of this key lands in the database directly.
+    await recordModelUsage(t.deps, {
+      orgId: org.id,
+      environment: 'production',
+      keyId: a.keyId,
+      model: 'openai/gpt-4o-mini',
+      usage: { promptTokens: 100, completionTokens: 0, totalTokens: 100 },
+      costUsd: 5,
+    });
+    await expect
+      .poll(async () => (await refusal(ask(ca)).catch(() => ({ code: 'allowed' }))).code, {
+        timeout: 3000,
+        interval: 300,
+      })
+      .toBe('BUDGET_EXCEEDED');
   });
 
   it('with max_tokens, refuses a call whose worst case would pass the budget', async () => {
