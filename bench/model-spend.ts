@@ -43,14 +43,12 @@ async function main(): Promise<void> {
   const { deps, org } = pier;
   const plain = await issueApiKey(deps, org.id, 'live', 'plain');
   const limited = await issueApiKey(deps, org.id, 'live', 'limited');
-  await deps.db.orm
-    .insert(modelLimits)
-    .values({
-      orgId: org.id,
-      keyId: limited.row.keyId,
-      monthlyBudgetUsd: 1_000_000,
-      allowedModels: ['gpt-4o-*'],
-    });
+  await deps.db.orm.insert(modelLimits).values({
+    orgId: org.id,
+    keyId: limited.row.keyId,
+    monthlyBudgetUsd: 1_000_000,
+    allowedModels: ['gpt-4o-*'],
+  });
   await pier.app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(pier.app.server.address() as { port: number }).port}/v1/ai`;
   const body = JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }] });
