@@ -10,6 +10,7 @@ import { PriceList } from './prices.ts';
 import type { ProxyContext } from './proxy-context.ts';
 import { ProxyCredential, resolveThroughApi } from './proxy-credential.ts';
 import { responsesRoute } from './responses-v1.ts';
+import { keySpendRoute } from './spend-v1.ts';
 
 const RESOLVE_TTL_MS = 10_000;
 
@@ -49,4 +50,5 @@ export async function modelProxyRoutes(app: FastifyInstance, opts: { deps: Deps 
   await responsesRoute(app, ctx);
   await embeddingsRoute(app, ctx);
   await modelsListRoutes(app, ctx);
+  await keySpendRoute(app, ctx);
 }

@@ -243,6 +243,47 @@ describe('allow-lists', () => {
   });
 });
 
+describe('GET /v1/ai/key', () => {
+  it("tells a key its budget, this month's spend and allowed models, and its organization's", async () => {
+    const { org, owner, a, b } = await tenant();
+    await t.call('setModelBudgetForCli', { orgSlug: org.slug, keyId: a.keyId, monthlyUsd: 100 }, owner.token);
+    await t.call('setModelBudgetForCli', { orgSlug: org.slug, monthlyUsd: 500 }, owner.token);
+    await t.call(
+      'setModelAllowListForCli',
+      { orgSlug: org.slug, keyId: a.keyId, models: ['gpt-4o-*'] },
+      owner.token,
+    );
+    const res = await ask(clientOf(a.key));
+    const cost = res.usage!.total_tokens * 0.01;
+    const own = await t.v1('GET', '/ai/key', a.key);
+    expect(own.statusCode).toBe(200);
+    const body = own.json();
+    expect(body).toMatchObject({
+      keyId: a.keyId,
+      period: 'month',
+      key: { monthlyBudgetUsd: 100, allowedModels: ['gpt-4o-*'] },
+      organization: { monthlyBudgetUsd: 500 },
+    });
+    expect(body.key.spentUsd).toBeCloseTo(cost, 10);
+    expect(body.organization.spentUsd).toBeCloseTo(cost, 10);
+    // The other key of the organization: its own (no) limits, the organization's spend.
+    const other = (await t.v1('GET', '/ai/key', b.key)).json();
+    expect(other).toMatchObject({
+      keyId: b.keyId,
+      key: { monthlyBudgetUsd: null, spentUsd: 0, allowedModels: null },
+    });
+    expect(other.organization.spentUsd).toBeCloseTo(cost, 10);
+    expect((await t.v1('GET', '/ai/key')).statusCode).toBe(401);
+
+    const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json();
+    expect(doc.paths['/v1/ai/key'].get.operationId).toBe('ai.getKey');
+    const chat = doc.paths['/v1/ai/chat/completions'].post;
+    expect(chat.responses).toHaveProperty('402');
+    expect(chat.description).toContain('BUDGET_EXCEEDED');
+    expect(chat.description).toContain('MODEL_NOT_ALLOWED');
+  });
+});
+
 describe('management', () => {
   it("another organization's key or organization answers 404; members cannot set; bad input is 400", async () => {
     const mine = await tenant();
