@@ -70,6 +70,38 @@ export type CallCheck = {
   maxOutputTokens?: number;
 };
 
+/** Characters of text in chat messages (string contents and text parts; images and tool calls not counted). */
+export function textChars(messages: readonly { content?: unknown }[]): number {
+  let n = 0;
+  for (const m of messages) {
+    if (typeof m.content === 'string') n += m.content.length;
+    else if (Array.isArray(m.content))
+      for (const p of m.content) if (p && typeof p.text === 'string') n += p.text.length;
+  }
+  return n;
+}
+
+/** The check of a chat request (OpenAI's body: messages, max_tokens / max_completion_tokens). */
+export function chatCallCheck(
+  caller: { orgId: string; keyId: string },
+  model: string,
+  body: {
+    model: string;
+    messages: readonly { content?: unknown }[];
+    max_tokens?: number | null;
+    max_completion_tokens?: number | null;
+  },
+): CallCheck {
+  return {
+    orgId: caller.orgId,
+    keyId: caller.keyId,
+    model,
+    requested: body.model,
+    inputChars: textChars(body.messages),
+    maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+  };
+}
+
 /**
  * Throws MODEL_NOT_ALLOWED or BUDGET_EXCEEDED, or returns. A call is refused when the month's spend
  * (written plus still buffered on this node) has reached a budget, or — with max_tokens given — when the
