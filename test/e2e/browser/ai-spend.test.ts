@@ -82,7 +82,17 @@ describe('AI spend page in a browser', () => {
     // Budgets: the organization's and one key's, and the key's allowed models.
     await page.getByLabel('USD per month (empty: none)').fill('50');
     await page.getByRole('button', { name: 'Set budget' }).click();
-    await page.getByTestId('org-budget').getByText('$4.50 spent of $50.00').waitFor();
+    // This month's spend: the seeded days that fall in the current calendar month (UTC).
+    const month = dayBefore(0).slice(0, 7);
+    const monthSpend = [
+      [0, 1.75],
+      [1, 0.75],
+      [3, 2],
+    ].reduce((n, [d, usd]) => n + (dayBefore(d!).startsWith(month) ? usd! : 0), 0);
+    await page
+      .getByTestId('org-budget')
+      .getByText(`$${monthSpend.toFixed(2)} spent of $50.00`)
+      .waitFor();
     await page.getByLabel('Budget for').selectOption({ label: 'web shop' });
     await page.getByLabel('USD per month (empty: none)').fill('10');
     await page.getByRole('button', { name: 'Set budget' }).click();
