@@ -81,24 +81,18 @@ export function textChars(messages: readonly { content?: unknown }[]): number {
   return n;
 }
 
-/** The check of a chat request (OpenAI's body: messages, max_tokens / max_completion_tokens). */
-export function chatCallCheck(
-  caller: { orgId: string; keyId: string },
-  model: string,
-  body: {
-    model: string;
-    messages: readonly { content?: unknown }[];
-    max_tokens?: number | null;
-    max_completion_tokens?: number | null;
-  },
-): CallCheck {
+/** What a call may cost before it is made: its text, and max_tokens when given (for the budget estimate). */
+export type CallSize = { inputChars: number; maxOutputTokens?: number };
+
+/** The size of a text request as the proxy builds it (system text, messages, max output tokens). */
+export function sizeOf(r: {
+  system?: string;
+  messages?: readonly { content?: unknown }[];
+  maxOutputTokens?: number;
+}): CallSize {
   return {
-    orgId: caller.orgId,
-    keyId: caller.keyId,
-    model,
-    requested: body.model,
-    inputChars: textChars(body.messages),
-    maxOutputTokens: body.max_completion_tokens ?? body.max_tokens ?? undefined,
+    inputChars: (r.system?.length ?? 0) + textChars(r.messages ?? []),
+    maxOutputTokens: r.maxOutputTokens,
   };
 }
 

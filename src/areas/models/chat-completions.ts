@@ -9,8 +9,8 @@ import {
   assertProviderTakes,
   MODEL_HEADER,
   modelHeaderValue,
-  modelsOf,
   openEventStream,
+  planOf,
   recordUsage,
   type Target,
   withFallbacks,
@@ -90,7 +90,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
       record: (usage) => recordUsage(ctx, caller, t, usage),
     });
     if (!body.stream) {
-      const { target, value: res } = await withFallbacks(ctx, caller, modelsOf(body), (t) => {
+      const { target, value: res } = await withFallbacks(ctx, caller, planOf(body, request), (t) => {
         assertProviderTakes(t, conv);
         return deps.models.generateText({ ...request, resolved: t.resolved });
       });
@@ -125,7 +125,7 @@ export async function chatCompletionsRoute(app: FastifyInstance, ctx: ProxyConte
     }
     // Each model's first event is awaited before any byte is sent: a provider failure is still a clean
     // error reply, or a fallback to the next model.
-    const { target, value } = await withFallbacks(ctx, caller, modelsOf(body), async (t) => {
+    const { target, value } = await withFallbacks(ctx, caller, planOf(body, request), async (t) => {
       assertProviderTakes(t, conv);
       const { events } = deps.models.streamText({ ...request, resolved: t.resolved });
       return { events, first: await events.next() };

@@ -5,6 +5,7 @@ import type { Usage } from '../../core/ai/models.ts';
 import type { ResolvedModel } from '../../core/ai/providers.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { ApiKeyCaller } from '../../http/v1-kit.ts';
+import { type CallSize, sizeOf } from './budgets.ts';
 import type { Conversation } from './chat-messages.ts';
 import type { ProxyContext } from './proxy-context.ts';
 
@@ -21,9 +22,30 @@ export function modelsOf(body: { model: string; models?: string[] }): string[] {
   return [...new Set([body.model, ...(body.models ?? [])])];
 }
 
-/** Resolves one model for the caller (organization key first, platform key second; cached 10 s). */
-export async function resolveTarget(ctx: ProxyContext, caller: ApiKeyCaller, name: string): Promise<Target> {
-  return { name, resolved: await ctx.resolve(caller.orgId, name) };
+/** A request's models, in the order they are tried, and its size (for the budget check of each). */
+export type CallPlan = { names: string[]; size: CallSize };
+
+export function planOf(
+  body: { model: string; models?: string[] },
+  request: Parameters<typeof sizeOf>[0],
+): CallPlan {
+  return { names: modelsOf(body), size: sizeOf(request) };
+}
+
+/**
+ * Resolves one model for the caller (organization key first, platform key second; cached 10 s), then checks
+ * the key's allow-list and the budgets for a call of this size (403 MODEL_NOT_ALLOWED, 402 BUDGET_EXCEEDED).
+ */
+export async function resolveTarget(
+  ctx: ProxyContext,
+  caller: ApiKeyCaller,
+  name: string,
+  size: CallSize,
+): Promise<Target> {
+  const resolved = await ctx.resolve(caller.orgId, name);
+  const model = `${resolved.provider}/${resolved.model}`;
+  await ctx.guard({ orgId: caller.orgId, keyId: caller.keyId, model, requested: name, ...size });
+  return { name, resolved };
 }
 
 /** Whether the next model may do better: the provider failed, was unreachable, rate limited or has no key. */
@@ -41,12 +63,12 @@ function fallsBack(err: unknown): boolean {
 export async function withFallbacks<T>(
   ctx: ProxyContext,
   caller: ApiKeyCaller,
-  names: string[],
+  { names, size }: CallPlan,
   call: (t: Target) => Promise<T>,
 ): Promise<{ target: Target; value: T }> {
   for (const [i, name] of names.entries()) {
     try {
-      const target = await resolveTarget(ctx, caller, name);
+      const target = await resolveTarget(ctx, caller, name, size);
       return { target, value: await call(target) };
     } catch (err) {
       if (i === names.length - 1 || !fallsBack(err)) throw err;
@@ -66,10 +88,11 @@ export function assertProviderTakes(t: Target, conv: Conversation): void {
     throw modelErrors.modelCapabilityUnsupported(p, 'audio input (input_audio parts)');
 }
 
-/** Adds a call's tokens to the organization's usage (buffered, written off the response path). */
+/** Adds a call's tokens and cost to the key's usage (buffered, written off the response path). */
 export function recordUsage(ctx: ProxyContext, caller: ApiKeyCaller, t: Target, usage: Usage): void {
   ctx.usage.add({
     orgId: caller.orgId,
+    keyId: caller.keyId,
     environment: caller.environment,
     model: `${t.resolved.provider}/${t.resolved.model}`,
     usage,

@@ -9,8 +9,8 @@ import {
   assertProviderTakes,
   MODEL_HEADER,
   modelHeaderValue,
-  modelsOf,
   openEventStream,
+  planOf,
   recordUsage,
   withFallbacks,
 } from './proxy-call.ts';
@@ -146,7 +146,7 @@ export async function responsesRoute(app: FastifyInstance, ctx: ProxyContext): P
       const request = toTextRequest(chat, conv);
       const createdAt = Math.floor(deps.clock.now().getTime() / 1000);
       if (!body.stream) {
-        const { target, value: res } = await withFallbacks(ctx, caller, modelsOf(body), (t) => {
+        const { target, value: res } = await withFallbacks(ctx, caller, planOf(body, request), (t) => {
           assertProviderTakes(t, conv);
           return deps.models.generateText({ ...request, resolved: t.resolved });
         });
@@ -173,7 +173,7 @@ export async function responsesRoute(app: FastifyInstance, ctx: ProxyContext): P
         const r = { id: id('resp'), createdAt, body, model: target.name };
         return responseObject(r, output, res.usage, res.finishReason);
       }
-      const { target, value } = await withFallbacks(ctx, caller, modelsOf(body), async (t) => {
+      const { target, value } = await withFallbacks(ctx, caller, planOf(body, request), async (t) => {
         assertProviderTakes(t, conv);
         const { events } = deps.models.streamText({ ...request, resolved: t.resolved });
         return { events, first: await events.next() };

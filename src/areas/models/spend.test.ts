@@ -243,6 +243,43 @@ describe('allow-lists', () => {
   });
 });
 
+describe('the Responses API and fallbacks', () => {
+  it('responses are recorded per key and refused by a budget; a fallback list is checked model by model', async () => {
+    const { org, owner, a } = await tenant();
+    const ca = clientOf(a.key);
+    const res = await ca.responses.create({ model: 'gpt-4o-mini', input: 'hi' });
+    await expect
+      .poll(
+        async () => (await usageOf(org.slug, owner.token)).rows.find((r) => r.keyId === a.keyId)?.requests,
+      )
+      .toBe(1);
+    const row = (await usageOf(org.slug, owner.token)).rows.find((r) => r.keyId === a.keyId)!;
+    expect(row.costUsd).toBeCloseTo(res.usage!.total_tokens * 0.01, 10);
+
+    // A model outside the allow-list is refused even with an allowed fallback after it: no silent switch.
+    await t.call(
+      'setModelAllowListForCli',
+      { orgSlug: org.slug, keyId: a.keyId, models: ['pier/*'] },
+      owner.token,
+    );
+    const calls = openai.requests.length + pier.requests.length;
+    const listed = ca.chat.completions.create({
+      model: 'gpt-4o-mini',
+      messages: [{ role: 'user', content: 'hi' }],
+      // @ts-expect-error OpenRouter's extension of the request
+      models: ['pier/llama3.2'],
+    });
+    expect(await refusal(listed)).toMatchObject({ status: 403, code: 'MODEL_NOT_ALLOWED' });
+    expect(openai.requests.length + pier.requests.length).toBe(calls);
+
+    await t.call('setModelBudgetForCli', { orgSlug: org.slug, keyId: a.keyId, monthlyUsd: 0 }, owner.token);
+    expect(await refusal(ca.responses.create({ model: 'pier/llama3.2', input: 'hi' }))).toMatchObject({
+      status: 402,
+      code: 'BUDGET_EXCEEDED',
+    });
+  });
+});
+
 describe('GET /v1/ai/key', () => {
   it("tells a key its budget, this month's spend and allowed models, and its organization's", async () => {
     const { org, owner, a, b } = await tenant();
