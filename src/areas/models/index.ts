@@ -34,7 +34,9 @@ export const modelsArea = defineArea({
   v1Plugins: [{ prefix: '/ai', plugin: modelProxyRoutes, role: 'proxy' }],
   jobs: [reembedJob],
   migrations: [{ area: 'models', schema: ['src/areas/models/tables.ts'] }],
-  notTools: ['resolveModel'],
+  // The spend limits are set from the dashboard and the CLI; as tools they would pass the tools/list budget
+  // (docs/mcp.md). getModelUsageForCli, a tool, already shows an agent the spend.
+  notTools: ['resolveModel', 'getModelLimitsForCli', 'setModelBudgetForCli', 'setModelAllowListForCli'],
 });
 
 // Re-embedding walks every area's vectors: areas that store some (memory) list a VectorStore in
