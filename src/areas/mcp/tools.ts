@@ -231,14 +231,23 @@ export function checkToolNames(areas: readonly AreaManifest[], reserved: readonl
  * are not tools (docs/mcp.md "Tools"). Listed only where the proxy is mounted (role `proxy`).
  */
 export function proxyTools(): V1Tool[] {
-  const body = chatBody.omit({
-    stream: true,
-    stream_options: true,
-    tools: true,
-    tool_choice: true,
-    parallel_tool_calls: true,
-    n: true,
-  });
+  const body = chatBody
+    .omit({
+      stream: true,
+      stream_options: true,
+      tools: true,
+      tool_choice: true,
+      parallel_tool_calls: true,
+      n: true,
+    })
+    .extend({
+      // Text only: an agent's MCP client sends words, and the full message union (images, audio, tool turns)
+      // would cost the tool list ~3 KB that every session pays.
+      messages: z
+        .array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() }))
+        .min(1)
+        .max(1000),
+    });
   return [
     v1Tool(
       { prefix: '/ai' },
