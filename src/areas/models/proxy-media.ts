@@ -53,7 +53,7 @@ export async function loadImage(url: string, where: string, allow: OutboundAllow
   } catch (err) {
     if (err instanceof ApiError && err.code === 'RESPONSE_TOO_LARGE') throw tooLarge(where);
     if (err instanceof ApiError && err.code === 'URL_NOT_ALLOWED')
-      throw new ApiError(err.code, err.status, `${where}: ${err.message}`);
+      throw new ApiError('URL_NOT_ALLOWED', err.status, `${where}: ${err.message}`);
     // An image that cannot be fetched is the request's problem (as OpenAI answers it), not a gateway error.
     if (err instanceof ApiError) throw errors.validation(`${where}: ${err.message}`);
     throw err;
