@@ -83,7 +83,8 @@ const envSchema = z.object({
   APP_HEALTH_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   APP_CONNECTION_HANDOFF: z.enum(['on', 'off', 'auto']).default('auto'),
   APP_SANDBOX: z.enum(['on', 'off']).default('on'),
-  BUILD_TIMEOUT_SEC: z.coerce.number().int().min(1).max(86_400).default(600),
+  BUILD_TIMEOUT_SEC: z.coerce.number().int().min(1).max(86_400).optional(),
+  BUILD_MEMORY_MB: z.coerce.number().int().min(64).max(1_048_576).optional(),
   S3_ENDPOINT: optionalString,
   S3_REGION: z.string().default('us-east-1'),
   S3_BUCKET: optionalString,
@@ -269,8 +270,13 @@ export type Config = {
    * without bwrap or user namespaces: apps then see Pier's files, and a warning is logged at every start.
    */
   appSandbox: boolean;
-  /** How long building a source-only release (npm ci, npm run build, prune) may take. */
-  buildTimeoutMs: number;
+  /**
+   * The operator's ceiling on a build's time (BUILD_TIMEOUT_SEC); the plan's own allowance applies under it
+   * (orgs/plans.ts `build`). Unset: the plan's.
+   */
+  buildTimeoutMs?: number;
+  /** BUILD_MEMORY_MB: every build's memory limit instead of the plan's (an operator's override). */
+  buildMemoryMb?: number;
   s3?: {
     endpoint?: string;
     region: string;
@@ -405,7 +411,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ? !publicUrl.startsWith('https:')
         : e.APP_CONNECTION_HANDOFF === 'on',
     appSandbox: e.APP_SANDBOX === 'on',
-    buildTimeoutMs: e.BUILD_TIMEOUT_SEC * 1000,
+    buildTimeoutMs: e.BUILD_TIMEOUT_SEC === undefined ? undefined : e.BUILD_TIMEOUT_SEC * 1000,
+    buildMemoryMb: e.BUILD_MEMORY_MB,
     s3: e.S3_BUCKET
       ? {
           endpoint: e.S3_ENDPOINT,

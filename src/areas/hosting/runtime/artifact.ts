@@ -3,9 +3,7 @@ import path from 'node:path';
 import { type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import * as tar from 'tar';
-import { z } from 'zod';
 import { hostingErrors } from '../errors.ts';
-import type { AppManifest } from './tables.ts';
 
 // Deploy artifacts: a gzipped tarball of the app folder. Everything here runs before anything live is
 // touched, and every problem is a 4xx with a sentence a person can act on.
@@ -111,59 +109,5 @@ export async function extractArtifact(file: string, dir: string): Promise<void> 
   await tar.x({ file, cwd: dir, strict: true, preservePaths: false, noChmod: false, preserveOwner: false });
 }
 
-const pierJsonSchema = z.object({
-  type: z.enum(['static', 'node']).optional(),
-  start: z.string().min(1).max(2000).optional(),
-  healthPath: z
-    .string()
-    .regex(/^\/[^\s]*$/, 'must start with /')
-    .max(500)
-    .optional(),
-  spa: z.boolean().optional(),
-});
-
-function readJson(file: string, what: string): unknown {
-  try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
-  } catch (err) {
-    throw hostingErrors.artifactInvalid(`${what} is not valid JSON (${(err as Error).message}).`);
-  }
-}
-
-/** Works out what kind of app an extracted folder holds, from pier.json, package.json and index.html. */
-export function detectApp(dir: string): AppManifest {
-  const at = (f: string) => path.join(dir, f);
-  let cfg: z.infer<typeof pierJsonSchema> = {};
-  if (fs.existsSync(at('pier.json'))) {
-    const parsed = pierJsonSchema.safeParse(readJson(at('pier.json'), 'pier.json'));
-    if (!parsed.success) {
-      const i = parsed.error.issues[0]!;
-      throw hostingErrors.artifactInvalid(`pier.json: ${i.path.join('.') || 'root'} ${i.message}.`);
-    }
-    cfg = parsed.data;
-  }
-  let startScript: string | undefined;
-  if (fs.existsSync(at('package.json'))) {
-    const pkg = readJson(at('package.json'), 'package.json') as { scripts?: Record<string, unknown> };
-    const s = pkg?.scripts?.start;
-    if (typeof s === 'string' && s.trim()) startScript = s;
-  }
-  const hasIndex = fs.existsSync(at('index.html'));
-  const type = cfg.type ?? (cfg.start || startScript ? 'node' : hasIndex ? 'static' : undefined);
-  if (type === 'node') {
-    const start = cfg.start ?? startScript;
-    if (!start)
-      throw hostingErrors.artifactInvalid(
-        'A Node app needs a package.json with a "start" script (or "start" in pier.json).',
-      );
-    return { type, start, healthPath: cfg.healthPath ?? '/', spa: false };
-  }
-  if (type === 'static') {
-    if (!hasIndex)
-      throw hostingErrors.artifactInvalid('A static site needs an index.html at the root of the folder.');
-    return { type, healthPath: '/', spa: cfg.spa ?? false };
-  }
-  throw hostingErrors.artifactInvalid(
-    'No recognisable app: add an index.html (static site) or a package.json with a "start" script (Node app).',
-  );
-}
+// Detection lives in detect.ts; re-exported for the callers that unpack and detect in one go.
+export { detectApp } from './detect.ts';

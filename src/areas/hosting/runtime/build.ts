@@ -2,70 +2,81 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
+import {
+  cacheDir,
+  cacheSaveScript,
+  finishBuildCache,
+  lockfileKey,
+  restoreBuildCache,
+} from './build-cache.ts';
+import { buildFailureReason } from './build-errors.ts';
 import type { CgroupMode } from './cgroups.ts';
+import { NPM_PRUNE } from './detect.ts';
 import { hostUid, isRoot, type SandboxLimits } from './sandbox.ts';
 import { sandboxProcesses, spawnSandboxed } from './sandboxed-spawn.ts';
+import type { AppManifest } from './tables.ts';
 
-// Builds from source: a release with package.json and package-lock.json but no node_modules gets `npm ci`
-// (dev dependencies included), `npm run build` when the script exists, then `npm prune --omit=dev` — in the
-// same sandbox as the app (its release writable this time), with the project's own download cache, the plan's
-// limits and a time limit. Artifacts that bring node_modules deploy as they are.
+// Builds from source: the detected install (`npm ci`, dev dependencies included — or node_modules copied from
+// the build cache when the lockfile is unchanged), the build command, then `npm prune --omit=dev` unless the
+// start command needs a dev dependency — in the same sandbox as the app (its release writable this time), with
+// the project's own download cache, the build's own limits (not the app's) and a time limit. Artifacts that
+// bring node_modules deploy as they are.
 
-export type BuildPlan =
-  | { kind: 'none' }
-  | { kind: 'npm'; hasBuild: boolean }
-  | { kind: 'unsupported'; reason: string };
+/** Settings with these prefixes reach the build (the frameworks inline them into the pages); no others. */
+export const BUILD_ENV_PREFIXES = ['VITE_', 'PUBLIC_', 'NEXT_PUBLIC_', 'NUXT_PUBLIC_'] as const;
 
-export function buildPlan(dir: string): BuildPlan {
-  const at = (f: string) => path.join(dir, f);
-  if (!fs.existsSync(at('package.json')) || fs.existsSync(at('node_modules'))) return { kind: 'none' };
-  let pkg: { scripts?: Record<string, unknown> };
-  try {
-    pkg = JSON.parse(fs.readFileSync(at('package.json'), 'utf8'));
-  } catch {
-    return { kind: 'none' }; // detectApp already said what is wrong with it
-  }
-  const hasBuild = typeof pkg?.scripts?.build === 'string';
-  if (fs.existsSync(at('package-lock.json')) || fs.existsSync(at('npm-shrinkwrap.json')))
-    return { kind: 'npm', hasBuild };
-  for (const [file, tool] of [
-    ['pnpm-lock.yaml', 'pnpm'],
-    ['yarn.lock', 'Yarn'],
-    ['bun.lockb', 'Bun'],
-    ['bun.lock', 'Bun'],
-  ])
-    if (fs.existsSync(at(file)))
-      return {
-        kind: 'unsupported',
-        reason: `${file}: building with ${tool} is not supported yet; include a package-lock.json (npm install --package-lock-only) or bring node_modules.`,
-      };
-  return { kind: 'none' };
+export function buildTimeEnv(secrets: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(secrets).filter(([k]) => BUILD_ENV_PREFIXES.some((p) => k.startsWith(p))),
+  );
 }
 
-export function buildScript(hasBuild: boolean): string {
-  // --prefer-offline: what the project's cache holds is used without asking the registry again.
-  const steps = ['npm ci --include=dev --prefer-offline --no-audit --no-fund --loglevel=warn'];
-  if (hasBuild) steps.push('npm run build');
-  steps.push('npm prune --omit=dev --no-audit --no-fund --loglevel=warn');
-  // Each step announced, so the log shows how far the build got.
-  return steps.map((s) => `echo "> ${s}" && ${s}`).join(' && ');
+export type BuildSteps = { install: string | null; build: string | null; prune: string | null };
+
+export function buildSteps(m: AppManifest, cacheHit: boolean): BuildSteps {
+  return {
+    install: cacheHit ? null : (m.commands?.install ?? null),
+    build: m.commands?.build ?? null,
+    prune: m.keepDevDeps ? null : NPM_PRUNE,
+  };
 }
 
-export type BuildResult = { ok: true; ms: number } | { ok: false; reason: string };
+/** saveCache: the shell step that fills the build cache, run after the build and before the prune. */
+export function buildScript(s: BuildSteps, saveCache = ''): string {
+  const steps: string[] = [];
+  // The CLI follows the build by these "> npm …" lines (src/cli/deploy/build-steps.ts).
+  if (!s.install)
+    steps.push('echo "> npm ci skipped: node_modules copied from the build cache (same lockfile)"');
+  else steps.push(`echo "> ${s.install}" && ${s.install}`);
+  if (s.build) steps.push(`echo "> ${s.build}" && ${s.build}`);
+  if (saveCache) steps.push(saveCache);
+  if (s.prune) steps.push(`echo "> ${s.prune}" && ${s.prune}`);
+  return steps.join(' && ');
+}
 
-/** Runs the build of one release; the last lines of output are the reason when it fails. */
+export type BuildResult =
+  | { ok: true; ms: number; cacheHit: boolean }
+  | { ok: false; reason: string; cacheHit: boolean };
+
+/** The node_modules and framework caches are kept up to this size per project. */
+export const BUILD_CACHE_MAX_BYTES = 1536 * 1024 * 1024;
+
+/** Runs the build of one release; the failure reason names the error line, an out-of-memory kill or a timeout. */
 export async function runBuild(o: {
   projectId: string;
   releaseDir: string;
-  /** The project's folder (DATA_DIR/apps/<id>): its npm cache and the build's scratch home live there. */
+  /** The project's folder (DATA_DIR/apps/<id>): its npm cache, build cache and the build's scratch home. */
   projectDir: string;
-  hasBuild: boolean;
+  manifest: AppManifest;
+  /** Build-time settings (buildTimeEnv of the project's secrets). */
+  env: Record<string, string>;
   limits: SandboxLimits;
   /** Null when the sandbox is off (APP_SANDBOX=off): the build then runs as a plain child like the apps. */
   cgroups: CgroupMode | null;
   /** OUTBOUND_ALLOW's CIDRs (a registry mirror on the LAN, decision 082). */
   outboundAllow?: string[];
   timeoutMs: number;
+  cacheMaxBytes?: number;
   onLine: (stream: 'stdout' | 'stderr' | 'system', line: string) => void;
 }): Promise<BuildResult> {
   const t0 = Date.now();
@@ -73,10 +84,29 @@ export async function runBuild(o: {
   const home = path.join(o.projectDir, 'build-home');
   fs.mkdirSync(cache, { recursive: true, mode: 0o700 });
   if (isRoot()) fs.chownSync(cache, hostUid(o.projectId), hostUid(o.projectId));
-  const script = buildScript(o.hasBuild);
-  const env = { NODE_ENV: 'production', CI: 'true', npm_config_update_notifier: 'false' };
+  const key = o.manifest.commands?.install ? lockfileKey(o.releaseDir, o.manifest.commands.install) : null;
+  const cacheHit = restoreBuildCache(o.projectDir, o.releaseDir, key);
+  if (cacheHit) o.onLine('system', `build cache: node_modules copied for lockfile ${key!.slice(0, 12)}`);
+  const steps = buildSteps(o.manifest, cacheHit);
+  const buildCache = cacheDir(o.projectDir);
+  fs.mkdirSync(buildCache, { recursive: true, mode: 0o700 });
+  if (isRoot()) fs.chownSync(buildCache, hostUid(o.projectId), hostUid(o.projectId));
+  const script = buildScript(
+    steps,
+    key ? cacheSaveScript(o.cgroups ? '/build-cache' : buildCache, !cacheHit) : '',
+  );
+  const env = {
+    ...o.env,
+    NODE_ENV: 'production',
+    CI: 'true',
+    npm_config_update_notifier: 'false',
+    NEXT_TELEMETRY_DISABLED: '1',
+    ASTRO_TELEMETRY_DISABLED: '1',
+  };
   let kill: () => void;
   let child: ReturnType<typeof spawn>;
+  let oomKills = () => 0;
+  let removeGroup = () => {};
   if (o.cgroups) {
     const sb = spawnSandboxed({
       releaseDir: o.releaseDir,
@@ -87,9 +117,13 @@ export async function runBuild(o: {
       sandbox: { projectId: o.projectId, dataDir: home, limits: o.limits, outboundAllow: o.outboundAllow },
       cgroups: o.cgroups,
       releaseWritable: true,
-      binds: [[cache, '/cache']],
+      binds: [
+        [cache, '/cache'],
+        [buildCache, '/build-cache'],
+      ],
     });
     child = sb.child;
+    oomKills = () => sb.cgroup?.oomKills() ?? 0;
     kill = () =>
       void sb.initPid.then((p) => {
         for (const pid of p ? [p, ...sandboxProcesses(p)] : [])
@@ -100,35 +134,47 @@ export async function runBuild(o: {
           if (child.pid) process.kill(-child.pid, 'SIGKILL');
         } catch {}
       });
-    void new Promise((r) => child.once('exit', r)).then(() => sb.cgroup?.remove());
+    // The group is removed once its kill count has been read (below).
+    removeGroup = () => void sb.cgroup?.remove();
   } else {
+    fs.mkdirSync(home, { recursive: true });
     child = spawn('/bin/sh', ['-c', script], {
       cwd: o.releaseDir,
       env: {
-        PATH: `${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
+        PATH: `${path.join(o.releaseDir, 'node_modules/.bin')}:${path.dirname(process.execPath)}:/usr/local/bin:/usr/bin:/bin`,
         HOME: home,
         ...env,
+        NODE_OPTIONS: `--max-old-space-size=${Math.max(256, Math.floor(o.limits.memoryMb * 0.75))}`,
         npm_config_cache: cache,
       },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    fs.mkdirSync(home, { recursive: true });
     kill = () => {
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {}
     };
   }
-  const tail: string[] = [];
+  // The failing step's own lines (from its "> command" line on), for the error line and the reason.
+  const known = new Map(
+    Object.values(steps)
+      .filter((s): s is string => !!s)
+      .map((s) => [`> ${s}`, s]),
+  );
+  let step: string | null = null;
+  let lines: string[] = [];
   for (const [stream, s] of [
     ['stdout', child.stdout],
     ['stderr', child.stderr],
   ] as const)
     if (s)
       readline.createInterface({ input: s, crlfDelay: Infinity }).on('line', (l) => {
-        tail.push(l);
-        if (tail.length > 12) tail.shift();
+        const started = known.get(l);
+        if (started) {
+          step = started;
+          lines = [];
+        } else if (lines.length < 5000) lines.push(l);
         o.onLine(stream, l);
       });
   let timedOut = false;
@@ -136,20 +182,29 @@ export async function runBuild(o: {
     timedOut = true;
     kill();
   }, o.timeoutMs);
-  const code = await new Promise<number | null>((resolve) => {
-    child.once('exit', (c) => resolve(c));
-    child.once('error', () => resolve(-1));
+  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => {
+    child.once('exit', (c, sig) => resolve([c, sig]));
+    child.once('error', () => resolve([-1, null]));
   });
   clearTimeout(timer);
+  const ooms = oomKills();
+  removeGroup();
   fs.rmSync(home, { recursive: true, force: true });
-  if (timedOut)
-    return { ok: false, reason: `The build did not finish within ${Math.round(o.timeoutMs / 1000)} s.` };
-  if (code !== 0) {
-    const last = tail
-      .filter((l) => l.trim())
-      .slice(-6)
-      .join('\n');
-    return { ok: false, reason: `The build failed (exit code ${code}):\n${last}` };
+  if (timedOut || code !== 0) {
+    const reason = buildFailureReason({
+      code,
+      signal,
+      oomKills: ooms,
+      memoryMb: o.limits.memoryMb,
+      timedOut,
+      timeoutMs: o.timeoutMs,
+      step,
+      lines,
+    });
+    return { ok: false, reason, cacheHit };
   }
-  return { ok: true, ms: Date.now() - t0 };
+  const kept = finishBuildCache(o.projectDir, key, o.cacheMaxBytes ?? BUILD_CACHE_MAX_BYTES);
+  if (key && !kept.saved && kept.bytes > 0)
+    o.onLine('system', `build cache: not kept (${Math.round(kept.bytes / 1048576)} MB is over its bound)`);
+  return { ok: true, ms: Date.now() - t0, cacheHit };
 }

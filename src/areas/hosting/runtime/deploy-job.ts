@@ -10,8 +10,8 @@ export const deployJob = defineJob({
   name: 'hosting.deploy',
   schema: z.object({ deploymentId: z.string() }),
   retry: { limit: 3, delaySec: 5 },
-  // A source-only release is built inside the job (BUILD_TIMEOUT_SEC, default 600 s) before it starts.
-  expireInSeconds: 900,
+  // A source-only release is built inside the job (the plan's build time, at most 1800 s) before it starts.
+  expireInSeconds: 2400,
   concurrency: 2,
   handle: async ({ deploymentId }, { deps }: { deps: Deps }) => {
     const rt = hostingRuntime(deps);

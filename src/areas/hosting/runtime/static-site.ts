@@ -45,6 +45,27 @@ function cacheControl(file: string): string {
   return 'public, max-age=3600';
 }
 
+/** Never served, wherever they are: an app's manifests, lockfiles, dependencies and sources. */
+const PRIVATE_NAMES = new Set([
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'pnpm-lock.yaml',
+  'yarn.lock',
+  'bun.lock',
+  'bun.lockb',
+  'pier.json',
+  'node_modules',
+]);
+
+/** Dotfiles (but /.well-known/), the names above, and TSX/JSX sources are not public (`.ts` may be video). */
+export function isPrivatePath(rel: string): boolean {
+  const parts = rel.split('/').filter(Boolean);
+  if (parts.some((p, i) => (p.startsWith('.') && !(i === 0 && p === '.well-known')) || PRIVATE_NAMES.has(p)))
+    return true;
+  return /\.(tsx|jsx|mts|cts)$/i.test(rel);
+}
+
 function resolveFile(root: string, urlPath: string): string | null {
   let rel: string;
   try {
@@ -52,7 +73,7 @@ function resolveFile(root: string, urlPath: string): string | null {
   } catch {
     return null;
   }
-  if (rel.includes('\0')) return null;
+  if (rel.includes('\0') || isPrivatePath(rel.replace(/\\/g, '/'))) return null;
   const full = path.join(root, path.normalize(rel));
   if (full !== root && !full.startsWith(root + path.sep)) return null;
   try {

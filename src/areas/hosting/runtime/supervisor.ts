@@ -6,7 +6,7 @@ import type { Deps } from '../../../deps.ts';
 import { orgs, PLANS, projectSecretEnv, projects } from '../../orgs/index.ts';
 import { type AppDbServers, projectDir, projectRunDir } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
-import { buildPlan, runBuild } from './build.ts';
+import { buildRelease } from './build-release.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type DiskQuotaMode, folderBytes, mountDataImage, unmountDataImage } from './disk-quota.ts';
 import { firstErrorLine } from './error-line.ts';
@@ -14,7 +14,7 @@ import { type AppSpec, type Instance, type NodeInstance, retireInstance, watchHa
 import { spawnApp, waitHealthy } from './local-driver.ts';
 import { allowedCidrs } from './netns-routes.ts';
 import { retryableSandboxFailure } from './sandbox.ts';
-import { deployments } from './tables.ts';
+import { type AppManifest, deployments } from './tables.ts';
 
 // Per-node state of the running apps, rebuilt from the database on start. A new version (a deploy, a secrets
 // change, a crash restart) is started beside the current one, health-checked, then swapped in; the old one
@@ -165,59 +165,48 @@ export class Supervisor {
   }
 
   /**
-   * Builds a source-only release in place (build.ts); a no-op when it brings node_modules or needs no build.
-   * Throws the reason (with npm's last lines) when the build fails; the live version is not touched.
+   * Builds a source-only release in place (build-release.ts); returns its manifest completed (static root,
+   * build time, build-time keys). Throws the reason when the build fails; the live version is not touched.
    */
-  async build(spec: Pick<AppSpec, 'projectId' | 'deploymentId' | 'dir'>, timeoutMs: number): Promise<void> {
-    const plan = buildPlan(spec.dir);
-    if (plan.kind === 'none') return;
-    if (plan.kind === 'unsupported') throw new Error(plan.reason);
-    const seen: string[] = [];
-    const log = (stream: 'stdout' | 'stderr' | 'system', line: string) => {
-      if (seen.length < 2000) seen.push(line);
-      this.#logs.write(spec.projectId, spec.deploymentId, stream, line, 'build');
-    };
-    log(
-      'system',
-      `building deployment ${spec.deploymentId} from source (npm ci${plan.hasBuild ? ', npm run build' : ''})`,
-    );
-    const r = await runBuild({
+  async build(spec: Pick<AppSpec, 'projectId' | 'deploymentId' | 'dir' | 'manifest'>): Promise<AppManifest> {
+    const plan = await this.#plan(spec.projectId);
+    return buildRelease({
       projectId: spec.projectId,
-      releaseDir: spec.dir,
+      dir: spec.dir,
       projectDir: projectDir(this.#deps, spec.projectId),
-      hasBuild: plan.hasBuild,
-      limits: await this.#limits(spec.projectId),
+      manifest: spec.manifest,
+      secrets: await projectSecretEnv(this.#deps, spec.projectId),
+      app: plan.app,
+      build: plan.build,
+      memoryOverrideMb: this.#deps.config.buildMemoryMb,
+      timeoutCeilingMs: this.#deps.config.buildTimeoutMs,
       cgroups: this.#sandbox,
       outboundAllow: allowedCidrs(this.#deps.config.outboundAllow),
-      timeoutMs,
-      onLine: log,
+      log: (stream, line) => this.#logs.write(spec.projectId, spec.deploymentId, stream, line, 'build'),
     });
-    if (!r.ok) {
-      // A half-installed node_modules would make a retry skip the build.
-      fs.rmSync(path.join(spec.dir, 'node_modules'), { recursive: true, force: true });
-      // The stored reason names the error (the first `Error:` or compiler message), not a stack's tail.
-      const first = firstErrorLine(seen);
-      const head = r.reason.split('\n')[0]!;
-      const reason = first && !head.includes(first) ? `${head.replace(/:$/, '')}: ${first}` : r.reason;
-      log('system', reason.split('\n')[0]!);
-      throw new Error(reason);
-    }
-    log('system', `build finished in ${(r.ms / 1000).toFixed(1)} s`);
   }
 
   /** The limits of the plan of the project's organization. */
   async #limits(projectId: string) {
+    return (await this.#plan(projectId)).app;
+  }
+
+  async #plan(projectId: string) {
     const [row] = await this.#deps.db.orm
       .select({ plan: orgs.plan })
       .from(projects)
       .innerJoin(orgs, eq(orgs.id, projects.orgId))
       .where(eq(projects.id, projectId));
-    return PLANS[row?.plan ?? 'free'].app;
+    return PLANS[row?.plan ?? 'free'];
   }
-
   async #start(spec: AppSpec, retried = false): Promise<Instance> {
     if (spec.manifest.type === 'static')
-      return { kind: 'static', deploymentId: spec.deploymentId, root: spec.dir, spa: spec.manifest.spa };
+      return {
+        kind: 'static',
+        deploymentId: spec.deploymentId,
+        root: path.join(spec.dir, spec.manifest.root ?? ''),
+        spa: spec.manifest.spa,
+      };
     const log = (stream: 'stdout' | 'stderr' | 'system', line: string) =>
       this.#logs.write(spec.projectId, spec.deploymentId, stream, line);
     // The first lines on stderr, to tell bwrap's own set-up failure from the app's (decision 082).

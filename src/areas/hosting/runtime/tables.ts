@@ -27,14 +27,36 @@ export type DeploymentStatus =
   | 'failed'
   | 'superseded';
 export type AppKind = 'static' | 'node';
+/** What detect.ts recognised (docs/hosting.md "Detection"); shown by `pier deployments`. */
+export type DetectedKind =
+  | 'vite'
+  | 'sveltekit'
+  | 'astro'
+  | 'next'
+  | 'nuxt'
+  | 'remix'
+  | 'node-start'
+  | 'static'
+  | 'prebuilt';
 export type AppManifest = {
   type: AppKind;
   start?: string;
   healthPath: string;
   spa: boolean;
-  /** Written by the build (issue 34, the builds half): the detected kind of app and the build's duration. */
-  kind?: string;
+  kind?: DetectedKind;
+  /** A static site's served folder, relative to the release ('' or absent: the release itself). */
+  root?: string;
+  /** Where a static build's output is looked for, in order; resolved into `root` after the build. */
+  outputDirs?: string[];
+  /** The commands the build and the app run (install and build only when built from source). */
+  commands?: { install?: string; build?: string; start?: string };
+  /** The start command needs a dev dependency (e.g. `vite preview`): the build does not prune them. */
+  keepDevDeps?: boolean;
+  /** Filled after the build: how long it took and which settings it saw (names only). */
   buildMs?: number;
+  buildEnvKeys?: string[];
+  /** The build reused node_modules from the build cache (same lockfile). */
+  buildCacheHit?: boolean;
 };
 /** How a deployment came to be: an upload, a rebuild of an earlier one's artifact, or a rollback to its build. */
 export type DeploymentOrigin = 'deploy' | 'redeploy' | 'rollback';

@@ -1,0 +1,95 @@
+import { spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { folderBytes } from './disk-quota.ts';
+
+// The build cache of one project (DATA_DIR/apps/<id>/build-cache): the node_modules its last build installed,
+// keyed by a hash of the lockfile, the install command and Node's major version, plus the framework's own
+// cache folders. A build whose key matches copies node_modules in instead of installing (seconds instead of
+// `npm ci`); only one key is kept, and nothing is kept past the size bound.
+
+/** The frameworks' own caches, restored before and saved after each build (when present). */
+export const FRAMEWORK_CACHES = ['.svelte-kit', '.next/cache', '.astro', '.nuxt', 'node_modules/.astro'];
+
+export function cacheDir(projectDir: string): string {
+  return path.join(projectDir, 'build-cache');
+}
+
+export function lockfileKey(releaseDir: string, install: string): string | null {
+  const lock = ['package-lock.json', 'npm-shrinkwrap.json']
+    .map((f) => path.join(releaseDir, f))
+    .find((f) => fs.existsSync(f));
+  if (!lock) return null;
+  return crypto
+    .createHash('sha256')
+    .update(fs.readFileSync(lock))
+    .update(`\0${install}\0${process.versions.node.split('.')[0]}`)
+    .digest('hex')
+    .slice(0, 32);
+}
+
+/** `cp -a`: keeps modes, times, links and owners (the build's uid), and is far quicker than fs.cpSync. */
+function copyTree(from: string, to: string): boolean {
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  return spawnSync('cp', ['-a', from, to], { stdio: 'ignore' }).status === 0;
+}
+
+/** Copies the cached node_modules (when the key matches) and framework caches into a fresh release. */
+export function restoreBuildCache(projectDir: string, releaseDir: string, key: string | null): boolean {
+  const dir = cacheDir(projectDir);
+  let hit = false;
+  const modules = key ? path.join(dir, 'modules', key) : null;
+  if (modules && fs.existsSync(modules) && !fs.existsSync(path.join(releaseDir, 'node_modules'))) {
+    hit = copyTree(modules, path.join(releaseDir, 'node_modules'));
+    if (!hit) fs.rmSync(path.join(releaseDir, 'node_modules'), { recursive: true, force: true });
+  }
+  for (const f of FRAMEWORK_CACHES) {
+    const from = path.join(dir, 'framework', f);
+    const to = path.join(releaseDir, f);
+    if (fs.existsSync(from) && !fs.existsSync(to) && fs.existsSync(path.dirname(to))) copyTree(from, to);
+  }
+  return hit;
+}
+
+/**
+ * The shell step that copies this build's node_modules (on a miss) and framework caches into the cache's
+ * `incoming` folder, before the prune removes the dev dependencies; silent, and never fails the build.
+ */
+export function cacheSaveScript(mount: string, saveModules: boolean): string {
+  const inc = `${mount}/incoming`;
+  const fw = FRAMEWORK_CACHES.filter((f) => !f.startsWith('node_modules/') || !saveModules)
+    .map((f) => `[ -d '${f}' ] && mkdir -p "$(dirname '${inc}/fw/${f}')" && cp -a '${f}' '${inc}/fw/${f}'`)
+    .join('; ');
+  const modules = saveModules ? `cp -a node_modules '${inc}/node_modules'; ` : '';
+  return `{ rm -rf '${inc}' && mkdir -p '${inc}/fw' && { ${modules}${fw}; true; }; } >/dev/null 2>&1; true`;
+}
+
+/**
+ * After a successful build: what the build left in `incoming` becomes the cache (node_modules under its key,
+ * replacing any other key; the framework caches replaced), unless the whole passes maxBytes (then it is emptied).
+ */
+export function finishBuildCache(
+  projectDir: string,
+  key: string | null,
+  maxBytes: number,
+): { saved: boolean; bytes: number } {
+  const dir = cacheDir(projectDir);
+  const inc = path.join(dir, 'incoming');
+  if (!fs.existsSync(inc)) return { saved: false, bytes: 0 };
+  const modulesDir = path.join(dir, 'modules');
+  if (key && fs.existsSync(path.join(inc, 'node_modules'))) {
+    fs.rmSync(modulesDir, { recursive: true, force: true });
+    fs.mkdirSync(modulesDir, { recursive: true });
+    fs.renameSync(path.join(inc, 'node_modules'), path.join(modulesDir, key));
+  }
+  fs.rmSync(path.join(dir, 'framework'), { recursive: true, force: true });
+  fs.renameSync(path.join(inc, 'fw'), path.join(dir, 'framework'));
+  fs.rmSync(inc, { recursive: true, force: true });
+  const bytes = folderBytes(dir);
+  if (bytes > maxBytes) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    return { saved: false, bytes };
+  }
+  return { saved: true, bytes };
+}
