@@ -62,7 +62,8 @@ export function cacheSaveScript(mount: string, saveModules: boolean): string {
     .map((f) => `[ -d '${f}' ] && mkdir -p "$(dirname '${inc}/fw/${f}')" && cp -a '${f}' '${inc}/fw/${f}'`)
     .join('; ');
   const modules = saveModules ? `cp -a node_modules '${inc}/node_modules'; ` : '';
-  return `{ rm -rf '${inc}' && mkdir -p '${inc}/fw' && { ${modules}${fw}; true; }; } >/dev/null 2>&1; true`;
+  // One brace group, so the && chain around it still stops at a failed build.
+  return `{ { rm -rf '${inc}' && mkdir -p '${inc}/fw' && { ${modules}${fw}; true; }; } >/dev/null 2>&1; true; }`;
 }
 
 /**

@@ -1,8 +1,10 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildScript, buildSteps, buildTimeEnv } from './build.ts';
+import { cacheSaveScript } from './build-cache.ts';
 import { buildFailureReason, firstErrorLine } from './build-errors.ts';
 import { checkNodeVersion, describeDetection, detectApp, resolveStaticRoot } from './detect.ts';
 import { isPrivatePath } from './static-site.ts';
@@ -84,6 +86,17 @@ describe('detection from the app’s own files', () => {
     const m = detectApp(own);
     expect(m).toMatchObject({ type: 'node', keepDevDeps: true });
     expect(buildScript(buildSteps(m, false))).not.toMatch(/npm prune/);
+    // A failed build stops the chain: neither the cache step nor the prune runs after it.
+    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-cache-'));
+    made.push(cache);
+    const script = buildScript(
+      { install: 'true', build: 'false', prune: 'echo pruned' },
+      cacheSaveScript(cache, true),
+    );
+    const r = spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', cwd: cache });
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('> true\n> false\n');
+    expect(fs.existsSync(path.join(cache, 'incoming'))).toBe(false);
   });
 
   it('takes build, start, outputDir, installCommand from pier.json or package.json#pier', () => {

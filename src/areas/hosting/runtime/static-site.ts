@@ -39,9 +39,22 @@ export function contentType(file: string): string {
   return TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
+/**
+ * A bundler's content-hashed file: a hex hash, or a base64url one (Vite/Rolldown) that mixes cases or digits,
+ * or anything under the folders frameworks keep immutable.
+ */
+export function fingerprinted(file: string): boolean {
+  if (/[\\/](_app[\\/]immutable|_next[\\/]static|_astro)[\\/]/.test(file)) return true;
+  const hash = /[.-]([A-Za-z0-9_]{8,})\.[a-z0-9]+$/.exec(path.basename(file))?.[1];
+  if (!hash) return false;
+  return /^[0-9a-f]+$/i.test(hash)
+    ? /\d/.test(hash) || hash.length >= 16
+    : /[A-Z]/.test(hash) && /[a-z0-9]/.test(hash);
+}
+
 function cacheControl(file: string): string {
   if (/\.html?$/i.test(file)) return 'public, max-age=0, must-revalidate';
-  if (/[.-][0-9a-f]{8,}\.[a-z0-9]+$/i.test(path.basename(file))) return 'public, max-age=31536000, immutable';
+  if (fingerprinted(file)) return 'public, max-age=31536000, immutable';
   return 'public, max-age=3600';
 }
 
