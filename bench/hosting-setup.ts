@@ -78,6 +78,8 @@ export async function startPier(env: Record<string, string> = {}) {
     port,
     project,
     token,
+    call,
+    dataDir,
     deploy,
     appPort: () => {
       const inst = hostingRuntime(deps)!.supervisor.lookup(project.slug);

@@ -202,7 +202,7 @@ describe('server frameworks from source', () => {
   }, 300_000);
 
   // The heavy one (a minute or more of `next build`): once, on the embedded database.
-  it.skipIf(!!process.env.TEST_DATABASE_URL)(
+  it.skipIf(process.env.PIER_TEST_DB === 'postgres')(
     'Next.js: `next build` with NEXT_PUBLIC_ and `next start` with the runtime secret',
     async () => {
       const { token, slug } = await projectWith({

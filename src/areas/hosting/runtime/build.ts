@@ -84,6 +84,10 @@ export async function runBuild(o: {
   const home = path.join(o.projectDir, 'build-home');
   fs.mkdirSync(cache, { recursive: true, mode: 0o700 });
   if (isRoot()) fs.chownSync(cache, hostUid(o.projectId), hostUid(o.projectId));
+  if (o.manifest.replaceModules && fs.existsSync(path.join(o.releaseDir, 'node_modules'))) {
+    fs.rmSync(path.join(o.releaseDir, 'node_modules'), { recursive: true, force: true });
+    o.onLine('system', 'the packed node_modules are replaced: the app is built from its lockfile here');
+  }
   const key = o.manifest.commands?.install ? lockfileKey(o.releaseDir, o.manifest.commands.install) : null;
   const cacheHit = restoreBuildCache(o.projectDir, o.releaseDir, key);
   if (cacheHit) o.onLine('system', `build cache: node_modules copied for lockfile ${key!.slice(0, 12)}`);

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { buildScript, buildSteps, buildTimeEnv } from './build.ts';
 import { cacheSaveScript } from './build-cache.ts';
 import { buildFailureReason, firstErrorLine } from './build-errors.ts';
-import { checkNodeVersion, describeDetection, detectApp, resolveStaticRoot } from './detect.ts';
+import { checkNodeVersion, describeDetection, detectApp, needsBuild, resolveStaticRoot } from './detect.ts';
 import { isPrivatePath } from './static-site.ts';
 
 // What Pier recognises in an app's own files (docs/hosting.md "Detection"), and how a failed build is named.
@@ -57,6 +57,25 @@ describe('detection from the app’s own files', () => {
       kind: 'node-start',
       keepDevDeps: false,
     });
+  });
+
+  it('builds a framework app packed with node_modules but without its output; serves a packed output', () => {
+    const files = {
+      'package.json': { scripts: { build: 'vite build' }, devDependencies: { vite: '8' } },
+      'index.html': '<script type="module" src="/src/main.tsx"></script>',
+      'node_modules/vite/package.json': '{}',
+      ...lock,
+    };
+    const dir = app(files);
+    expect(detectApp(dir)).toMatchObject({
+      kind: 'vite',
+      replaceModules: true,
+      commands: { build: 'npm run build' },
+    });
+    expect(needsBuild(dir, detectApp(dir))).toBe(true);
+    const built = app({ ...files, 'dist/index.html': 'built' });
+    expect(detectApp(built)).toMatchObject({ kind: 'vite', type: 'static', root: 'dist' });
+    expect(detectApp(built).commands).toBeUndefined();
   });
 
   it('knows the server entries of framework builds without a start script', () => {

@@ -89,6 +89,19 @@ function framework(deps: Record<string, unknown>): DetectedKind | null {
   return null;
 }
 
+/** What a framework's build leaves behind: when it is packed, the packed node_modules are used as they are. */
+const BUILD_OUTPUT: Record<DetectedKind, string> = {
+  vite: 'dist/index.html',
+  astro: 'dist',
+  sveltekit: 'build',
+  next: '.next',
+  nuxt: '.output',
+  remix: 'build',
+  'node-start': '',
+  static: '',
+  prebuilt: '',
+};
+
 /** The server entry a framework's Node build produces, when the app has no start script of its own. */
 function frameworkStart(kind: DetectedKind | null, deps: Record<string, unknown>): string | undefined {
   if (kind === 'next') return 'next start';
@@ -150,8 +163,12 @@ export function detectApp(dir: string): AppManifest {
         throw hostingErrors.artifactInvalid(
           `${file}: building with ${tool} is not supported yet; include a package-lock.json (npm install --package-lock-only) or bring node_modules.`,
         );
-  const fromSource = !!pkg && !hasModules && (npmLock || !!cfg.installCommand);
   const kind = pkg ? framework(deps) : null;
+  // `pier deploy` packs node_modules even when .gitignore lists it, but not the build output (.gitignore lists
+  // dist/ too): a framework app packed from its working folder still needs its build, on this platform.
+  const unbuilt =
+    hasModules && npmLock && !!kind && !!script('build') && !fs.existsSync(at(BUILD_OUTPUT[kind]));
+  const fromSource = !!pkg && (!hasModules || unbuilt) && (npmLock || !!cfg.installCommand);
   const build = fromSource ? (cfg.build ?? (script('build') ? 'npm run build' : undefined)) : undefined;
   // A dev server's preview is not a production server: such apps are served as the static files they build.
   let startScript = script('start');
@@ -178,6 +195,7 @@ export function detectApp(dir: string): AppManifest {
       kind: detected,
       commands: { install, build, start },
       keepDevDeps: fromSource && startNeedsDevDeps(start, devDeps),
+      ...(unbuilt ? { replaceModules: true } : {}),
     };
   }
   if (type === 'static') {
@@ -185,10 +203,15 @@ export function detectApp(dir: string): AppManifest {
     if (build)
       return {
         ...base,
+        ...(unbuilt ? { replaceModules: true } : {}),
         commands: { install, build },
         outputDirs: cfg.outputDir ? [cfg.outputDir] : outputCandidates(kind),
       };
-    const root = cfg.outputDir ?? '';
+    // A framework's output packed as built (dist/ kept in the artifact): serve that, not the sources beside it.
+    const root =
+      cfg.outputDir ??
+      (kind ? outputCandidates(kind).find((d) => fs.existsSync(at(`${d}/index.html`))) : '') ??
+      '';
     if (!fs.existsSync(path.join(dir, root, 'index.html')))
       throw hostingErrors.artifactInvalid(
         root
@@ -215,7 +238,8 @@ export function resolveStaticRoot(dir: string, manifest: AppManifest): AppManife
 
 /** The release needs installing (and building) before it can run: it brings no node_modules. */
 export function needsBuild(dir: string, manifest: AppManifest): boolean {
-  return !!manifest.commands?.install && !fs.existsSync(path.join(dir, 'node_modules'));
+  if (!manifest.commands?.install) return false;
+  return !fs.existsSync(path.join(dir, 'node_modules')) || !!manifest.replaceModules;
 }
 
 /** The one line the deploy log opens a build with: what was detected and which commands run. */

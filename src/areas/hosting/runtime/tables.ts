@@ -52,6 +52,8 @@ export type AppManifest = {
   commands?: { install?: string; build?: string; start?: string };
   /** The start command needs a dev dependency (e.g. `vite preview`): the build does not prune them. */
   keepDevDeps?: boolean;
+  /** It packed node_modules but not its build output: the build installs afresh from the lockfile. */
+  replaceModules?: boolean;
   /** Filled after the build: how long it took and which settings it saw (names only). */
   buildMs?: number;
   buildEnvKeys?: string[];
