@@ -235,6 +235,7 @@ export function hostingApp(o: {
   db: TestDb;
   dataDir: string;
   keyring?: Keyring;
+  env?: Record<string, string>;
 }): Promise<TestApp> {
   return testApp({
     listen: o.port,
@@ -247,6 +248,7 @@ export function hostingApp(o: {
       PUBLIC_URL: `http://127.0.0.1:${o.port}`,
       APPS_DOMAIN: 'apps.test',
       APP_HEALTH_TIMEOUT_MS: '8000',
+      ...o.env,
       ...(o.db.url ? { DATABASE_URL: o.db.url } : {}),
     },
   });
@@ -265,14 +267,18 @@ export async function closeHostingApp(t: TestApp | undefined, db: TestDb | undef
  * One hostingApp for the whole test file, started before its tests (`started` receives it) and removed after.
  * Returns its data folder.
  */
-export function hostingAppForFile(name: string, started: (t: TestApp) => void): string {
+export function hostingAppForFile(
+  name: string,
+  started: (t: TestApp) => void,
+  env: Record<string, string> = {},
+): string {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `pier-e2e-${name}-`));
   let t: TestApp | undefined;
   let db: TestDb | undefined;
   beforeAll(async () => {
     const port = await freePort();
     db = await openTestDb();
-    t = await hostingApp({ port, db, dataDir });
+    t = await hostingApp({ port, db, dataDir, env });
     started(t);
   });
   afterAll(() => closeHostingApp(t, db, dataDir));
