@@ -2,7 +2,6 @@ import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { folderBytes } from './disk-quota.ts';
 
 // The build cache of one project (DATA_DIR/apps/<id>/build-cache): the node_modules its last build installed,
 // keyed by a hash of the lockfile, the install command and Node's major version, plus the framework's own
@@ -27,6 +26,12 @@ export function lockfileKey(releaseDir: string, install: string): string | null 
     .update(`\0${install}\0${process.versions.node.split('.')[0]}`)
     .digest('hex')
     .slice(0, 32);
+}
+
+/** `du -sb`: a node_modules of tens of thousands of files is summed in C, not in a JavaScript walk. */
+function treeBytes(dir: string): number {
+  const out = spawnSync('du', ['-sb', dir], { encoding: 'utf8' }).stdout ?? '';
+  return Number(out.split('\t')[0]) || 0;
 }
 
 /** `cp -a`: keeps modes, times, links and owners (the build's uid), and is far quicker than fs.cpSync. */
@@ -87,7 +92,7 @@ export function finishBuildCache(
   fs.rmSync(path.join(dir, 'framework'), { recursive: true, force: true });
   fs.renameSync(path.join(inc, 'fw'), path.join(dir, 'framework'));
   fs.rmSync(inc, { recursive: true, force: true });
-  const bytes = folderBytes(dir);
+  const bytes = treeBytes(dir);
   if (bytes > maxBytes) {
     fs.rmSync(dir, { recursive: true, force: true });
     return { saved: false, bytes };

@@ -31,13 +31,16 @@ export function buildTimeEnv(secrets: Record<string, string>): Record<string, st
   );
 }
 
+const STATIC_PRUNE = 'rm -rf node_modules';
+
 export type BuildSteps = { install: string | null; build: string | null; prune: string | null };
 
 export function buildSteps(m: AppManifest, cacheHit: boolean): BuildSteps {
   return {
     install: cacheHit ? null : (m.commands?.install ?? null),
     build: m.commands?.build ?? null,
-    prune: m.keepDevDeps ? null : NPM_PRUNE,
+    // A static site is served from its output folder: its node_modules are not needed at all.
+    prune: m.keepDevDeps ? null : m.type === 'static' ? STATIC_PRUNE : NPM_PRUNE,
   };
 }
 
@@ -50,7 +53,9 @@ export function buildScript(s: BuildSteps, saveCache = ''): string {
   else steps.push(`echo "> ${s.install}" && ${s.install}`);
   if (s.build) steps.push(`echo "> ${s.build}" && ${s.build}`);
   if (saveCache) steps.push(saveCache);
-  if (s.prune) steps.push(`echo "> ${s.prune}" && ${s.prune}`);
+  if (s.prune === STATIC_PRUNE)
+    steps.push(`echo "> npm prune skipped: a static site needs no node_modules (removed)" && ${s.prune}`);
+  else if (s.prune) steps.push(`echo "> ${s.prune}" && ${s.prune}`);
   return steps.join(' && ');
 }
 

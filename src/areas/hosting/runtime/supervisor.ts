@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import { Pool } from 'undici';
