@@ -61,14 +61,27 @@ export function restoreBuildCache(projectDir: string, releaseDir: string, key: s
  * The shell step that copies this build's node_modules (on a miss) and framework caches into the cache's
  * `incoming` folder, before the prune removes the dev dependencies; silent, and never fails the build.
  */
-export function cacheSaveScript(mount: string, saveModules: boolean): string {
-  const inc = `${mount}/incoming`;
+export function cacheSaveScript(incoming: string, saveModules: boolean): string {
+  const inc = incoming;
   const fw = FRAMEWORK_CACHES.filter((f) => !f.startsWith('node_modules/') || !saveModules)
     .map((f) => `[ -d '${f}' ] && mkdir -p "$(dirname '${inc}/fw/${f}')" && cp -a '${f}' '${inc}/fw/${f}'`)
     .join('; ');
   const modules = saveModules ? `cp -a node_modules '${inc}/node_modules'; ` : '';
   // One brace group, so the && chain around it still stops at a failed build.
-  return `{ { rm -rf '${inc}' && mkdir -p '${inc}/fw' && { ${modules}${fw}; true; }; } >/dev/null 2>&1; true; }`;
+  return `{ { mkdir -p '${inc}/fw' && { ${modules}${fw}; true; }; } >/dev/null 2>&1; true; }`;
+}
+
+/** A fresh, empty `incoming` folder for the build to fill (the build sees only this part of the cache). */
+export function prepareIncoming(projectDir: string): string {
+  const inc = path.join(cacheDir(projectDir), 'incoming');
+  fs.rmSync(inc, { recursive: true, force: true });
+  fs.mkdirSync(inc, { recursive: true, mode: 0o700 });
+  return inc;
+}
+
+/** A real folder, not a link the build planted to make Pier move something else into the cache. */
+function isRealDir(p: string): boolean {
+  return fs.lstatSync(p, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
 
 /**
@@ -82,15 +95,15 @@ export function finishBuildCache(
 ): { saved: boolean; bytes: number } {
   const dir = cacheDir(projectDir);
   const inc = path.join(dir, 'incoming');
-  if (!fs.existsSync(inc)) return { saved: false, bytes: 0 };
+  if (!isRealDir(inc)) return { saved: false, bytes: 0 };
   const modulesDir = path.join(dir, 'modules');
-  if (key && fs.existsSync(path.join(inc, 'node_modules'))) {
+  if (key && isRealDir(path.join(inc, 'node_modules'))) {
     fs.rmSync(modulesDir, { recursive: true, force: true });
     fs.mkdirSync(modulesDir, { recursive: true });
     fs.renameSync(path.join(inc, 'node_modules'), path.join(modulesDir, key));
   }
   fs.rmSync(path.join(dir, 'framework'), { recursive: true, force: true });
-  fs.renameSync(path.join(inc, 'fw'), path.join(dir, 'framework'));
+  if (isRealDir(path.join(inc, 'fw'))) fs.renameSync(path.join(inc, 'fw'), path.join(dir, 'framework'));
   fs.rmSync(inc, { recursive: true, force: true });
   const bytes = treeBytes(dir);
   if (bytes > maxBytes) {

@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import {
-  cacheDir,
   cacheSaveScript,
   finishBuildCache,
   lockfileKey,
+  prepareIncoming,
   restoreBuildCache,
 } from './build-cache.ts';
 import { buildFailureReason } from './build-errors.ts';
@@ -97,12 +97,12 @@ export async function runBuild(o: {
   const cacheHit = restoreBuildCache(o.projectDir, o.releaseDir, key);
   if (cacheHit) o.onLine('system', `build cache: node_modules copied for lockfile ${key!.slice(0, 12)}`);
   const steps = buildSteps(o.manifest, cacheHit);
-  const buildCache = cacheDir(o.projectDir);
-  fs.mkdirSync(buildCache, { recursive: true, mode: 0o700 });
-  if (isRoot()) fs.chownSync(buildCache, hostUid(o.projectId), hostUid(o.projectId));
+  // The build may write only the cache's `incoming` folder (bound alone); what is kept is Pier's to move.
+  const incoming = prepareIncoming(o.projectDir);
+  if (isRoot()) fs.chownSync(incoming, hostUid(o.projectId), hostUid(o.projectId));
   const script = buildScript(
     steps,
-    key ? cacheSaveScript(o.cgroups ? '/build-cache' : buildCache, !cacheHit) : '',
+    key ? cacheSaveScript(o.cgroups ? '/build-cache/incoming' : incoming, !cacheHit) : '',
   );
   const env = {
     ...o.env,
@@ -128,7 +128,7 @@ export async function runBuild(o: {
       releaseWritable: true,
       binds: [
         [cache, '/cache'],
-        [buildCache, '/build-cache'],
+        [incoming, '/build-cache/incoming'],
       ],
     });
     child = sb.child;

@@ -7,7 +7,7 @@ import { buildScript, buildSteps, buildTimeEnv } from './build.ts';
 import { cacheSaveScript } from './build-cache.ts';
 import { buildFailureReason, firstErrorLine } from './build-errors.ts';
 import { checkNodeVersion, describeDetection, detectApp, needsBuild, resolveStaticRoot } from './detect.ts';
-import { isPrivatePath } from './static-site.ts';
+import { isPrivatePath, serveStatic } from './static-site.ts';
 
 // What Pier recognises in an app's own files (docs/hosting.md "Detection"), and how a failed build is named.
 
@@ -115,7 +115,7 @@ describe('detection from the app’s own files', () => {
     const r = spawnSync('/bin/sh', ['-c', script], { encoding: 'utf8', cwd: cache });
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('> true\n> false\n');
-    expect(fs.existsSync(path.join(cache, 'incoming'))).toBe(false);
+    expect(fs.existsSync(path.join(cache, 'fw'))).toBe(false);
   });
 
   it('takes build, start, outputDir, installCommand from pier.json or package.json#pier', () => {
@@ -220,6 +220,43 @@ describe('build-time settings and failures', () => {
 });
 
 describe('what a static site never serves', () => {
+  it('follows no link out of the served folder (a build made them, Pier serves them)', async () => {
+    const root = app({ 'dist/index.html': 'home', 'dist/ok.txt': 'fine' });
+    const outside = app({ 'secret.txt': 'host secret', 'index.html': 'not this app' });
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(root, 'dist/leak.txt'));
+    fs.symlinkSync('ok.txt', path.join(root, 'dist/alias.txt'));
+    const get = (url: string) =>
+      new Promise<{ status: number; body: string }>((resolve) => {
+        let body = '';
+        let status = 0;
+        const res = {
+          writeHead: (s: number) => {
+            status = s;
+          },
+          end: (b?: string) => resolve({ status, body: body + (b ?? '') }),
+          write: (c: Buffer) => {
+            body += c;
+          },
+          on: () => res,
+          once: () => res,
+          emit: () => true,
+          destroy: () => resolve({ status: 500, body }),
+        };
+        serveStatic(
+          path.join(root, 'dist'),
+          false,
+          { method: 'GET', url, headers: {} } as never,
+          res as never,
+        );
+      });
+    expect((await get('/leak.txt')).status).toBe(404);
+    expect(await get('/alias.txt')).toEqual({ status: 200, body: 'fine' });
+    fs.symlinkSync(outside, path.join(root, 'out'));
+    expect(() =>
+      resolveStaticRoot(root, { type: 'static', healthPath: '/', spa: false, outputDirs: ['out'] }),
+    ).toThrow(/link leading out of the app folder/);
+  });
+
   it('keeps manifests, lockfiles, dotfiles and TSX sources private', () => {
     for (const p of [
       '/package.json',

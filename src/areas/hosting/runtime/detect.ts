@@ -233,6 +233,9 @@ export function resolveStaticRoot(dir: string, manifest: AppManifest): AppManife
     throw new Error(
       `The build finished but left no index.html in ${manifest.outputDirs.join(', ')}; set "outputDir" in pier.json to the folder it builds into.`,
     );
+  const real = fs.realpathSync(path.join(dir, found));
+  if (real !== fs.realpathSync(dir) && !real.startsWith(fs.realpathSync(dir) + path.sep))
+    throw new Error(`The build's output folder ${found} is a link leading out of the app folder.`);
   return { ...manifest, root: found };
 }
 

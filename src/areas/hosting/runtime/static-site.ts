@@ -89,6 +89,21 @@ function resolveFile(root: string, urlPath: string): string | null {
   if (rel.includes('\0') || isPrivatePath(rel.replace(/\\/g, '/'))) return null;
   const full = path.join(root, path.normalize(rel));
   if (full !== root && !full.startsWith(root + path.sep)) return null;
+  // A built site's links were made by its build: serveStatic follows none leading out of the folder.
+  return findFile(full);
+}
+
+function inside(root: string, file: string): boolean {
+  try {
+    const realRoot = fs.realpathSync(root);
+    const real = fs.realpathSync(file);
+    return real === realRoot || real.startsWith(realRoot + path.sep);
+  } catch {
+    return false;
+  }
+}
+
+function findFile(full: string): string | null {
   try {
     const st = fs.statSync(full);
     if (st.isFile()) return full;
@@ -134,6 +149,7 @@ export function serveStatic(
   }
   let st: fs.Stats;
   try {
+    if (!inside(root, file)) throw new Error('outside');
     st = fs.statSync(file);
   } catch {
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
