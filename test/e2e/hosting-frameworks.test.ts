@@ -96,7 +96,10 @@ describe('Vite + React + TypeScript (create-vite react-ts)', () => {
     const id = await deployLive(
       token,
       slug,
-      appDir('vite-react-ts', (d) => fs.writeFileSync(path.join(d, '.env.production'), 'X=1\n')),
+      appDir('vite-react-ts', (d) => {
+        fs.writeFileSync(path.join(d, '.env'), 'DB_PASSWORD=hunter2-secret\n');
+        fs.writeFileSync(path.join(d, '.env.production'), 'X=1\n');
+      }),
     );
     const page = await viaRouter(t, slug, '/');
     expect(page.status).toBe(200);
@@ -114,6 +117,7 @@ describe('Vite + React + TypeScript (create-vite react-ts)', () => {
       '/package-lock.json',
       '/src/main.tsx',
       '/src/App.tsx',
+      '/.env',
       '/.env.production',
       '/tsconfig.json',
     ])
