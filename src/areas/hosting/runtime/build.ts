@@ -99,7 +99,10 @@ export async function runBuild(o: {
   const steps = buildSteps(o.manifest, cacheHit);
   // The build may write only the cache's `incoming` folder (bound alone); what is kept is Pier's to move.
   const incoming = prepareIncoming(o.projectDir);
-  if (isRoot()) fs.chownSync(incoming, hostUid(o.projectId), hostUid(o.projectId));
+  // bwrap resolves the folders it binds as the build's uid (sandbox.ts prepareFolders): it must reach them.
+  if (isRoot())
+    for (const d of [path.dirname(incoming), incoming])
+      fs.chownSync(d, hostUid(o.projectId), hostUid(o.projectId));
   const script = buildScript(
     steps,
     key ? cacheSaveScript(o.cgroups ? '/build-cache/incoming' : incoming, !cacheHit) : '',
