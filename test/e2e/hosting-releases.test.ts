@@ -125,11 +125,11 @@ describe('rollback and redeploy', () => {
       ['deploy', 'superseded'],
     ]);
     expect(rows[0]!.sourceId).toBe(v1);
-    expect(rows.every((r) => r.deployedBy === owner.user.email && r.kind === 'node' && r.buildKept)).toBe(
+    expect(rows.every((r) => r.deployedBy === owner.user.email && r.kind === 'prebuilt' && r.buildKept)).toBe(
       true,
     );
     const table = await pier(['deployments', '--project', p.slug], o);
-    expect(table.stdout).toMatch(/live\s+node\s+.*redeploy of [0-9a-f]{8}\s+\S+@example\.com/);
+    expect(table.stdout).toMatch(/live\s+prebuilt\s+.*redeploy of [0-9a-f]{8}\s+\S+@example\.com/);
 
     // The live deployment is not a target of a rollback.
     const cur = await t.call(

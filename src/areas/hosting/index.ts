@@ -61,7 +61,8 @@ declare module '../../core/jobs.ts' {
   }
 }
 
-export { buildFailureReason, firstErrorLine, stripAnsi } from './runtime/build-errors.ts';
+export { buildFailureReason } from './runtime/build-errors.ts';
 export { interceptConnections } from './runtime/connection-handoff.ts';
+export { firstErrorLine, stripAnsi } from './runtime/error-line.ts';
 export { appSlugFromHost, type HostRouter, notFoundPage } from './runtime/host-router.ts';
 export { type HostingRuntime, hostingRuntime } from './runtime/runtime.ts';

@@ -5,8 +5,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildScript, buildSteps, buildTimeEnv } from './build.ts';
 import { cacheSaveScript } from './build-cache.ts';
-import { buildFailureReason, firstErrorLine } from './build-errors.ts';
+import { buildFailureReason } from './build-errors.ts';
 import { checkNodeVersion, describeDetection, detectApp, needsBuild, resolveStaticRoot } from './detect.ts';
+import { firstErrorLine } from './error-line.ts';
 import { isPrivatePath, serveStatic } from './static-site.ts';
 
 // What Pier recognises in an app's own files (docs/hosting.md "Detection"), and how a failed build is named.

@@ -1,24 +1,31 @@
-// The line of a build's or start's output that names what went wrong: the first `Error:` (SyntaxError,
-// TypeError, …), compiler message (`error TS2322`, esbuild's `✘ [ERROR]`) or line starting with `error`, else
-// npm's own first `npm error` line. Used for a failed deployment's stored reason (decision 097).
-// H1's build.ts exports one too (issue 34, builds half); the lead keeps one of them when merging.
+// The line of a build's or start's output that names what went wrong: a compiler's message (`error TS2322`,
+// esbuild's `✘ [ERROR]`), a bundler plugin's, the first `Error:` (SyntaxError, TypeError, …), a framework's
+// "failed to compile", a line starting with `error`, else npm's own first meaningful `npm error` line — not a
+// stack's tail or a tool's closing notice. Used for a failed deployment's stored reason (decisions 095, 097)
+// and by the CLI and the dashboard, which highlight the same line.
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI colour codes start with ESC
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;?]*[A-Za-z]`, 'g');
 
-const STRONG = [
-  /^\s*(?:Uncaught\s+)?[A-Z]?\w*Error\b(?:\s*\[[\w-]+\])?:\s*\S/,
-  /\berror\s+TS\d+\b/,
-  /\[ERROR\]/,
-  /^\s*error\b[\s:[]/i,
-  /^\s*(?:Build|Compilation) failed\b/i,
+/** Ordered: the most specific kinds of error line first; within a kind the earliest line wins. */
+const ERROR_LINES: RegExp[] = [
+  /\berror\s+TS\d+\b/, // tsc: src/App.tsx(3,7): error TS2322: …
+  /✘ \[ERROR\]|\[ERROR\]/, // esbuild
+  /\[vite:[\w-]+\]|\[plugin [^\]]+\]|RollupError|\[UNRESOLVED_IMPORT\]|\[PARSE_ERROR\]/i, // Vite, Rollup, Rolldown
+  /^\s*(?:Uncaught\s+)?(?:Error \[\w+\]|(?:[A-Z]\w*)?Error)(?:\s*\[[\w-]+\])?:\s*\S/, // Error: …, TypeError: …
+  /^\s*(?:Failed to compile|Type error:|Build error occurred|error during build|(?:Build|Compilation) failed\b)/i,
+  /^\s*(?:\[?error\]?|ERROR)\b[\s:[]/i, // generic "error: …" / "[error] …"
+  /^npm (?:error|ERR!) (?!code |path |command |signal |A complete log|Lifecycle|errno )\S/, // npm's own words
 ];
-const WEAK = [/^npm (?:error|ERR!)\s+\S/];
 
+export function stripAnsi(line: string): string {
+  return line.replace(ANSI, '');
+}
+
+/** The line of a build's or start's output that names its error; null when none does. */
 export function firstErrorLine(lines: readonly string[]): string | null {
-  const clean = lines.map((l) => l.replace(ANSI, '').trim()).filter(Boolean);
-  for (const res of [STRONG, WEAK]) {
-    const hit = clean.find((l) => res.some((re) => re.test(l)));
+  const clean = lines.map((l) => stripAnsi(l).trim()).filter(Boolean);
+  for (const re of ERROR_LINES) {
+    const hit = clean.find((l) => re.test(l) && !/^at\s/.test(l));
     if (hit) return hit.length > 300 ? `${hit.slice(0, 300)}…` : hit;
   }
   return null;
