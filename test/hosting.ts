@@ -281,6 +281,7 @@ export function hostingAppForFile(
     t = await hostingApp({ port, db, dataDir, env });
     started(t);
   });
-  afterAll(() => closeHostingApp(t, db, dataDir));
+  // Stopping its apps and dropping their databases takes long on a loaded machine.
+  afterAll(() => closeHostingApp(t, db, dataDir), 180_000);
   return dataDir;
 }

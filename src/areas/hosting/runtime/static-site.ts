@@ -133,9 +133,16 @@ export function serveStatic(
     return;
   }
   let file = resolveFile(root, req.url ?? '/');
+  let pathname = (req.url ?? '/').split('?')[0]!;
+  try {
+    pathname = decodeURIComponent(pathname);
+  } catch {}
+  // A private name (a dotfile, package.json) is a plain 404, never the SPA's page in its place.
+  const hidden = isPrivatePath(pathname.replace(/\\/g, '/'));
   let status = 200;
   // The SPA fallback applies to page navigations, not to missing assets (those stay 404).
-  if (!file && spa && !path.extname((req.url ?? '/').split('?')[0]!)) file = path.join(root, 'index.html');
+  if (!file && spa && !hidden && !path.extname((req.url ?? '/').split('?')[0]!))
+    file = path.join(root, 'index.html');
   if (!file) {
     const nf = path.join(root, '404.html');
     if (fs.existsSync(nf)) {
