@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
@@ -174,6 +175,9 @@ const envSchema = z.object({
   // Web data: one page fetch's time limit, and how many requests a crawl sends to one site at once.
   WEBDATA_FETCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(300_000).default(20_000),
   WEBDATA_CRAWL_CONCURRENCY: z.coerce.number().int().min(1).max(32).default(4),
+  // Threads a crawl converts pages in (HTML → markdown is the CPU cost on real pages); unset = the cores
+  // this process may use, at most 4; 0 converts on the main thread.
+  WEBDATA_CONVERT_THREADS: z.coerce.number().int().min(0).max(32).optional(),
   // Which proxies in front may tell the client's address (X-Forwarded-For): `off`, a hop count, or the
   // proxies' addresses/CIDRs, comma-separated.
   TRUST_PROXY: z
@@ -243,8 +247,11 @@ export type Config = {
    * (webhooks, integrations, …) may reach; pass it to every safeFetch. Empty by default.
    */
   outboundAllow: OutboundAllow;
-  /** Web data: WEBDATA_FETCH_TIMEOUT_MS and WEBDATA_CRAWL_CONCURRENCY (requests at once per crawled site). */
-  webdata: { fetchTimeoutMs: number; crawlConcurrency: number };
+  /**
+   * Web data: WEBDATA_FETCH_TIMEOUT_MS, WEBDATA_CRAWL_CONCURRENCY (requests at once per crawled site) and
+   * WEBDATA_CONVERT_THREADS (a crawl's conversion threads).
+   */
+  webdata: { fetchTimeoutMs: number; crawlConcurrency: number; convertThreads: number };
   /**
    * Integrations: per connector, the operator's OAuth client (a connector without one cannot be connected)
    * and URL overrides (gateways, regional hosts, tests). Secrets: never logged.
@@ -385,7 +392,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
     signup: e.SIGNUP === 'on',
     outboundAllow: e.OUTBOUND_ALLOW,
-    webdata: { fetchTimeoutMs: e.WEBDATA_FETCH_TIMEOUT_MS, crawlConcurrency: e.WEBDATA_CRAWL_CONCURRENCY },
+    webdata: {
+      fetchTimeoutMs: e.WEBDATA_FETCH_TIMEOUT_MS,
+      crawlConcurrency: e.WEBDATA_CRAWL_CONCURRENCY,
+      convertThreads: e.WEBDATA_CONVERT_THREADS ?? Math.min(4, os.availableParallelism()),
+    },
     integrations: Object.fromEntries(
       INTEGRATION_CONNECTORS.map((slug) => {
         const get = (setting: string) =>

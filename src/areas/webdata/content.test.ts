@@ -81,3 +81,82 @@ describe('change detection', () => {
     expect(slotOf('weekly', new Date('2026-11-29T23:00:00Z')).toISOString()).toBe('2026-11-23T00:00:00.000Z');
   });
 });
+
+describe('markdown keeps what documentation needs', () => {
+  const base = 'https://docs.test/library/json.html';
+
+  it('keeps Sphinx-style <pre> code (no <code>) as fenced blocks with the language from the class', () => {
+    const html = `<html><body><div role="main"><h1>json</h1><p>Encoding basic Python object hierarchies:</p>
+      <div class="highlight-python3 notranslate"><div class="highlight"><pre><span></span><span class="gp">&gt;&gt;&gt; </span><span class="kn">import</span> json
+<span class="gp">&gt;&gt;&gt; </span>json.dumps([<span class="s1">'foo'</span>, {<span class="s1">'bar'</span>: (<span class="s1">'baz'</span>, <span class="kc">None</span>)}])
+</pre></div></div>
+      <pre><code class="language-js">const x = a * b;</code></pre>
+      <div class="highlight-default notranslate"><div class="highlight"><pre>x = 1  # \`\`\` inside</pre></div></div>
+      <p>${'More text about the module. '.repeat(20)}</p></div></body></html>`;
+    const md = toMarkdown(html, base);
+    expect(md).toContain("```python3\n>>> import json\n>>> json.dumps(['foo', {'bar': ('baz', None)}])\n```");
+    expect(md).toContain('```js\nconst x = a * b;\n```');
+    // No language claimed for "default", and a fence longer than any backtick run in the code.
+    expect(md).toContain('````\nx = 1  # ``` inside\n````');
+    expect(md).not.toContain('\\>');
+  });
+
+  it('renders a table whose cells hold several paragraphs as a valid GFM table, one line per row', () => {
+    const html = `<html><body><main><h1>Options</h1><p>${'The options this tool reads. '.repeat(10)}</p>
+      <table><thead><tr><th>Option</th><th>Meaning</th></tr></thead><tbody>
+      <tr><td><code>-v</code></td><td><p>Verbose output.</p><p>Repeat it for more | detail.</p></td></tr>
+      <tr><td><code>-q</code></td><td>Quiet.<br>Nothing printed.</td></tr>
+      <tr><td colspan="2">All options may be combined.</td></tr>
+      </tbody></table></main></body></html>`;
+    const md = toMarkdown(html, base);
+    const table = md.split('\n').filter((l) => l.startsWith('|'));
+    expect(table).toEqual([
+      '| Option | Meaning |',
+      '| --- | --- |',
+      '| `-v` | Verbose output.<br>Repeat it for more \\| detail. |',
+      '| `-q` | Quiet.<br>Nothing printed. |',
+      '| All options may be combined. | |',
+    ]);
+  });
+
+  it("keeps a table of contents' links with their #fragments, resolved against the page", () => {
+    const html = `<html><body><div role="main"><h1>Guide</h1><div class="contents"><ul>
+      <li><a href="#install">Install</a></li><li><a href="#configure">Configure</a></li>
+      <li><a href="other.html#top">Other page</a></li></ul></div>
+      <h2 id="install">Install</h2><p>${'Run the installer and follow it. '.repeat(15)}</p>
+      <h2 id="configure">Configure</h2><p>${'Edit the configuration file. '.repeat(15)}</p></div></body></html>`;
+    const md = toMarkdown(html, base);
+    expect(md).toContain('- [Install](https://docs.test/library/json.html#install)');
+    expect(md).toContain('- [Configure](https://docs.test/library/json.html#configure)');
+    expect(md).toContain('- [Other page](https://docs.test/library/other.html#top)');
+  });
+
+  it("keeps an index page's list of links as its content, not the footer", () => {
+    const entries = ['os', 'io', 'time', 'argparse', 'logging', 'getpass', 'curses', 'platform', 'errno'];
+    const items = entries.map((m) => `<li class="toctree-l1"><a href="${m}.html">${m} — module</a></li>`);
+    const html = `<html><head><title>Generic Operating System Services</title></head><body>
+      <div class="related" role="navigation"><a href="../index.html">Docs</a></div>
+      <div class="document"><div class="body" role="main"><h1>Generic Operating System Services</h1>
+      <p>The modules described in this chapter provide interfaces to operating system features.</p>
+      <div class="toctree-wrapper compound"><ul>${items.join('')}</ul></div></div></div>
+      <div class="footer">© Copyright 2001-2023, Python Software Foundation. Last updated on Oct 07, 2026.</div>
+      </body></html>`;
+    const md = toMarkdown(html, 'https://docs.test/library/allos.html');
+    expect(md).toContain('# Generic Operating System Services');
+    for (const m of entries) expect(md).toContain(`- [${m} — module](https://docs.test/library/${m}.html)`);
+    expect(md).not.toContain('Copyright');
+  });
+
+  it('keeps the page title heading above an article Readability extracts', () => {
+    const paras = Array.from(
+      { length: 6 },
+      (_, i) => `<p>${`Paragraph ${i} of the story, with details. `.repeat(8)}</p>`,
+    );
+    const html = `<html><head><title>Rail line reopens | News</title></head><body><header><a href="/">News</a></header>
+      <article><h1>Rail line reopens</h1>${paras.join('')}</article><aside>Related stories</aside></body></html>`;
+    const md = toMarkdown(html, 'https://news.test/a');
+    expect(md.startsWith('# Rail line reopens\n')).toBe(true);
+    expect(md).toContain('Paragraph 5 of the story');
+    expect(md).not.toContain('Related stories');
+  });
+});

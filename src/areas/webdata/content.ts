@@ -1,8 +1,6 @@
-/// <reference path="./turndown-plugin-gfm.d.ts" />
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
-import { gfm } from 'turndown-plugin-gfm';
+import { htmlToMarkdown } from './markdown.ts';
 import type { PageMetadata } from './tables.ts';
 
 // HTML → what an extraction returns: the main content (Readability on a linkedom document: no layout, so
@@ -12,43 +10,59 @@ import type { PageMetadata } from './tables.ts';
 
 type Doc = ReturnType<typeof parseHTML>['document'];
 
-const CHROME =
-  'script, style, noscript, template, iframe, nav, footer, aside, form, svg, [role="navigation"]';
+const NOT_CONTENT = 'script, style, noscript, template, iframe, svg';
+const CHROME = 'nav, footer, aside, form, [role="navigation"]';
 
 // Site chrome goes before Readability sees the page: on short pages it keeps the whole body, menus
-// included. A <header> inside the article or main content is the article's own and stays.
+// included. A <header> inside the article or main content is the article's own and stays. An element
+// holding most of the page's text is not chrome whatever its tag: ASP.NET pages wrap the whole page in
+// one <form>, some themes the article in an <aside>.
 function stripChrome(doc: Doc): void {
-  for (const el of doc.querySelectorAll(CHROME)) el.remove();
-  for (const el of doc.querySelectorAll('header')) if (!el.closest('article, main')) el.remove();
+  for (const el of doc.querySelectorAll(NOT_CONTENT)) el.remove();
+  const total = squash(doc.querySelector('body')?.textContent ?? '').length;
+  const wraps = (el: Element) => squash(el.textContent ?? '').length > total * 0.5;
+  for (const el of doc.querySelectorAll(CHROME)) if (!wraps(el as unknown as Element)) el.remove();
+  for (const el of doc.querySelectorAll('header'))
+    if (!el.closest('article, main') && !wraps(el as unknown as Element)) el.remove();
 }
 
-function turndown(): TurndownService {
-  const td = new TurndownService({
-    headingStyle: 'atx',
-    codeBlockStyle: 'fenced',
-    bulletListMarker: '-',
-    emDelimiter: '_',
-  });
-  td.use(gfm);
-  // turndown pads bullets to four columns ("-   item"); one space is what people and other tools write.
-  td.addRule('listItem', {
-    filter: 'li',
-    replacement(content, node, options) {
-      const body = content.replace(/^\n+/, '').replace(/\n+$/, '\n').replace(/\n/gm, '\n  ');
-      const parent = node.parentNode as HTMLElement | null;
-      let prefix = `${options.bulletListMarker} `;
-      if (parent?.nodeName === 'OL') {
-        const start = Number(parent.getAttribute('start') ?? 1);
-        prefix = `${start + Array.prototype.indexOf.call(parent.children, node)}. `;
-      }
-      return prefix + body + (node.nextSibling && !/\n$/.test(body) ? '\n' : '');
-    },
-  });
-  td.remove(['script', 'style', 'noscript', 'template', 'iframe']);
-  return td;
+// Blocks that are around the content rather than of it, by their class or id: the names Readability
+// itself skips (comments, related links, share bars, sidebars…), unless the name also says content.
+// Used on a fallback region, which Readability did not clean. Headings, links and code are kept.
+const UNLIKELY =
+  /-ad-|banner|breadcrumbs|combx|comment|community|disqus|footer|gdpr|legends|menu|related|remark|replies|rss|shoutbox|sidebar|skyscraper|social|sponsor|share|newsletter|promo|pagination|pager|popup/i;
+const MAYBE = /and|article|body|column|content|main|shadow/i;
+
+// The outermost such blocks of a region, skipping any that holds most of its text (a page wrapper whose
+// class says "has-sidebar" is the page, not a sidebar).
+function asides(el: Element, total: number): Element[] {
+  const out: Element[] = [];
+  for (const child of el.querySelectorAll('[class], [id]')) {
+    if (/^(H[1-6]|A|PRE|CODE|TABLE|TR|TD|TH|BODY)$/.test(child.nodeName)) continue;
+    const names = `${child.getAttribute('class') ?? ''} ${child.getAttribute('id') ?? ''}`;
+    if (!UNLIKELY.test(names) || MAYBE.test(names)) continue;
+    if (out.some((o) => o.contains(child as unknown as Node))) continue;
+    if (squash(child.textContent ?? '').length > total * 0.5) continue;
+    out.push(child as unknown as Element);
+  }
+  return out;
 }
 
-const converter = turndown();
+// A region's HTML and text length without its asides; the document is left as it was (Readability reads
+// it next and does its own cleaning).
+function withoutAsides(el: Element): { html: string; text: number } {
+  const total = squash(el.textContent ?? '').length;
+  const found = asides(el, total);
+  const markers = found.map((a) => {
+    const m = (el.ownerDocument as unknown as Doc).createComment('') as unknown as Element;
+    a.replaceWith(m);
+    return m;
+  });
+  const html = el.innerHTML ?? '';
+  const text = squash(el.textContent ?? '').length;
+  for (const [i, m] of markers.entries()) m.replaceWith(found[i]!);
+  return { html, text };
+}
 
 export function parseDocument(html: string): Doc {
   return parseHTML(html).document;
@@ -114,47 +128,109 @@ function documentBase(doc: Doc, baseUrl: string): string {
   return (href && absolute(href, baseUrl)) || baseUrl;
 }
 
-/** Main content as markdown; `full` converts the whole body (minus scripts) instead. */
-export function toMarkdown(html: string, baseUrl: string, opts: { full?: boolean } = {}): string {
-  const doc = parseDocument(html);
+/**
+ * Main content as markdown; `full` converts the whole body (minus scripts) instead. Given a parsed
+ * document, that document is used (and changed: take links and metadata from it first), so a crawl
+ * parses each page once.
+ */
+export function toMarkdown(input: string | Doc, baseUrl: string, opts: { full?: boolean } = {}): string {
+  const doc = typeof input === 'string' ? parseDocument(input) : input;
   absolutise(doc, baseUrl);
-  if (!opts.full) {
-    stripChrome(doc);
-    const article = readable(doc);
-    if (article) return tidy(converter.turndown(article));
-  }
   const body = doc.querySelector('body') ?? doc.documentElement;
   if (!body) return '';
-  return tidy(converter.turndown(body.innerHTML ?? ''));
+  if (opts.full) return htmlToMarkdown(body.innerHTML ?? '');
+  const h1 = squash(doc.querySelector('h1')?.textContent ?? '');
+  stripChrome(doc);
+  const md = htmlToMarkdown(mainHtml(doc, body, baseUrl));
+  // Readability drops the heading that repeats the page's title, or makes it an h2; the reader wants it on
+  // top as the page's one h1.
+  if (!h1) return md;
+  const demoted = `## ${h1}\n`;
+  if (md.startsWith(demoted)) return `# ${md.slice(3)}`;
+  if (!squash(md).includes(h1)) return `# ${h1}\n\n${md}`;
+  return md;
 }
 
-// Readability works on a clone (it mutates), and its answer is used only when it kept a fair share of the
-// page's text: on list- and table-heavy pages it keeps one paragraph and drops the rest.
-function readable(doc: Doc): string | null {
-  const bodyText = (doc.querySelector('body')?.textContent ?? '').replace(/\s+/g, ' ').trim();
-  if (bodyText.length === 0) return null;
-  const clone = doc.cloneNode(true) as Doc;
+const LARGE_REGION = 50_000;
+
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+// The main region a page declares: one <main> or role=main (Sphinx, most documentation and many sites).
+function landmark(doc: Doc): Element | null {
+  const found = doc.querySelectorAll('main, [role="main"]');
+  if (found.length === 0) return null;
+  // Nested (a role=main inside <main>) is one region: the outermost.
+  const outer = [...found].filter((el) => !el.parentElement?.closest('main, [role="main"]'));
+  return outer.length === 1 ? (outer[0] as unknown as Element) : null;
+}
+
+// Candidates: Readability's article, the declared main region, the body minus chrome. Readability wins
+// unless it kept too little of the page's content: on pages that are lists of links or tables (docs
+// indexes, tables of contents, product grids) it keeps one paragraph, or only a footer line. In a declared
+// main region links are content (the author put them there); outside one, a body's link lists are mostly
+// menus, so there only the text outside links counts against Readability's choice.
+function mainHtml(doc: Doc, body: Element, pageUrl: string): string {
+  const found = landmark(doc);
+  const region = found && squash(found.textContent ?? '').length > 0 ? found : null;
+  const cleaned = withoutAsides(region ?? body);
+  const fallback = cleaned.html;
+  const useRegion = region !== null;
+  const measure = useRegion ? cleaned.text : proseLength(body);
+  if (squash(body.textContent ?? '').length === 0) return fallback;
+  // A declared region with this much text is a reference page (a module's documentation, a long table),
+  // not an article among chrome; Readability's scoring of it costs seconds and would drop its tables and
+  // link lists.
+  if (useRegion && measure >= LARGE_REGION) return fallback;
+  const structured = useRegion && hasStructure(region);
+  // Readability mutates the document it reads; the fallback was taken as a string before.
+  keepTocLinks(doc, pageUrl);
   let article: { content?: string | null; textContent?: string | null } | null = null;
   try {
-    article = new Readability(clone as unknown as Document, { charThreshold: 200 }).parse();
+    article = new Readability(doc as unknown as Document, { charThreshold: 200, keepClasses: true }).parse();
   } catch {
-    return null;
+    return fallback;
   }
-  const text = (article?.textContent ?? '').replace(/\s+/g, ' ').trim();
-  if (!article?.content || text.length < Math.min(500, bodyText.length * 0.25)) return null;
-  if (hasStructure(doc) && text.length < bodyText.length * 0.35) return null;
+  const text = squash(article?.textContent ?? '').length;
+  if (!article?.content || text < 100 || text < measure * (useRegion ? 0.25 : 0.1)) return fallback;
+  if (structured && text < measure * 0.35) return fallback;
   return article.content;
 }
 
-function hasStructure(doc: Doc): boolean {
-  return doc.querySelectorAll('table tr').length >= 4 || doc.querySelectorAll('li').length >= 12;
+// A table of contents is a list of links into the page itself; Readability drops such lists as link
+// farms. Its links become spans carrying their target, which Readability keeps as text and the markdown
+// turns back into links.
+function keepTocLinks(doc: Doc, pageUrl: string): void {
+  const page = absolute(pageUrl, pageUrl);
+  for (const a of doc.querySelectorAll('li a[href*="#"]')) {
+    const href = a.getAttribute('href') ?? '';
+    if (absolute(href, pageUrl) !== page) continue;
+    const span = doc.createElement('span');
+    span.setAttribute('data-pier-href', href);
+    span.innerHTML = a.innerHTML;
+    a.replaceWith(span);
+  }
 }
 
+// Characters of text outside links.
+function proseLength(el: Element): number {
+  let links = 0;
+  for (const a of el.querySelectorAll('a')) links += squash(a.textContent ?? '').length;
+  return Math.max(0, squash(el.textContent ?? '').length - links);
+}
+
+function hasStructure(el: Element): boolean {
+  return el.querySelectorAll('table tr').length >= 4 || el.querySelectorAll('li').length >= 12;
+}
+
+// Links are made absolute with their #fragment kept: a table of contents points into its own page.
 function absolutise(doc: Doc, baseUrl: string): void {
   const base = documentBase(doc, baseUrl);
   for (const a of doc.querySelectorAll('a[href]')) {
-    const u = absolute(a.getAttribute('href') ?? '', base);
-    if (u) a.setAttribute('href', u);
+    const href = a.getAttribute('href') ?? '';
+    const u = absolute(href, base);
+    if (!u) continue;
+    const hash = href.indexOf('#');
+    a.setAttribute('href', hash >= 0 ? u + href.slice(hash) : u);
   }
   for (const img of doc.querySelectorAll('img[src]')) {
     const u = absolute(img.getAttribute('src') ?? '', base);
@@ -162,11 +238,20 @@ function absolutise(doc: Doc, baseUrl: string): void {
   }
 }
 
-function tidy(md: string): string {
-  return md
-    .replace(/[ \t]+\n/g, '\n')
-    .replace(/\n{3,}/g, '\n\n')
-    .trim();
+export type PageDigest = {
+  title: string | null;
+  canonical: string | null;
+  links: string[];
+  markdown: string | null;
+};
+
+/** What a crawl keeps of a page, from one parse (run in a conversion thread, convert-pool.ts). */
+export function digestPage(html: string, url: string, withMarkdown: boolean): PageDigest {
+  const doc = parseDocument(html);
+  const title = pageMetadata(doc, url).title;
+  const canonical = canonicalUrl(doc, url);
+  const links = pageLinks(doc, url);
+  return { title, canonical, links, markdown: withMarkdown ? toMarkdown(doc, url) : null };
 }
 
 /** Visible text of a page, for heuristics and change detection. */

@@ -1,6 +1,7 @@
 import { eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
-import { canonicalUrl, pageLinks, pageMetadata, parseDocument, toMarkdown } from './content.ts';
+import type { PageDigest } from './content.ts';
+import { ConvertPool } from './convert-pool.ts';
 import { loadRobots, looksLikePage, normalizeUrl, type Robots, sameSite } from './crawl-site.ts';
 import { describeFetchError, fetchRaw, isHtml, needsJavaScript, PageFailure } from './fetch-page.ts';
 import { keepAlive, releaseStamp } from './heartbeat.ts';
@@ -28,8 +29,10 @@ export async function runCrawl(deps: Deps, crawlId: string, signal?: AbortSignal
     .returning();
   if (!crawl) return;
   const stopBeat = keepAlive(deps, webdataCrawls, crawlId);
+  // A page gets the fetch's time limit again to convert (a 750 KB page takes ~2 s on a quiet core).
+  const pool = new ConvertPool(deps.config.webdata.convertThreads, deps.config.webdata.fetchTimeoutMs);
   try {
-    await crawlSite(deps, crawl, signal);
+    await crawlSite(deps, crawl, pool, signal);
     // Stopped by a shutdown, not finished: released, so the next worker's sweep ends it with its reason.
     if (signal?.aborted) await releaseStamp(deps, webdataCrawls, crawlId);
     else await finish(deps, crawlId, { status: 'completed' });
@@ -38,6 +41,7 @@ export async function runCrawl(deps: Deps, crawlId: string, signal?: AbortSignal
     else await finish(deps, crawlId, { status: 'failed', error: describeFetchError(err) });
   } finally {
     stopBeat();
+    await pool.close();
   }
 }
 
@@ -48,7 +52,7 @@ async function finish(deps: Deps, id: string, patch: { status: 'completed' | 'fa
     .where(sql`${webdataCrawls.id} = ${id} and ${webdataCrawls.status} = 'processing'`);
 }
 
-async function crawlSite(deps: Deps, crawl: Crawl, signal?: AbortSignal): Promise<void> {
+async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: AbortSignal): Promise<void> {
   const o: CrawlOptions = crawl.options;
   const start = normalizeUrl(crawl.url)!;
   const robots: Robots = o.respectRobotsTxt
@@ -91,9 +95,17 @@ async function crawlSite(deps: Deps, crawl: Crawl, signal?: AbortSignal): Promis
       if (item.depth === 0) throw err;
       return;
     }
-    const doc = parseDocument(page.html);
+    let digest: PageDigest;
+    try {
+      digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'));
+    } catch (err) {
+      failed++;
+      reserved--;
+      if (item.depth === 0) throw err;
+      return;
+    }
     const finalKey = normalizeUrl(page.finalUrl) ?? item.url;
-    const canonical = canonicalUrl(doc, page.finalUrl);
+    const canonical = digest.canonical;
     const canonicalKey = canonical && sameSite(canonical, start) ? normalizeUrl(canonical) : null;
     const keys = [item.url, finalKey, canonicalKey].filter((k): k is string => Boolean(k));
     if (!sameSite(page.finalUrl, start) || keys.some((k) => stored.has(k))) {
@@ -104,7 +116,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, signal?: AbortSignal): Promis
       stored.add(k);
       seen.add(k);
     }
-    const links = pageLinks(doc, page.finalUrl);
+    const links = digest.links;
     if (item.depth < o.maxDepth) {
       for (const link of links) {
         const key = normalizeUrl(link);
@@ -120,8 +132,8 @@ async function crawlSite(deps: Deps, crawl: Crawl, signal?: AbortSignal): Promis
       url: page.finalUrl,
       depth: item.depth,
       statusCode: page.status,
-      title: pageMetadata(doc, page.finalUrl).title,
-      markdown: o.formats.includes('markdown') ? toMarkdown(page.html, page.finalUrl) : null,
+      title: digest.title,
+      markdown: digest.markdown,
       html: o.formats.includes('html') ? page.html : null,
       links: o.formats.includes('links') ? links : null,
       createdAt: deps.clock.now(),
