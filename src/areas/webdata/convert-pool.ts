@@ -17,7 +17,8 @@ type Job = {
   resolve: (d: PageDigest) => void;
   reject: (e: Error) => void;
 };
-type Slot = { worker: Worker; job: Job | null; timer: NodeJS.Timeout | null };
+// A thread takes jobs once it has loaded (its start-up is not charged to a page's time limit).
+type Slot = { worker: Worker; ready: boolean; job: Job | null; timer: NodeJS.Timeout | null };
 
 export class ConvertPool {
   private readonly slots: Slot[] = [];
@@ -56,20 +57,26 @@ export class ConvertPool {
 
   private dispatch(): void {
     while (this.waiting.length > 0) {
-      let slot = this.slots.find((s) => s.job === null);
-      if (!slot && this.slots.length < this.size) slot = this.spawn();
-      if (!slot) return;
+      const slot = this.slots.find((s) => s.ready && s.job === null);
+      if (!slot) {
+        if (this.slots.length < this.size) this.spawn();
+        return;
+      }
       const job = this.waiting.shift()!;
       slot.job = job;
-      slot.timer = setTimeout(() => this.fail(slot!, timeoutError(this.timeoutMs)), this.timeoutMs);
+      slot.timer = setTimeout(() => this.fail(slot, timeoutError(this.timeoutMs)), this.timeoutMs);
       slot.worker.postMessage({ id: job.id, html: job.html, url: job.url, markdown: job.markdown });
     }
   }
 
   private spawn(): Slot {
     const worker = new Worker(new URL('./convert-worker.ts', import.meta.url));
-    const slot: Slot = { worker, job: null, timer: null };
-    worker.on('message', (m: { id: number; digest?: PageDigest; error?: string }) => {
+    const slot: Slot = { worker, ready: false, job: null, timer: null };
+    worker.on('message', (m: { ready?: true; id: number; digest?: PageDigest; error?: string }) => {
+      if (m.ready) {
+        slot.ready = true;
+        return this.dispatch();
+      }
       const job = slot.job;
       if (!job || job.id !== m.id) return;
       this.release(slot);
@@ -100,7 +107,9 @@ export class ConvertPool {
     if (i >= 0) this.slots.splice(i, 1);
     void this.end(slot);
     job?.reject(err);
-    if (!this.closed) this.dispatch();
+    // A thread that could not even start would fail the same way again: the waiting pages fail with it.
+    if (!slot.ready) for (const waiting of this.waiting.splice(0)) waiting.reject(err);
+    else if (!this.closed) this.dispatch();
   }
 
   private async end(slot: Slot): Promise<void> {
@@ -110,5 +119,5 @@ export class ConvertPool {
 }
 
 function timeoutError(ms: number): PageFailure {
-  return new PageFailure(`Timeout: converting the page took over ${Math.round(ms / 1000)} s.`);
+  return new PageFailure(`Timeout: converting the page took over ${ms / 1000} s.`);
 }

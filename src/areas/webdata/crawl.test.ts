@@ -148,6 +148,7 @@ describe('web data crawl', { timeout: 90_000 }, () => {
       {},
       { url: site.url, maxDepth: -1 },
       { url: site.url, maxPages: 0 },
+      { url: site.url, maxPages: 10_001 },
       { url: site.url, formats: ['pdf'] },
       { url: site.url, stealth: 'yes' },
     ]) {

@@ -151,7 +151,7 @@ export const runsPage = cursorPageSchema(scheduleRun);
 export const crawlBody = z.object({
   url: urlSchema,
   maxDepth: z.number().int().min(0).max(10).default(2),
-  maxPages: z.number().int().min(1).max(1000).default(50),
+  maxPages: z.number().int().min(1).max(10_000).default(50),
   formats: z
     .array(z.enum(['markdown', 'links', 'html']))
     .min(1)
