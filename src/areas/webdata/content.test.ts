@@ -86,7 +86,7 @@ describe('markdown keeps what documentation needs', () => {
   const base = 'https://docs.test/library/json.html';
 
   it('keeps Sphinx-style <pre> code (no <code>) as fenced blocks with the language from the class', () => {
-    const html = `<html><body><div role="main"><h1>json</h1><p>Encoding basic Python object hierarchies:</p>
+    const html = `<html><body><div role="main"><h1>json<a class="headerlink" href="#json">¶</a></h1><p>Encoding basic Python object hierarchies:</p>
       <div class="highlight-python3 notranslate"><div class="highlight"><pre><span></span><span class="gp">&gt;&gt;&gt; </span><span class="kn">import</span> json
 <span class="gp">&gt;&gt;&gt; </span>json.dumps([<span class="s1">'foo'</span>, {<span class="s1">'bar'</span>: (<span class="s1">'baz'</span>, <span class="kc">None</span>)}])
 </pre></div></div>

@@ -24,6 +24,9 @@ function stripChrome(doc: Doc): void {
   for (const el of doc.querySelectorAll(CHROME)) if (!wraps(el as unknown as Element)) el.remove();
   for (const el of doc.querySelectorAll('header'))
     if (!el.closest('article, main') && !wraps(el as unknown as Element)) el.remove();
+  // Permalink marks beside headings (Sphinx's ¶, §, #, 🔗): not text, and noise in every heading.
+  for (const a of doc.querySelectorAll('a[href*="#"]'))
+    if (/^\s*(?:¶|§|#|🔗)\s*$/u.test(a.textContent ?? '')) a.remove();
 }
 
 // Blocks that are around the content rather than of it, by their class or id: the names Readability
@@ -139,17 +142,27 @@ export function toMarkdown(input: string | Doc, baseUrl: string, opts: { full?: 
   const body = doc.querySelector('body') ?? doc.documentElement;
   if (!body) return '';
   if (opts.full) return htmlToMarkdown(body.innerHTML ?? '');
-  const h1 = squash(doc.querySelector('h1')?.textContent ?? '');
+  const h1 = squash(doc.querySelector('h1')?.textContent ?? '').replace(/\s*[¶§🔗]$/u, '');
   stripChrome(doc);
   const md = htmlToMarkdown(mainHtml(doc, body, baseUrl));
   // Readability drops the heading that repeats the page's title, or makes it an h2; the reader wants it on
   // top as the page's one h1.
   if (!h1) return md;
-  const demoted = `## ${h1}\n`;
-  if (md.startsWith(demoted)) return `# ${md.slice(3)}`;
-  if (!squash(md).includes(h1)) return `# ${h1}\n\n${md}`;
+  const first = /^(#{1,6}) (.*)\n?/.exec(md);
+  if (first && words(first[2]!) === words(h1))
+    return first[1] === '#' ? md : `# ${md.slice(first[1]!.length + 1)}`;
+  if (!words(md).includes(words(h1))) return `# ${h1}\n\n${md}`;
   return md;
 }
+
+// A text's words, lower-cased, with markdown link targets left out: for "is this heading already there".
+const words = (s: string) =>
+  (
+    s
+      .replace(/\]\((?:[^()]|\([^)]*\))*\)/g, ']')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  ).join(' ');
 
 const LARGE_REGION = 50_000;
 
@@ -182,6 +195,7 @@ function mainHtml(doc: Doc, body: Element, pageUrl: string): string {
   // link lists.
   if (useRegion && measure >= LARGE_REGION) return fallback;
   const structured = useRegion && hasStructure(region);
+  const regionWords = region ? wordBag(region.textContent ?? '') : null;
   // Readability mutates the document it reads; the fallback was taken as a string before.
   keepTocLinks(doc, pageUrl);
   let article: { content?: string | null; textContent?: string | null } | null = null;
@@ -190,7 +204,10 @@ function mainHtml(doc: Doc, body: Element, pageUrl: string): string {
   } catch {
     return fallback;
   }
-  const text = squash(article?.textContent ?? '').length;
+  const articleText = squash(article?.textContent ?? '');
+  const text = articleText.length;
+  // Readability may crown a block outside the declared main region (on a short docs page, the footer).
+  if (region && !mostlyWithin(articleText, regionWords)) return fallback;
   if (!article?.content || text < 100 || text < measure * (useRegion ? 0.25 : 0.1)) return fallback;
   if (structured && text < measure * 0.35) return fallback;
   return article.content;
@@ -209,6 +226,29 @@ function keepTocLinks(doc: Doc, pageUrl: string): void {
     span.innerHTML = a.innerHTML;
     a.replaceWith(span);
   }
+}
+
+const wordBag = (text: string) => {
+  const bag = new Map<string, number>();
+  for (const w of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) bag.set(w, (bag.get(w) ?? 0) + 1);
+  return bag;
+};
+
+// Whether most of a text's words are found in a region's words.
+function mostlyWithin(text: string, region: Map<string, number> | null): boolean {
+  if (!region) return true;
+  const words = text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  if (words.length === 0) return true;
+  const left = new Map(region);
+  let found = 0;
+  for (const w of words) {
+    const n = left.get(w) ?? 0;
+    if (n > 0) {
+      found++;
+      left.set(w, n - 1);
+    }
+  }
+  return found >= words.length * 0.5;
 }
 
 // Characters of text outside links.
