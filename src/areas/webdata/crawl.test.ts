@@ -60,6 +60,10 @@ describe('web data crawl', { timeout: 90_000 }, () => {
     expect(site.hits.get('/articles/2')).toBeUndefined();
     expect(c.pagesCrawled).toBe(5);
     expect(c.pagesFailed).toBe(1); // /missing
+    expect(c.pages).toHaveLength(5);
+    expect(c.failedPages).toEqual([
+      { url: `${site.url}/missing`, statusCode: 404, error: 'HTTP status: the page answered 404.' },
+    ]);
     expect(c.pages.find((p) => p.title === 'Docs')!.markdown).toContain('| Name | Type | Default |');
     expect(site.maxInFlight()).toBeLessThanOrEqual(4);
   });

@@ -65,7 +65,8 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
   const seen = new Set([start]);
   const stored = new Set<string>();
   let reserved = 0; // pages stored or being fetched: never more than maxPages
-  let seq = 0;
+  let seq = 0; // rows written, stored and failed pages alike: the pages' order
+  let crawled = 0;
   let failed = 0;
   let lastStart = 0;
   let active = 0;
@@ -80,6 +81,23 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     return row?.status === 'processing';
   };
 
+  // A failed page gives its place back and is recorded (URL, status, reason) for the crawl's
+  // failedPages; a failed start page fails the crawl.
+  const pageFailed = async (item: Item, err: unknown, status: number | null) => {
+    failed++;
+    reserved--;
+    if (item.depth === 0) throw err;
+    await deps.db.orm.insert(webdataCrawlPages).values({
+      crawlId: crawl.id,
+      seq: seq++,
+      url: item.url,
+      depth: item.depth,
+      statusCode: status,
+      error: describeFetchError(err),
+      createdAt: deps.clock.now(),
+    });
+  };
+
   const crawlOne = async (item: Item) => {
     if (delayMs > 0) {
       const wait = lastStart + delayMs - Date.now();
@@ -90,19 +108,13 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     try {
       page = await fetchPage(deps, item.url, signal);
     } catch (err) {
-      failed++;
-      reserved--;
-      if (item.depth === 0) throw err;
-      return;
+      return pageFailed(item, err, err instanceof HttpFailure ? err.status : null);
     }
     let digest: PageDigest;
     try {
       digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'));
     } catch (err) {
-      failed++;
-      reserved--;
-      if (item.depth === 0) throw err;
-      return;
+      return pageFailed(item, err, page.status);
     }
     const finalKey = normalizeUrl(page.finalUrl) ?? item.url;
     const canonical = digest.canonical;
@@ -140,7 +152,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     });
     await deps.db.orm
       .update(webdataCrawls)
-      .set({ pagesCrawled: seq, pagesFailed: failed, pagesQueued: queue.length })
+      .set({ pagesCrawled: ++crawled, pagesFailed: failed, pagesQueued: queue.length })
       .where(eq(webdataCrawls.id, crawl.id));
   };
 
@@ -184,9 +196,17 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
   }
 }
 
+class HttpFailure extends PageFailure {
+  readonly status: number;
+  constructor(status: number) {
+    super(`HTTP status: the page answered ${status}.`);
+    this.status = status;
+  }
+}
+
 async function fetchPage(deps: Deps, url: string, signal?: AbortSignal) {
   const res = await fetchRaw(deps, url, { signal });
-  if (res.status >= 400) throw new PageFailure(`HTTP status: the page answered ${res.status}.`);
+  if (res.status >= 400) throw new HttpFailure(res.status);
   if (!isHtml(res)) throw new PageFailure('Not HTML.');
   const html = res.text();
   const renderer = rendererOf(deps);

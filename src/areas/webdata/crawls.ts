@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNotNull, isNull } from 'drizzle-orm';
 import { z } from 'zod';
 import { isUuid } from '../../core/ids.ts';
 import { decodeCursor, encodeCursor } from '../../core/pagination.ts';
@@ -73,6 +73,7 @@ export async function getCrawl(deps: Deps, scope: Scope, id: string, includePage
     pagesFailed: c.pagesFailed,
     pagesQueued: c.pagesQueued,
     error: c.error,
+    failedPages: await failedPages(deps, id),
     createdAt: c.createdAt.toISOString(),
     completedAt: c.completedAt?.toISOString() ?? null,
   };
@@ -80,9 +81,27 @@ export async function getCrawl(deps: Deps, scope: Scope, id: string, includePage
   const pages = await deps.db.orm
     .select()
     .from(webdataCrawlPages)
-    .where(eq(webdataCrawlPages.crawlId, id))
+    .where(and(eq(webdataCrawlPages.crawlId, id), isNull(webdataCrawlPages.error)))
     .orderBy(asc(webdataCrawlPages.seq));
   return { ...out, pages: pages.map((p) => pageOut(p, c.options.formats)) };
+}
+
+const FAILED_SHOWN = 1000;
+
+// Pages that could not be fetched or converted, in fetch order: URL, the status they answered (null when
+// nothing answered) and the reason. At most FAILED_SHOWN; pagesFailed counts them all.
+async function failedPages(deps: Deps, crawlId: string) {
+  const rows = await deps.db.orm
+    .select({
+      url: webdataCrawlPages.url,
+      statusCode: webdataCrawlPages.statusCode,
+      error: webdataCrawlPages.error,
+    })
+    .from(webdataCrawlPages)
+    .where(and(eq(webdataCrawlPages.crawlId, crawlId), isNotNull(webdataCrawlPages.error)))
+    .orderBy(asc(webdataCrawlPages.seq))
+    .limit(FAILED_SHOWN);
+  return rows.map((r) => ({ url: r.url, statusCode: r.statusCode, error: r.error ?? '' }));
 }
 
 const seqCursor = z.object({ seq: z.number().int() });
@@ -99,7 +118,13 @@ export async function listCrawlPages(
   const rows = await deps.db.orm
     .select()
     .from(webdataCrawlPages)
-    .where(and(eq(webdataCrawlPages.crawlId, id), gt(webdataCrawlPages.seq, after)))
+    .where(
+      and(
+        eq(webdataCrawlPages.crawlId, id),
+        gt(webdataCrawlPages.seq, after),
+        isNull(webdataCrawlPages.error),
+      ),
+    )
     .orderBy(asc(webdataCrawlPages.seq))
     .limit(q.limit + 1);
   const items = rows.slice(0, q.limit);

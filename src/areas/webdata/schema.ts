@@ -186,6 +186,9 @@ export const crawlOut = z.object({
   pagesFailed: z.number(),
   pagesQueued: z.number().describe('Pier: URLs found and not yet fetched.'),
   error: z.string().nullable(),
+  failedPages: z
+    .array(z.object({ url: z.string(), statusCode: z.number().nullable(), error: z.string() }))
+    .describe('Pier: pages that failed (URL, status answered or null, reason), fetch order, at most 1,000.'),
   createdAt: z.string(),
   completedAt: z.string().nullable(),
   pages: z.array(crawlPage).optional(),
