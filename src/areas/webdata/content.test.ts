@@ -160,3 +160,28 @@ describe('markdown keeps what documentation needs', () => {
     expect(md).not.toContain('Related stories');
   });
 });
+
+describe('a real-sized page', () => {
+  it('converts a 750 KB documentation page well within the 20 s page timeout, keeping its code and tables', () => {
+    const section = (i: number) =>
+      `<section id="s${i}"><h2>Function ${i}<a class="headerlink" href="#s${i}">¶</a></h2>` +
+      `<p>${`Describes what function ${i} does, its arguments and what it returns. `.repeat(6)}</p>` +
+      `<div class="highlight-python3 notranslate"><div class="highlight"><pre><span class="n">f${i}</span>(<span class="mi">1</span>, <span class="s">"x"</span>)\n</pre></div></div>` +
+      `<table class="docutils"><thead><tr><th>Argument</th><th>Meaning</th></tr></thead><tbody>` +
+      `<tr><td>a</td><td><p>The first.</p><p>Required.</p></td></tr><tr><td>b</td><td>The second.</td></tr></tbody></table></section>`;
+    const sections = Array.from({ length: 850 }, (_, i) => section(i)).join('');
+    const nav = Array.from({ length: 300 }, (_, i) => `<li><a href="m${i}.html">Module ${i}</a></li>`).join(
+      '',
+    );
+    const html = `<html><head><title>Reference</title></head><body><div class="sphinxsidebar" role="navigation"><ul>${nav}</ul></div><div class="body" role="main"><h1>Reference</h1>${sections}</div><div class="footer">© Copyright</div></body></html>`;
+    expect(html.length).toBeGreaterThan(700_000);
+    const t0 = performance.now();
+    const md = toMarkdown(html, 'https://docs.test/library/ref.html');
+    expect(performance.now() - t0).toBeLessThan(10_000);
+    expect(md.match(/^```python3$/gm)).toHaveLength(850);
+    expect(md.match(/^\| Argument \| Meaning \|$/gm)).toHaveLength(850);
+    expect(md).toContain('| a | The first.<br>Required. |');
+    expect(md).not.toContain('Module 299');
+    expect(md).not.toContain('Copyright');
+  });
+});
