@@ -117,7 +117,8 @@ async function extract(
     markdown: null,
   };
   if (req.mode === 'raw') return { ...out, extractedData: { html: page.html } };
-  const markdown = toMarkdown(page.html, page.finalUrl);
+  // The parsed document is reused (metadata, links and images were read from it above; conversion changes it).
+  const markdown = toMarkdown(doc, page.finalUrl);
   if (req.mode === 'markdown') return { ...out, markdown };
   const schema = (req.schema ?? AUTO_SCHEMA) as JsonSchema;
   const s = await extractStructured(deps, { html: page.html, markdown, schema, prompt: req.prompt, signal });
