@@ -9,6 +9,8 @@ import { PageFailure } from './fetch-page.ts';
 // parallel. A page whose conversion outlives `timeoutMs` fails alone: its thread is ended and replaced.
 // Size 0 converts inline (on the calling thread).
 
+const THREAD_HEAP_MB = 512;
+
 type Job = {
   id: number;
   html: string;
@@ -70,7 +72,10 @@ export class ConvertPool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(new URL('./convert-worker.ts', import.meta.url));
+    // A page that would need more heap than this (a pathological document) ends its thread, not the process.
+    const worker = new Worker(new URL('./convert-worker.ts', import.meta.url), {
+      resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MB },
+    });
     const slot: Slot = { worker, ready: false, job: null, timer: null };
     worker.on('message', (m: { ready?: true; id: number; digest?: PageDigest; error?: string }) => {
       if (m.ready) {
