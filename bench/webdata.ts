@@ -12,7 +12,8 @@
 //     it by hand (Readability 0.6 on a linkedom parse of the body, Turndown + GFM), same cap, same start
 //     page, same concurrency; both also follow same-host links (Crawlee with its own cheerio parse).
 // Usage: npm run bench:webdata [-- --pages 300 --shots 20 --rounds 2 --real 150 --real-rounds 1]
-// (`--shots 0` or `--real 0` skips that part.)
+// (`--shots 0` or `--real 0` skips that part, `--crawlee 0` the Crawlee runs: e.g. `--pages 10000 --crawlee 0`
+// for a 10,000-page crawl's memory.)
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -101,7 +102,12 @@ const scope = { orgId: tenant.org.id, environment: 'production' as const };
 async function pierCrawl(
   start = `${site}/`,
   cap = PAGES,
-): Promise<{ pages: number; sec: number; chars: number }> {
+): Promise<{ pages: number; sec: number; chars: number; heapMb: number }> {
+  // The crawl's own memory: the main thread's JS heap, sampled (PGlite's pages live in WASM memory, apart).
+  let heapMax = 0;
+  const sampler = setInterval(() => {
+    heapMax = Math.max(heapMax, process.memoryUsage().heapUsed);
+  }, 200);
   const { id } = await createCrawl(deps, scope, {
     url: start,
     maxDepth: 1000,
@@ -112,13 +118,14 @@ async function pierCrawl(
   const t0 = performance.now();
   await runCrawl(deps, id);
   const sec = (performance.now() - t0) / 1000;
+  clearInterval(sampler);
   const [c] = await deps.db.orm.select().from(webdataCrawls).where(eq(webdataCrawls.id, id));
   if (c?.status !== 'completed') throw new Error(`pier crawl ended ${c?.status}: ${c?.error}`);
   const [m] = await deps.db.orm
     .select({ chars: sql<number>`coalesce(sum(length(${webdataCrawlPages.markdown})), 0)` })
     .from(webdataCrawlPages)
     .where(eq(webdataCrawlPages.crawlId, id));
-  return { pages: c.pagesCrawled, sec, chars: Number(m?.chars ?? 0) };
+  return { pages: c.pagesCrawled, sec, chars: Number(m?.chars ?? 0), heapMb: heapMax / 2 ** 20 };
 }
 
 type CrawleeMod = typeof import('@crawlee/cheerio');
@@ -164,6 +171,7 @@ async function crawleeCrawl(
 
 let crawlee: CrawleeMod | null = null;
 try {
+  if (arg('crawlee', 1) === 0) throw new Error('skipped (--crawlee 0)');
   crawlee = await import('@crawlee/cheerio');
 } catch (err) {
   console.log(`crawlee: not installed (${(err as Error).message.split('\n')[0]})`);

@@ -3,10 +3,10 @@ import { parseHTML } from 'linkedom';
 import { htmlToMarkdown } from './markdown.ts';
 import type { PageMetadata } from './tables.ts';
 
-// HTML → what an extraction returns: the main content (Readability on a linkedom document: no layout, so
-// fast, and it needs no browser) as markdown (turndown with GFM tables, fenced code), the page's metadata,
-// and its links and images as absolute URLs. Readability gives up on pages that are mostly lists or tables
-// (docs indexes, product grids); then the body minus navigation chrome is converted instead.
+// HTML → what an extraction returns: the main content as markdown (markdown.ts), the page's metadata, and
+// its links and images as absolute URLs. The main content is chosen among Readability's article (on a
+// linkedom document: no layout, so fast, and no browser), the page's declared main region and its body
+// (mainHtml says when each wins); all from one parse (a crawl passes its parsed document).
 
 type Doc = ReturnType<typeof parseHTML>['document'];
 
