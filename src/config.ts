@@ -111,6 +111,8 @@ const envSchema = z.object({
     .regex(/^smtps?:\/\//, 'must be an smtp:// or smtps:// URL')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  /** Self mail view (docs/decisions/103): `auto` is on without SMTP_URL when PUBLIC_URL is a loopback one. */
+  SELF_MAIL: z.enum(['auto', 'on', 'off']).default('auto'),
   SMTP_POOL_SIZE: z.coerce.number().int().min(1).max(100).default(5),
   SMTP_IGNORE_TLS: bool.default(false),
   MAIL_RETRY_DELAYS_SEC: z
@@ -298,6 +300,8 @@ export type Config = {
   fnRateLimit: { perCredential: { perSec: number; burst: number }; perIp: { perSec: number; burst: number } };
   /** Outbound mail; without it mail goes to the built-in outbox (dev inbox). */
   smtp?: { url: string; poolSize: number; ignoreTls: boolean };
+  /** Without SMTP: a signed-in person may read Pier's own mail to their address (docs/decisions/103). */
+  selfMail: boolean;
   /** Delays before each retry of a temporary SMTP failure; the last failure after them is final. */
   mailRetryDelaysSec: number[];
   dkim?: { domain: string; selector: string; privateKey: string };
@@ -359,6 +363,12 @@ export class ConfigError extends Error {
 function mailHost(publicUrl: string): string {
   const host = new URL(publicUrl).hostname;
   return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(host) && !/^[\d.]+$/.test(host) ? host : 'localhost';
+}
+
+/** A PUBLIC_URL only this machine reaches: whoever signs up there is the operator or sits at their desk. */
+function isLoopback(publicUrl: string): boolean {
+  const host = new URL(publicUrl).hostname;
+  return host === 'localhost' || host === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(host);
 }
 
 /** Parses the environment; throws a ConfigError listing every bad variable at once. */
@@ -442,6 +452,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtp: e.SMTP_URL
       ? { url: e.SMTP_URL, poolSize: e.SMTP_POOL_SIZE, ignoreTls: e.SMTP_IGNORE_TLS }
       : undefined,
+    selfMail: !e.SMTP_URL && (e.SELF_MAIL === 'on' || (e.SELF_MAIL === 'auto' && isLoopback(publicUrl))),
     mailRetryDelaysSec: e.MAIL_RETRY_DELAYS_SEC,
     media: { ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH },
     browser: {

@@ -7,6 +7,8 @@ export type SessionInfo = {
   user: User | null;
   csrfToken: string | null;
   signup: boolean;
+  /** No SMTP_URL and the self mail view on: Pier's mail to the signed-in person is shown in the dashboard. */
+  selfMail: boolean;
   ip: string;
   appsDomain: string;
   appsScheme: string;

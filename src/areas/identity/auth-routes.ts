@@ -83,6 +83,7 @@ export async function dashboardAuthRoutes(app: FastifyInstance, opts: { deps: De
       user: user ? userOut(user) : null,
       csrfToken: session && user ? csrfTokenFor(deps, session.id) : null,
       signup: deps.config.signup,
+      selfMail: deps.config.selfMail,
       ip: req.ip,
       appsDomain: deps.config.appsDomain,
       appsScheme: new URL(deps.config.publicUrl).protocol.replace(':', ''),

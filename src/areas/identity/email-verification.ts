@@ -72,6 +72,9 @@ export async function claimByProof(
 /** Mails the account's verification link (the sign-up proof; it must be opened signed in as the account). */
 export async function sendVerificationMail(deps: Deps, user: User): Promise<void> {
   const { url } = await createPasswordLink(deps, user.id, 'verify');
+  // Without SMTP_URL the mail never leaves Pier: the operator's own console gets this one-time link, the
+  // only secret Pier ever logs (docs/decisions/103).
+  if (!deps.config.smtp) deps.log.info(`No SMTP_URL: the verification link for ${user.email} is ${url}`);
   await sendSystemMail(deps, {
     to: user.email,
     subject: 'Verify your e-mail address for Pier',

@@ -18,6 +18,10 @@ export const mailCatalogue = defineCatalogue({
   },
   DOMAIN_NOT_FOUND: { status: 404, message: 'Sender domain not found.' },
   OUTBOX_MESSAGE_NOT_FOUND: { status: 404, message: 'Outbox message not found.' },
+  SELF_MAIL_OFF: {
+    status: 403,
+    message: "This Pier sends real e-mail (or its operator turned SELF_MAIL off): read Pier's mail in your inbox.",
+  },
   EMAIL_NOT_CANCELLABLE: { status: 409, message: 'Only scheduled or queued e-mails can be cancelled.' },
   DOMAIN_EXISTS: { status: 409, message: 'The domain is already added to this organization.' },
 });
@@ -51,4 +55,5 @@ export const mailErrors = {
   domainInvalid: (domain: string) =>
     error('DOMAIN_INVALID', `'${domain.slice(0, 100)}' is not a domain name Pier can send from.`),
   outboxMessageNotFound: () => error('OUTBOX_MESSAGE_NOT_FOUND'),
+  selfMailOff: () => error('SELF_MAIL_OFF'),
 } as const;

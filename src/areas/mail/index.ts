@@ -10,6 +10,7 @@ import {
 import { mailCatalogue } from './errors.ts';
 import { adminListSystemMail, getOutboxMessageForCli, listOutboxForCli } from './outbox-fn.ts';
 import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB, mailSweepJob } from './sweeper.ts';
+import { listMySystemMailForCli } from './self-mail-fn.ts';
 import { sendSystemMail } from './system-mail.ts';
 import { unsubscribeRoutes } from './unsubscribe.ts';
 import { mailV1 } from './v1.ts';
@@ -26,6 +27,7 @@ export const mailArea = defineArea({
     listOutboxForCli,
     getOutboxMessageForCli,
     adminListSystemMail,
+    listMySystemMailForCli,
     addMailDomainForCli,
     listMailDomainsForCli,
     getMailDomainForCli,
@@ -39,7 +41,7 @@ export const mailArea = defineArea({
   migrations: [{ area: 'mail', schema: ['src/areas/mail/tables.ts'] }],
   stop: closeMailTransport,
   provides: { sendSystemMail },
-  notTools: ['adminListSystemMail'],
+  notTools: ['adminListSystemMail', 'listMySystemMailForCli'],
 });
 
 // Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).

@@ -1,12 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { dashboardPost, type User } from '../api.ts';
 import { ErrorNote } from '../ui.tsx';
+import { SelfMail } from './self-mail.tsx';
 
 // Verified e-mail (docs/decisions/030): until the address is proven the account sees only this page, and
 // nothing granted to the address (invitations, organizations made for it) reaches it.
 
 /** Shown to a signed-in account whose address is not verified yet, in place of every other page. */
-export function VerifyNeededPage(props: { user: User; onSignOut: () => void }) {
+export function VerifyNeededPage(props: { user: User; selfMail: boolean; onSignOut: () => void }) {
   const [note, setNote] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -44,6 +45,7 @@ export function VerifyNeededPage(props: { user: User; onSignOut: () => void }) {
           Sign out
         </button>
       </div>
+      {props.selfMail ? <SelfMail /> : null}
     </main>
   );
 }

@@ -1,0 +1,115 @@
+import { eq } from 'drizzle-orm';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orgs } from '../../../src/areas/orgs/tables.ts';
+import type { TestApp } from '../../harness.ts';
+import { uniq } from '../../harness.ts';
+import { seedApiKey, seedProject } from '../../seed.ts';
+import { launchBrowser, shot, startPier } from './browser-kit.ts';
+
+// The first hour on a phone (issue 39): a fresh Pier without SMTP_URL, a new person signs up at 390 px,
+// verifies through "Mail Pier sent you" (docs/decisions/103), creates an organization and reaches the
+// tokens page; then every dashboard page fits 390 and 360 px without sideways scrolling.
+
+let t: TestApp;
+let base: string;
+let browser: Browser;
+let ctx: BrowserContext;
+let page: Page;
+const email = `${uniq('first')}@example.com`;
+const orgSlug = uniq('org');
+
+beforeAll(async () => {
+  ({ t, base } = await startPier());
+  browser = await launchBrowser();
+  ctx = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  page = await ctx.newPage();
+  page.setDefaultTimeout(10_000);
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+/** The page's own width against the viewport: sideways scrolling is the gap between them. */
+async function overflow(p: Page) {
+  return p.evaluate(() => {
+    const el = document.scrollingElement ?? document.documentElement;
+    const wide = [...document.querySelectorAll('body *')]
+      .filter((e) => e.getBoundingClientRect().right > el.clientWidth + 1)
+      .slice(0, 5)
+      .map((e) => `${e.tagName.toLowerCase()}.${e.className}`);
+    return { scrollWidth: el.scrollWidth, clientWidth: el.clientWidth, wide };
+  });
+}
+
+async function expectFits(p: Page, name: string) {
+  await shot(p, `first-hour-${name}`);
+  const o = await overflow(p);
+  expect(o.scrollWidth, `${name} is ${o.scrollWidth}px wide: ${o.wide.join(', ')}`).toBeLessThanOrEqual(
+    o.clientWidth,
+  );
+}
+
+describe('the first hour, at 390 px', () => {
+  it('signs up without SMTP, verifies through the mail Pier shows, creates an organization, reaches tokens', async () => {
+    expect(t.deps.config.smtp).toBeUndefined();
+    await page.goto(`${base}/sign-up`);
+    await expectFits(page, '01-sign-up');
+    await page.getByLabel('E-mail').fill(email);
+    await page.getByLabel('Password').fill('a long enough password');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByRole('heading', { name: 'Verify your e-mail' }).waitFor();
+    await page.getByRole('heading', { name: 'Mail Pier sent you' }).waitFor();
+    const item = page.getByTestId('self-mail-item');
+    await item.getByText('Verify your e-mail address for Pier').waitFor();
+    await expectFits(page, '02-verify-with-self-mail');
+    await item.getByRole('link', { name: /\/verify-email#token=/ }).click();
+    await page.getByRole('heading', { name: 'Welcome to Pier' }).waitFor();
+    await page.getByRole('link', { name: 'Create an organization' }).click();
+    await page.getByLabel('Name').fill('First Hour Bakery');
+    await page.getByLabel('Slug').fill(orgSlug);
+    await page.getByRole('button', { name: 'Create organization' }).click();
+    await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    await page.getByText('Menu').click();
+    await page.getByRole('link', { name: 'Tokens' }).click();
+    await page.getByRole('heading', { name: 'Personal tokens', level: 1 }).waitFor();
+    expect(new URL(page.url()).pathname).toBe('/tokens');
+  });
+
+  it('fits every dashboard page at 390 and 360 px', async () => {
+    const [org] = await t.deps.db.orm.select().from(orgs).where(eq(orgs.slug, orgSlug));
+    const project = await seedProject(t.deps, org!, uniq('a-rather-long-project-slug'));
+    await seedApiKey(t.deps, org!.id, 'live');
+    const pages = [
+      '/projects',
+      `/projects/${project.slug}`,
+      '/members',
+      '/api-keys',
+      '/inbox',
+      '/domains',
+      '/memory',
+      '/assets',
+      '/integrations',
+      '/workflows',
+      '/web-data',
+      '/tokens',
+      '/cli',
+      '/orgs/new',
+    ];
+    const tooWide: string[] = [];
+    for (const width of [390, 360]) {
+      await page.setViewportSize({ width, height: 844 });
+      for (const path of pages) {
+        await page.goto(`${base}${path}`);
+        await page.locator('h1').first().waitFor();
+        await page.waitForLoadState('networkidle');
+        const name = `${width}${path.replaceAll('/', '-')}`;
+        await shot(page, `first-hour-${name}`);
+        const o = await overflow(page);
+        if (o.scrollWidth > o.clientWidth) tooWide.push(`${name}: ${o.scrollWidth}px (${o.wide.join(', ')})`);
+      }
+    }
+    expect(tooWide).toEqual([]);
+  });
+});
