@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addDomain } from '../../../src/areas/mail/domains.ts';
 import { orgs } from '../../../src/areas/orgs/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
@@ -81,6 +82,8 @@ describe('the first hour, at 390 px', () => {
     const [org] = await t.deps.db.orm.select().from(orgs).where(eq(orgs.slug, orgSlug));
     const project = await seedProject(t.deps, org!, uniq('a-rather-long-project-slug'));
     await seedApiKey(t.deps, org!.id, 'live');
+    // A pending sender domain: its page lists DNS records with a long DKIM value.
+    await addDomain(t.deps, org!.id, `${uniq('mail')}.first-hour-bakery.example`);
     const pages = [
       '/projects',
       `/projects/${project.slug}`,
@@ -104,12 +107,16 @@ describe('the first hour, at 390 px', () => {
         await page.goto(`${base}${path}`);
         await page.locator('h1').first().waitFor();
         await page.waitForLoadState('networkidle');
-        const name = `${width}${path.replaceAll('/', '-')}`;
+        const name = `${width}${path.replace(project.slug, 'project').replaceAll('/', '-')}`;
         await shot(page, `first-hour-${name}`);
         const o = await overflow(page);
         if (o.scrollWidth > o.clientWidth) tooWide.push(`${name}: ${o.scrollWidth}px (${o.wide.join(', ')})`);
       }
     }
     expect(tooWide).toEqual([]);
+    // Loaded tables are not left busy (greyed, failing contrast).
+    await page.goto(`${base}/integrations`);
+    await page.getByRole('table', { name: 'Connectors' }).waitFor();
+    expect(await page.locator('[aria-busy="true"]').count()).toBe(0);
   });
 });

@@ -84,7 +84,7 @@ export function IntegrationsPage(props: { org: Org }) {
       <Table
         label="Connectors"
         rows={connectors.data}
-        loading={!connectors.error}
+        loading={!connectors.data && !connectors.error}
         rowKey={(c) => c.slug}
         columns={[
           { key: 'name', header: 'Connector', cell: (c) => c.name },
@@ -120,7 +120,7 @@ export function IntegrationsPage(props: { org: Org }) {
       <Table
         label="Connections"
         rows={connections.data}
-        loading={!connections.error}
+        loading={!connections.data && !connections.error}
         rowKey={(c) => c.id}
         empty={`No connections in ${environment} yet.`}
         columns={[
