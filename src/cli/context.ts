@@ -4,6 +4,7 @@ import { PierClient } from '../sdk/client.ts';
 import { ConfigStore } from './config-store.ts';
 import { type CliEnv, DEFAULT_URL } from './env.ts';
 import { CliError } from './errors.ts';
+import type { CredentialSource } from './explain.ts';
 import type { Input, Output } from './prompt.ts';
 
 export type CliIo = { stdin: Input; stdout: Output; stderr: Output };
@@ -28,6 +29,8 @@ export type CliContext = {
    * answer is a failure for scripts (a deployment that ended `failed`, a domain still pending) sets it.
    */
   exitCode: number;
+  /** Where the credential of the last client built came from, so a 401 can name it (explain.ts). */
+  credentialUsed: CredentialSource | null;
 };
 
 const USER_AGENT = 'pier-cli/0.1.0';
@@ -51,8 +54,9 @@ export function createContext(env: CliEnv, io: CliIo): CliContext {
     return null;
   };
 
-  return {
+  const ctx: CliContext = {
     exitCode: 0,
+    credentialUsed: null,
     env,
     io,
     store,
@@ -63,10 +67,16 @@ export function createContext(env: CliEnv, io: CliIo): CliContext {
       const t = userToken();
       if (!t)
         throw new CliError('NOT_LOGGED_IN', `Not logged in to ${url()}; run 'pier login' or set PIER_TOKEN.`);
+      ctx.credentialUsed = t.source === 'env' ? 'env-token' : 'config-token';
       return client(t.token);
     },
-    operatorClient: () => client(operatorKey(env)),
+    operatorClient: () => {
+      const key = operatorKey(env);
+      ctx.credentialUsed = env.operatorKey ? 'env-operator' : 'file-operator';
+      return client(key);
+    },
   };
+  return ctx;
 }
 
 function operatorKey(env: CliEnv): string {

@@ -3,6 +3,7 @@ import { commandGroups } from './commands/index.ts';
 import { type CliContext, type CliIo, createContext } from './context.ts';
 import { type CliEnv, readCliEnv } from './env.ts';
 import { describeFailure } from './errors.ts';
+import { explainFailure } from './explain.ts';
 
 export const VERSION = '0.1.0';
 
@@ -46,7 +47,7 @@ export async function runCli(
     if (err instanceof CommanderError && err.exitCode === 0) return 0;
     // A command group run without a subcommand has printed its help on stderr: a usage error.
     if (err instanceof CommanderError && err.code === 'commander.help') return 2;
-    const { line, exitCode } = describeFailure(err);
+    const { line, exitCode } = describeFailure(await explainFailure(err, ctx));
     io.stderr.write(`${line}\n`);
     return exitCode;
   }

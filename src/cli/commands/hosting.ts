@@ -78,6 +78,8 @@ export function register(program: Command, ctx: CliContext): void {
       const client = ctx.userClient();
       const err = ctx.io.stderr;
       const tty = Boolean((err as { isTTY?: boolean }).isTTY);
+      // Before packing (which reads the whole folder): a wrong slug or token fails in a moment.
+      await client.call('getProjectForCli', { slug: projectSlug });
       const packed = await packApp(dir);
       try {
         err.write(`Packed ${packed.files} files (${(packed.bytes / 1024 / 1024).toFixed(1)} MB).\n`);
