@@ -42,6 +42,7 @@ const dbFree = [
   'test/error-catalogue.test.ts',
   'test/job-types.test.ts',
   'test/docs-self-contained.test.ts',
+  'test/install.test.ts',
 ];
 
 const shared = {
