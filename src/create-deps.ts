@@ -22,6 +22,8 @@ export type DepsOverrides = Partial<Pick<Deps, 'clock' | 'keyring' | 'log' | 'li
   inMemory?: boolean;
   /** Queue polling and cron intervals (tests make them fast). */
   jobOptions?: JobQueueOptions;
+  /** Told when each start-up step begins (`npm start` prints them). */
+  progress?: (step: 'database' | 'migrations') => void;
 };
 
 /** The process logger; `destination` lets tests read what would be logged. */
@@ -48,12 +50,14 @@ export function createLogger(config: Config, destination?: pino.DestinationStrea
 /** Opens the database, applies migrations and wires the shared services; no listening, no workers. */
 export async function createDeps(config: Config, o: DepsOverrides = {}): Promise<Deps> {
   const log = o.log ?? createLogger(config);
+  o.progress?.('database');
   const db =
     o.db ??
     (await openDb({
       databaseUrl: config.databaseUrl,
       dataDir: o.inMemory ? undefined : `${config.dataDir}/db`,
     }));
+  o.progress?.('migrations');
   const result = await migrate(db, migrationSets);
   for (const s of result.skipped) log.warn({ area: s.area }, `area disabled: ${s.reason}`);
   const keyring = o.keyring ?? new Keyring(loadMasterKey(config.dataDir, config.secretKey));

@@ -17,8 +17,13 @@ const enabled = process.env.PIER_INSTALL_TEST === '1';
 let dir = '';
 let server: ChildProcess | undefined;
 
+const stop = (signal: NodeJS.Signals) => {
+  // npm start runs Pier as its child: signal the whole process group.
+  if (server?.pid && server.exitCode === null) process.kill(-server.pid, signal);
+};
+
 afterAll(() => {
-  server?.kill('SIGKILL');
+  stop('SIGKILL');
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -56,7 +61,7 @@ describe.skipIf(!enabled)("the README's install in a clean clone", () => {
     // npm start: its progress lines, then the ready banner; stopped as soon as it is up.
     const started = await new Promise<string>((resolve, reject) => {
       let out = '';
-      server = spawn('npm', ['start'], { cwd: dir, env: { ...newcomerEnv(), PORT: '18787' } });
+      server = spawn('npm', ['start'], { cwd: dir, env: newcomerEnv(), detached: true });
       const timer = setTimeout(() => reject(new Error(`npm start not ready in 60 s:\n${out}`)), 60_000);
       const on = (d: Buffer) => {
         out += d;
@@ -69,8 +74,12 @@ describe.skipIf(!enabled)("the README's install in a clean clone", () => {
       server.stderr?.on('data', on);
     });
     expect(started).not.toMatch(/EBADENGINE|npm warn/);
-    server?.kill('SIGTERM');
-    await new Promise((r) => server?.once('close', r));
+    // What it did while starting, step by step (src/startup-progress.ts).
+    for (const step of ['code', 'database', 'migrations', 'workers', 'http'])
+      expect(started).toMatch(new RegExp(`^  ${step} +.*\\(\\d`, 'm'));
+    const exited = new Promise((r) => server?.once('exit', r));
+    stop('SIGTERM');
+    await exited;
     expect(execFileSync('git', ['status', '--porcelain'], { cwd: dir, encoding: 'utf8' })).toBe('');
   }, 300_000);
 });
