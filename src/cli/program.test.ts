@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readCliEnv } from './env.ts';
@@ -34,7 +34,9 @@ beforeAll(async () => {
   refusing = http.createServer((req, res) => {
     if (req.url === '/healthz') return res.end('{"ok":true}');
     res.writeHead(401, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ error: { code: 'AUTH_REQUIRED', message: 'A valid bearer credential is required.' } }));
+    res.end(
+      JSON.stringify({ error: { code: 'AUTH_REQUIRED', message: 'A valid bearer credential is required.' } }),
+    );
   });
   await new Promise<void>((r) => refusing.listen(0, '127.0.0.1', r));
   refusingUrl = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`;
@@ -58,7 +60,10 @@ describe('pier program', () => {
       `error AUTH_REQUIRED: ${refusingUrl} refused the token in PIER_TOKEN (revoked, expired, or not from this Pier): unset PIER_TOKEN to use your saved login, or set a valid personal token.\n`,
     );
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-prog-'));
-    fs.writeFileSync(path.join(home, 'config.json'), JSON.stringify({ url: refusingUrl, token: 'pk.old.one' }));
+    fs.writeFileSync(
+      path.join(home, 'config.json'),
+      JSON.stringify({ url: refusingUrl, token: 'pk.old.one' }),
+    );
     const { out, io } = capture();
     const code = await runCli(['orgs'], io, readCliEnv({ HOME: home, PIER_CONFIG_DIR: home }, 'linux'));
     expect(code).toBe(1);

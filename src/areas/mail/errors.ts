@@ -20,7 +20,8 @@ export const mailCatalogue = defineCatalogue({
   OUTBOX_MESSAGE_NOT_FOUND: { status: 404, message: 'Outbox message not found.' },
   SELF_MAIL_OFF: {
     status: 403,
-    message: "This Pier sends real e-mail (or its operator turned SELF_MAIL off): read Pier's mail in your inbox.",
+    message:
+      "This Pier sends real e-mail (or its operator turned SELF_MAIL off): read Pier's mail in your inbox.",
   },
   EMAIL_NOT_CANCELLABLE: { status: 409, message: 'Only scheduled or queued e-mails can be cancelled.' },
   DOMAIN_EXISTS: { status: 409, message: 'The domain is already added to this organization.' },

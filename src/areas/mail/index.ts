@@ -9,10 +9,11 @@ import {
 } from './domains-fn.ts';
 import { mailCatalogue } from './errors.ts';
 import { adminListSystemMail, getOutboxMessageForCli, listOutboxForCli } from './outbox-fn.ts';
-import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB, mailSweepJob } from './sweeper.ts';
 import { listMySystemMailForCli } from './self-mail-fn.ts';
+import { MAIL_SWEEP_CRON, MAIL_SWEEP_JOB, mailSweepJob } from './sweeper.ts';
 import { sendSystemMail } from './system-mail.ts';
 import { unsubscribeRoutes } from './unsubscribe.ts';
+import { getMailUsageByDayForCli } from './usage-fn.ts';
 import { mailV1 } from './v1.ts';
 import { closeMailTransport, mailDeliverJob } from './worker.ts';
 
@@ -28,6 +29,7 @@ export const mailArea = defineArea({
     getOutboxMessageForCli,
     adminListSystemMail,
     listMySystemMailForCli,
+    getMailUsageByDayForCli,
     addMailDomainForCli,
     listMailDomainsForCli,
     getMailDomainForCli,

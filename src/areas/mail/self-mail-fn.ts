@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { defineFn } from '../../http/fn-kit.ts';
 import { getUser } from '../identity/index.ts';
 import { mailErrors } from './errors.ts';
-import { mailEmails } from './tables.ts';
 import { SYSTEM_ORG_ID } from './system-mail.ts';
+import { mailEmails } from './tables.ts';
 
 // "Mail Pier sent you" (docs/decisions/103): on an installation without SMTP_URL nobody receives Pier's own
 // mail, so a new account could never open its verification link. With the self mail view on (SELF_MAIL;

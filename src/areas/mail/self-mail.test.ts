@@ -42,7 +42,8 @@ function myMail(t: TestApp, headers: Record<string, string>, body: unknown = {})
   });
 }
 
-const items = (r: LightMyRequestResponse) => r.json().items as { to: string; subject: string; text: string }[];
+const items = (r: LightMyRequestResponse) =>
+  r.json().items as { to: string; subject: string; text: string }[];
 
 describe('mail Pier sent you (no SMTP_URL)', () => {
   it('shows a new account its verification link, which verifies it', async () => {
@@ -51,7 +52,9 @@ describe('mail Pier sent you (no SMTP_URL)', () => {
     // The operator's console gets the same one-time link.
     const line = logged.mock.calls.map((c) => String(c[0])).find((m) => m.includes(a.email));
     logged.mockRestore();
-    expect(line).toMatch(/No SMTP_URL: the verification link for .* is http:\/\/127\.0\.0\.1:8787\/verify-email#token=/);
+    expect(line).toMatch(
+      /No SMTP_URL: the verification link for .* is http:\/\/127\.0\.0\.1:8787\/verify-email#token=/,
+    );
     const session = await local.app.inject({ url: '/api/dashboard/session', headers: a.headers });
     expect(session.json()).toMatchObject({ selfMail: true, user: { emailVerified: false } });
     const r = await myMail(local, a.headers);

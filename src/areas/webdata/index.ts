@@ -25,6 +25,7 @@ import { plugInto } from './plugins.ts';
 import { screenshotJob } from './screenshots/jobs.ts';
 import { webdataScreenshotsV1 } from './screenshots/v1.ts';
 import { sweepInterrupted } from './sweep.ts';
+import { getWebDataUsageByDayForCli } from './usage-fn.ts';
 import { webdataV1 } from './v1.ts';
 
 // Web data: extraction, batch jobs and schedules (both kinds), crawl, map and documents (docs/webdata.md).
@@ -43,6 +44,7 @@ export const webdataArea = defineArea({
     startWebScreenshotForCli,
     getWebScreenshotForCli,
     listRecentWebDataForCli,
+    getWebDataUsageByDayForCli,
   ],
   v1: [webdataV1, webdataScreenshotsV1],
   jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, screenshotJob],

@@ -3,7 +3,7 @@ import { getWorkflowRunForCli, runWorkflowForCli } from './cli-fn.ts';
 import { getWorkflowRunViewForCli, listWorkflowsForCli } from './dashboard-fn.ts';
 import { startEngine } from './engine.ts';
 import { workflowsCatalogue } from './errors.ts';
-import { getWorkflowUsageForCli } from './usage-fn.ts';
+import { getWorkflowUsageByDayForCli, getWorkflowUsageForCli } from './usage-fn.ts';
 import { workflowsV1 } from './v1.ts';
 
 // Workflows: DAG definitions of AI, code and http steps per project, and durable runs (a row per step,
@@ -14,6 +14,7 @@ export const workflowsArea = defineArea({
   errors: [workflowsCatalogue],
   fns: [
     getWorkflowUsageForCli,
+    getWorkflowUsageByDayForCli,
     runWorkflowForCli,
     getWorkflowRunForCli,
     listWorkflowsForCli,

@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../src/core/clock.ts';
+import { type TestApp, testApp } from './harness.ts';
+import { seedOrg } from './seed.ts';
+import { seedExtractionOn, seedMailOn, seedRunOn } from './usage-seed.ts';
+
+// Usage over time (issue 39): per-day counts of mail, workflow runs and web pages fetched for the dashboard's
+// charts, one entry per UTC day (zeros included), only the caller's organization.
+
+let t: TestApp;
+const NOW = new Date('2026-12-07T15:00:00Z');
+beforeAll(async () => {
+  t = await testApp({ clock: new ManualClock(NOW.getTime()) });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+type Day = Record<string, number | string> & { day: string };
+const days = (r: { json(): unknown }) => (r.json() as { days: Day[] }).days;
+
+describe('usage by day', () => {
+  it("counts each day of the caller's organization and fills the rest with zeros", async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const other = await seedOrg(t.deps);
+    await seedMailOn(t.deps, org.id, '2026-12-05', 'delivered', 3);
+    await seedMailOn(t.deps, org.id, '2026-12-05', 'bounced');
+    await seedMailOn(t.deps, org.id, '2026-12-07', 'sent', 2);
+    await seedMailOn(t.deps, other.org.id, '2026-12-05', 'delivered', 5);
+    await seedMailOn(t.deps, org.id, '2026-11-01', 'delivered'); // before the window
+    await seedRunOn(t.deps, org.id, '2026-12-06', 1.5);
+    await seedRunOn(t.deps, org.id, '2026-12-06', 0.25, 'failed');
+    await seedExtractionOn(t.deps, org.id, '2026-12-07', 4);
+
+    const mail = days(await t.call('getMailUsageByDayForCli', { orgSlug: org.slug, days: 7 }, owner.token));
+    expect(mail.map((d) => d.day)).toEqual([
+      '2026-12-01',
+      '2026-12-02',
+      '2026-12-03',
+      '2026-12-04',
+      '2026-12-05',
+      '2026-12-06',
+      '2026-12-07',
+    ]);
+    expect(mail[4]).toEqual({ day: '2026-12-05', accepted: 4, sent: 0, delivered: 3, bounced: 1, failed: 0 });
+    expect(mail[6]).toMatchObject({ accepted: 2, sent: 2 });
+    expect(mail.reduce((n, d) => n + Number(d.accepted), 0)).toBe(6);
+
+    const runs = days(
+      await t.call('getWorkflowUsageByDayForCli', { orgSlug: org.slug, days: 7 }, owner.token),
+    );
+    expect(runs[5]).toEqual({ day: '2026-12-06', runs: 2, failed: 1, credits: 1.75 });
+    const web = days(await t.call('getWebDataUsageByDayForCli', { orgSlug: org.slug, days: 7 }, owner.token));
+    expect(web[6]).toEqual({ day: '2026-12-07', extractions: 4, crawlPages: 0 });
+    // Thirty days by default.
+    expect(days(await t.call('getMailUsageByDayForCli', { orgSlug: org.slug }, owner.token))).toHaveLength(
+      30,
+    );
+  });
+
+  it('answers 404 for another organization and 400 for a bad range', async () => {
+    const { owner } = await seedOrg(t.deps);
+    const other = await seedOrg(t.deps);
+    for (const name of [
+      'getMailUsageByDayForCli',
+      'getWorkflowUsageByDayForCli',
+      'getWebDataUsageByDayForCli',
+    ]) {
+      const theirs = await t.call(name, { orgSlug: other.org.slug }, owner.token);
+      expect(theirs.statusCode, name).toBe(404);
+      expect(theirs.json().error.code).toBe('ORG_NOT_FOUND');
+      for (const bad of [0, 91, 1.5, 'x'])
+        expect((await t.call(name, { orgSlug: other.org.slug, days: bad }, owner.token)).statusCode).toBe(
+          400,
+        );
+    }
+  });
+});
