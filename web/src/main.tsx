@@ -76,7 +76,8 @@ function App() {
     navigate('/sign-in', true);
   };
   const user = session.user!;
-  if (!user.emailVerified) return <VerifyNeededPage user={user} selfMail={session.selfMail} onSignOut={signOut} />;
+  if (!user.emailVerified)
+    return <VerifyNeededPage user={user} selfMail={session.selfMail} onSignOut={signOut} />;
 
   let page: preact.JSX.Element;
   const projectMatch = /^\/projects\/([^/]+)$/.exec(path);

@@ -6,6 +6,7 @@ import { orgs } from '../../../src/areas/orgs/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedApiKey, seedProject } from '../../seed.ts';
+import { seedExtractionOn, seedMailOn, seedRunOn } from '../../usage-seed.ts';
 import { launchBrowser, shot, startPier } from './browser-kit.ts';
 
 // The first hour on a phone (issue 39): a fresh Pier without SMTP_URL, a new person signs up at 390 px,
@@ -82,6 +83,14 @@ describe('the first hour, at 390 px', () => {
     const [org] = await t.deps.db.orm.select().from(orgs).where(eq(orgs.slug, orgSlug));
     const project = await seedProject(t.deps, org!, uniq('a-rather-long-project-slug'));
     await seedApiKey(t.deps, org!.id, 'live');
+    // Usage on three days of the last thirty: the charts draw it.
+    const day = (ago: number) =>
+      new Date(t.deps.clock.now().getTime() - ago * 86_400_000).toISOString().slice(0, 10);
+    await seedMailOn(t.deps, org!.id, day(0), 'delivered', 3);
+    await seedMailOn(t.deps, org!.id, day(2), 'bounced');
+    await seedRunOn(t.deps, org!.id, day(1), 1.5);
+    await seedRunOn(t.deps, org!.id, day(1), 0.5, 'failed');
+    await seedExtractionOn(t.deps, org!.id, day(5), 4);
     // A pending sender domain: its page lists DNS records with a long DKIM value.
     await addDomain(t.deps, org!.id, `${uniq('mail')}.first-hour-bakery.example`);
     const pages = [
@@ -114,6 +123,29 @@ describe('the first hour, at 390 px', () => {
       }
     }
     expect(tooWide).toEqual([]);
+    // The organization's overview draws every area's usage; each area's page its own.
+    await page.goto(`${base}/projects`);
+    const total = (id: string) => page.getByTestId(id).textContent();
+    for (const id of ['usage-mail', 'usage-runs', 'usage-web'])
+      await page.locator(`[data-testid="${id}"][data-state="ready"]`).waitFor();
+    expect(await total('usage-mail-delivered')).toBe('3');
+    expect(await total('usage-mail-bounced')).toBe('1');
+    expect(await total('usage-runs-ok')).toBe('1');
+    expect(await total('usage-runs-failed')).toBe('1');
+    expect(await total('usage-credits-credits')).toBe('2');
+    expect(await total('usage-web-extractions')).toBe('4');
+    // Bars: 2 mail days, 1 run day (2 stacked bars), 1 credits day, 1 web day.
+    expect(await page.locator('.usage-chart svg rect').count()).toBe(6);
+    expect(await page.getByRole('img', { name: /^Mail, last 30 days, .*3 delivered/ }).count()).toBe(1);
+    await shot(page, 'first-hour-usage-overview');
+    for (const [path, id] of [
+      ['/inbox', 'usage-mail'],
+      ['/workflows', 'usage-runs'],
+      ['/web-data', 'usage-web'],
+    ] as const) {
+      await page.goto(`${base}${path}`);
+      await page.locator(`[data-testid="${id}"][data-state="ready"]`).waitFor();
+    }
     // Loaded tables are not left busy (greyed, failing contrast).
     await page.goto(`${base}/integrations`);
     await page.getByRole('table', { name: 'Connectors' }).waitFor();

@@ -4,6 +4,7 @@ import { fn, type Org } from '../api.ts';
 import { type Column, Pager, Table } from '../table.tsx';
 import { ErrorNote, Page } from '../ui.tsx';
 import { fmtSize, fmtTime, MessageView, type OutboxMessage } from './inbox-message.tsx';
+import { AreaUsage, MailUsage } from './usage.tsx';
 
 // The dev inbox, Pier's Mailpit: the mail the built-in outbox kept (all mail when no SMTP_URL is set,
 // and sandbox mail always), newest first, with search, a status filter, pages and a refresh every few
@@ -139,6 +140,9 @@ export function InboxPage(props: { org: Org }) {
       title="Dev inbox"
       intro={`Mail of ${props.org.name} kept by Pier's built-in outbox instead of being delivered: all mail when no SMTP server is configured, and sandbox (test key) mail always.`}
     >
+      <AreaUsage>
+        <MailUsage org={props.org} />
+      </AreaUsage>
       <form class="inline-form inbox-tools" aria-label="Filter messages" onSubmit={(e) => e.preventDefault()}>
         <fieldset class="segmented">
           <legend>Environment</legend>

@@ -3,6 +3,7 @@ import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org, type SessionInfo } from '../api.ts';
 import { navigate } from '../router.ts';
 import { ErrorNote, Link, Page, useLoad } from '../ui.tsx';
+import { OrgUsage } from './usage.tsx';
 
 // The current organization's projects, and a small form to start a new one (owners and admins).
 
@@ -35,6 +36,7 @@ export function ProjectsPage(props: { org: Org; session: SessionInfo }) {
         </ul>
       )}
       {isManager(props.org) ? <NewProject org={props.org} /> : null}
+      <OrgUsage org={props.org} />
     </Page>
   );
 }

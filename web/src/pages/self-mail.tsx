@@ -1,5 +1,5 @@
-import { fn } from '../api.ts';
 import type { FnOutput } from '../../../src/sdk/types.ts';
+import { fn } from '../api.ts';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 
 // "Mail Pier sent you" (docs/decisions/103): on a Pier without SMTP_URL whose operator's machine is the only

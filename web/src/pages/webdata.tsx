@@ -3,6 +3,7 @@ import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type Org } from '../api.ts';
 import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 import './webdata.css';
+import { AreaUsage, WebDataUsage } from './usage.tsx';
 
 // Web data: what an organization's crawls, batch jobs and schedules are doing now (progress refreshes every
 // two seconds while something runs) and its latest screenshots as pictures. Read-only; docs/webdata.md.
@@ -33,6 +34,9 @@ export function WebDataPage(props: { org: Org }) {
 
   return (
     <Page title="Web data" intro={`Crawls, batch jobs, schedules and screenshots of ${props.org.name}.`}>
+      <AreaUsage>
+        <WebDataUsage org={props.org} />
+      </AreaUsage>
       <fieldset class="env-switch">
         <legend>Environment</legend>
         {(['production', 'sandbox'] as const).map((e) => (

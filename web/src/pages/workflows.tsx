@@ -4,6 +4,7 @@ import { EnvSwitch, ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
 import { type Env, runHref, type WorkflowItem } from './workflows-types.ts';
 import './memory.css';
 import './workflows.css';
+import { AreaUsage, WorkflowUsage } from './usage.tsx';
 
 // Workflows: an organization's workflows in one environment with their latest runs, each run a link to its
 // page (timeline, graph, output). Read-only; see docs/workflows.md.
@@ -23,6 +24,9 @@ export function WorkflowsPage(props: { org: Org }) {
   const items = list.data?.key === key ? list.data.items : undefined;
   return (
     <Page title="Workflows" intro={`The workflows of ${props.org.name} and their recent runs.`}>
+      <AreaUsage>
+        <WorkflowUsage org={props.org} />
+      </AreaUsage>
       <EnvSwitch value={environment} onChange={setEnvironment} />
       <ErrorNote error={list.error} />
       {!items && !list.error ? (

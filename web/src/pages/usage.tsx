@@ -1,0 +1,100 @@
+import { fn, type Org } from '../api.ts';
+import { UsageChart, type UsageDay } from '../components/usage-chart.tsx';
+import { ErrorNote, useLoad } from '../ui.tsx';
+
+// Usage over the last 30 days, per area (issue 39): each area's page shows its own chart, the organization's
+// overview (the projects page) shows them all. Data from the usage-by-day functions (docs/dashboard.md).
+
+const GREEN = '#2e8b57';
+const BLUE = '#1f4fd1';
+const RED = '#c0392b';
+const AMBER = '#b7791f';
+const PURPLE = '#7b4fc9';
+
+type Days = { days: UsageDay[] };
+
+function useDays(name: string, org: Org) {
+  return useLoad(() => fn<Days>(name, { orgSlug: org.slug, days: 30 }), [name, org.slug]);
+}
+
+export function MailUsage(props: { org: Org }) {
+  const { data, error } = useDays('getMailUsageByDayForCli', props.org);
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title="Mail, last 30 days"
+        testId="usage-mail"
+        days={data?.days}
+        series={[
+          { key: 'delivered', label: 'delivered', color: GREEN },
+          { key: 'sent', label: 'sent', color: BLUE },
+          { key: 'bounced', label: 'bounced', color: RED },
+          { key: 'failed', label: 'failed', color: AMBER },
+        ]}
+      />
+    </>
+  );
+}
+
+export function WorkflowUsage(props: { org: Org }) {
+  const { data, error } = useDays('getWorkflowUsageByDayForCli', props.org);
+  const days = data?.days.map((d) => ({ ...d, ok: Number(d.runs) - Number(d.failed) }));
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title="Workflow runs"
+        testId="usage-runs"
+        days={days}
+        series={[
+          { key: 'ok', label: 'runs', color: BLUE },
+          { key: 'failed', label: 'failed', color: RED },
+        ]}
+      />
+      <UsageChart
+        title="Workflow credits"
+        testId="usage-credits"
+        days={data?.days}
+        series={[{ key: 'credits', label: 'credits', color: PURPLE }]}
+      />
+    </>
+  );
+}
+
+export function WebDataUsage(props: { org: Org }) {
+  const { data, error } = useDays('getWebDataUsageByDayForCli', props.org);
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title="Web pages fetched"
+        testId="usage-web"
+        days={data?.days}
+        series={[
+          { key: 'extractions', label: 'extractions', color: GREEN },
+          { key: 'crawlPages', label: 'crawl pages', color: AMBER },
+        ]}
+      />
+    </>
+  );
+}
+
+/** The organization's overview: every area's chart side by side (they wrap on a phone). */
+export function OrgUsage(props: { org: Org }) {
+  return (
+    <section aria-labelledby="usage-h">
+      <h2 id="usage-h">Usage, last 30 days</h2>
+      <div class="usage-charts">
+        <MailUsage org={props.org} />
+        <WorkflowUsage org={props.org} />
+        <WebDataUsage org={props.org} />
+      </div>
+    </section>
+  );
+}
+
+/** One area's charts in the same grid. */
+export function AreaUsage(props: { children: preact.ComponentChildren }) {
+  return <div class="usage-charts">{props.children}</div>;
+}
