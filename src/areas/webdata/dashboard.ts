@@ -2,10 +2,16 @@ import { and, desc, eq, inArray } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
 import type { Scope } from './extractions.ts';
 import { webdataScreenshots } from './screenshots/tables.ts';
-import { webdataBatches, webdataCrawls, webdataScheduleRuns, webdataSchedules } from './tables.ts';
+import {
+  webdataBatches,
+  webdataCrawls,
+  webdataExtractions,
+  webdataScheduleRuns,
+  webdataSchedules,
+} from './tables.ts';
 
-// The dashboard's "Web data" page in one read: the newest crawls, batch jobs, schedules (with their last
-// run's change) and screenshots of one environment. Each list is short (RECENT) — the page shows what is
+// The dashboard's "Web data" page in one read: the newest extractions, crawls, batch jobs, schedules (with
+// their last run's change) and screenshots of one environment. Each list is short (RECENT) — the page shows what is
 // going on now; the v1 API lists everything.
 
 const RECENT = 20;
@@ -13,7 +19,21 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export async function recentWebData(deps: Deps, s: Scope) {
   const db = deps.db.orm;
-  const [crawls, batches, schedules, shots] = await Promise.all([
+  const [extractions, crawls, batches, schedules, shots] = await Promise.all([
+    db
+      .select({
+        id: webdataExtractions.id,
+        url: webdataExtractions.url,
+        mode: webdataExtractions.mode,
+        status: webdataExtractions.status,
+        fetchedWith: webdataExtractions.fetchedWith,
+        error: webdataExtractions.error,
+        createdAt: webdataExtractions.createdAt,
+      })
+      .from(webdataExtractions)
+      .where(and(eq(webdataExtractions.orgId, s.orgId), eq(webdataExtractions.environment, s.environment)))
+      .orderBy(desc(webdataExtractions.createdAt))
+      .limit(RECENT),
     db
       .select()
       .from(webdataCrawls)
@@ -54,6 +74,7 @@ export async function recentWebData(deps: Deps, s: Scope) {
   const lastRun = new Map<string, (typeof runs)[number]>();
   for (const r of runs) if (!lastRun.has(r.scheduleId)) lastRun.set(r.scheduleId, r);
   return {
+    extractions: extractions.map((x) => ({ ...x, createdAt: x.createdAt.toISOString() })),
     crawls: crawls.map((c) => ({
       id: c.id,
       url: c.url,

@@ -108,10 +108,22 @@ export const getWebScreenshotForCli = defineFn({
 const status = z.string();
 export const listRecentWebDataForCli = defineFn({
   name: 'listRecentWebDataForCli',
-  summary: "The organization's newest crawls, batch jobs, schedules and screenshots (any member; dashboard).",
+  summary:
+    "The organization's newest extractions, crawls, batch jobs, schedules and screenshots (any member; dashboard).",
   auth: { kind: 'user' },
   input: z.strictObject(scoped),
   output: z.object({
+    extractions: z.array(
+      z.object({
+        id: z.string(),
+        url: z.string(),
+        mode: z.string(),
+        status,
+        fetchedWith: z.string().nullable(),
+        error: z.string().nullable(),
+        createdAt: z.string(),
+      }),
+    ),
     crawls: z.array(
       z.object({
         id: z.string(),

@@ -108,6 +108,8 @@ describe('web data page in a browser', { timeout: 240_000 }, () => {
     const batch = page.getByTestId('batch').first();
     expect(await batch.textContent()).toContain('2/2');
     expect(await batch.textContent()).toContain('extraction');
+    // The batch's extractions are listed too (issue 39).
+    expect(await page.getByTestId('extraction').count()).toBeGreaterThan(0);
     const schedule = page.getByTestId('schedule').first();
     expect(await schedule.textContent()).toContain('Docs watch');
     expect(await schedule.textContent()).toContain('completed');
@@ -117,5 +119,7 @@ describe('web data page in a browser', { timeout: 240_000 }, () => {
     // The sandbox environment has none of them.
     await page.getByLabel('Sandbox (test keys)').check();
     await page.getByText('No screenshots yet.').waitFor();
+    // Empty lists say how to start: the exact command.
+    await page.getByText('npx pier web extract https://example.com/ --org').waitFor();
   });
 });

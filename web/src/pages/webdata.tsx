@@ -33,7 +33,10 @@ export function WebDataPage(props: { org: Org }) {
   }, [busy, d]);
 
   return (
-    <Page title="Web data" intro={`Crawls, batch jobs, schedules and screenshots of ${props.org.name}.`}>
+    <Page
+      title="Web data"
+      intro={`Extractions, crawls, batch jobs, schedules and screenshots of ${props.org.name}.`}
+    >
       <AreaUsage>
         <WebDataUsage org={props.org} />
       </AreaUsage>
@@ -58,7 +61,7 @@ export function WebDataPage(props: { org: Org }) {
           Loading…
         </p>
       ) : null}
-      {d ? <Sections d={d} /> : null}
+      {d ? <Sections d={d} org={props.org.slug} /> : null}
     </Page>
   );
 }
@@ -75,9 +78,52 @@ function Progress(props: { done: number; total: number; label: string }) {
 
 const Status = (p: { s: string }) => <span class={`wd-status wd-${p.s}`}>{p.s}</span>;
 
-function Sections({ d }: { d: Recent }) {
+/** An empty list says how to fill it: the CLI command or the v1 call (docs/webdata.md). */
+function Empty(props: { what: string; command: string }) {
+  return (
+    <div class="empty-state">
+      <p class="muted">No {props.what} yet. Start one with:</p>
+      <pre>{props.command}</pre>
+    </div>
+  );
+}
+
+function Sections({ d, org }: { d: Recent; org: string }) {
   return (
     <>
+      <section aria-labelledby="wd-extractions">
+        <h2 id="wd-extractions">Extractions</h2>
+        {d.extractions.length ? (
+          <table>
+            <thead>
+              <tr>
+                <th>Page</th>
+                <th>Mode</th>
+                <th>Status</th>
+                <th>Fetched with</th>
+                <th>Started</th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.extractions.map((x) => (
+                <tr key={x.id} data-testid="extraction">
+                  <td class="wd-url">{x.url}</td>
+                  <td>{x.mode}</td>
+                  <td>
+                    <Status s={x.status} />
+                    {x.error ? <div class="wd-error">{x.error}</div> : null}
+                  </td>
+                  <td>{x.fetchedWith ?? '—'}</td>
+                  <td>{fmtDate(x.createdAt)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : (
+          <Empty what="extractions" command={`npx pier web extract https://example.com/ --org ${org}`} />
+        )}
+      </section>
+
       <section aria-labelledby="wd-shots">
         <h2 id="wd-shots">Screenshots</h2>
         {d.screenshots.length ? (
@@ -101,7 +147,7 @@ function Sections({ d }: { d: Recent }) {
             ))}
           </ul>
         ) : (
-          <p class="muted">No screenshots yet.</p>
+          <Empty what="screenshots" command={`npx pier web screenshot https://example.com/ --org ${org}`} />
         )}
       </section>
 
@@ -136,7 +182,10 @@ function Sections({ d }: { d: Recent }) {
             </tbody>
           </table>
         ) : (
-          <p class="muted">No crawls yet.</p>
+          <Empty
+            what="crawls"
+            command={`npx pier web crawl https://example.com/ --org ${org} --max-pages 20`}
+          />
         )}
       </section>
 
@@ -174,7 +223,10 @@ function Sections({ d }: { d: Recent }) {
             </tbody>
           </table>
         ) : (
-          <p class="muted">No batch jobs yet.</p>
+          <Empty
+            what="batch jobs"
+            command={`curl -X POST $PIER_URL/v1/webdata/batch/extractions \\\n  -H "Authorization: Bearer $PIER_API_KEY" -H 'content-type: application/json' \\\n  -d '{"urls":["https://example.com/a","https://example.com/b"],"config":{"mode":"markdown"}}'`}
+          />
         )}
       </section>
 
@@ -221,7 +273,10 @@ function Sections({ d }: { d: Recent }) {
             </tbody>
           </table>
         ) : (
-          <p class="muted">No schedules yet.</p>
+          <Empty
+            what="schedules"
+            command={`curl -X POST $PIER_URL/v1/webdata/schedules \\\n  -H "Authorization: Bearer $PIER_API_KEY" -H 'content-type: application/json' \\\n  -d '{"name":"Prices","url":"https://example.com/","type":"extraction","frequency":"daily","config":{"mode":"markdown"}}'`}
+          />
         )}
       </section>
     </>
