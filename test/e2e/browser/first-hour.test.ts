@@ -73,6 +73,14 @@ describe('the first hour, at 390 px', () => {
     await page.getByLabel('Slug').fill(orgSlug);
     await page.getByRole('button', { name: 'Create organization' }).click();
     await page.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
+    // Empty states say what to run next.
+    await page.getByText(`npx pier projects create --org ${orgSlug} --slug shop --name Shop`).waitFor();
+    await page.goto(`${base}/domains`);
+    const none = page.getByTestId('no-domains');
+    await none.getByText(`npx pier domains add example.com --org ${orgSlug}`).waitFor();
+    expect(await none.textContent()).toContain('_pier-verification.example.com');
+    expect(await none.textContent()).toContain('v=DKIM1; k=rsa; p=');
+    await expectFits(page, '03-domains-empty');
     await page.getByText('Menu').click();
     await page.getByRole('link', { name: 'Tokens' }).click();
     await page.getByRole('heading', { name: 'Personal tokens', level: 1 }).waitFor();

@@ -69,7 +69,7 @@ export function DomainsPage(props: { org: Org }) {
       ) : (
         <p class="hint">Only owners and admins can add or verify domains.</p>
       )}
-      {data && !data.length ? <p class="empty">No sender domains yet.</p> : null}
+      {data && !data.length ? <NoDomains org={props.org.slug} /> : null}
       {data?.map((d) => (
         <section class="card" key={d.id} data-testid={`domain-${d.domain}`} aria-label={d.domain}>
           <h2>
@@ -137,5 +137,46 @@ export function DomainsPage(props: { org: Org }) {
         </section>
       ))}
     </Page>
+  );
+}
+
+/** What adding a domain leads to: the command, and the TXT records Pier will ask for (docs/mail.md). */
+function NoDomains(props: { org: string }) {
+  const rows: [string, string, string][] = [
+    ['Verification', '_pier-verification.example.com', 'pier-verification=<token Pier gives>'],
+    ['DKIM', '<selector>._domainkey.example.com', 'v=DKIM1; k=rsa; p=<the key Pier makes for the domain>'],
+    ['SPF (advised)', 'example.com', 'v=spf1 <your mail server> ~all'],
+    ['DMARC (advised)', '_dmarc.example.com', 'v=DMARC1; p=none;'],
+  ];
+  return (
+    <div class="empty-state" data-testid="no-domains">
+      <p class="empty">No sender domains yet. Add one above, or with:</p>
+      <pre>{`npx pier domains add example.com --org ${props.org}`}</pre>
+      <p class="hint">
+        Pier then asks for these TXT records at your DNS provider (the exact values appear here):
+      </p>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Record</th>
+            <th scope="col">Name</th>
+            <th scope="col">Value</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map(([kind, name, value]) => (
+            <tr key={kind}>
+              <td data-label="Record">{kind}</td>
+              <td data-label="Name">
+                <code>{name}</code>
+              </td>
+              <td data-label="Value">
+                <code>{value}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }

@@ -22,7 +22,10 @@ export function ProjectsPage(props: { org: Org; session: SessionInfo }) {
       {projects === undefined ? (
         <p>Loading…</p>
       ) : projects.length === 0 ? (
-        <p class="empty">No projects yet.</p>
+        <div class="empty-state">
+          <p class="empty">No projects yet. Create one below, or with:</p>
+          <pre>{`npx pier projects create --org ${props.org.slug} --slug shop --name Shop`}</pre>
+        </div>
       ) : (
         <ul class="cards" aria-label="Projects">
           {projects.map((p) => (
