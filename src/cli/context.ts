@@ -4,8 +4,10 @@ import { PierClient } from '../sdk/client.ts';
 import { ConfigStore } from './config-store.ts';
 import { type CliEnv, DEFAULT_URL } from './env.ts';
 import { CliError } from './errors.ts';
-import type { CredentialSource } from './explain.ts';
 import type { Input, Output } from './prompt.ts';
+
+/** Where the credential of the last client came from, so a 401 can name it (explain.ts). */
+export type CredentialSource = 'env-token' | 'config-token' | 'env-operator' | 'file-operator';
 
 export type CliIo = { stdin: Input; stdout: Output; stderr: Output };
 

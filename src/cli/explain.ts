@@ -1,13 +1,10 @@
 import path from 'node:path';
 import { PierApiError } from '../sdk/client.ts';
-import type { CliContext } from './context.ts';
+import type { CliContext, CredentialSource } from './context.ts';
 import { CliError } from './errors.ts';
 
 // Failures reworded to name the real problem (issue 39): which credential the server refused, which URL did
 // not answer. Only the failure path pays for this (one short probe when no token was found).
-
-/** Where the credential of the last client came from, set by the context when it builds one. */
-export type CredentialSource = 'env-token' | 'config-token' | 'env-operator' | 'file-operator';
 
 const PROBE_TIMEOUT_MS = 3000;
 
