@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.ts';
 import { type TestApp, testApp } from './harness.ts';
-import { seedOrg } from './seed.ts';
+import { seedApiKey, seedOrg } from './seed.ts';
 import { seedExtractionOn, seedMailOn, seedRunOn } from './usage-seed.ts';
 
 // Usage over time (issue 39): per-day counts of mail, workflow runs and web pages fetched for the dashboard's
@@ -58,10 +58,30 @@ describe('usage by day', () => {
     );
   });
 
+  it("counts the organization's v1 API requests and errors by day", async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const other = await seedOrg(t.deps);
+    const { key } = await seedApiKey(t.deps, org.id, 'test');
+    const theirs = await seedApiKey(t.deps, other.org.id, 'test');
+    for (let i = 0; i < 3; i++) expect((await t.v1('GET', '/mail/emails', key)).statusCode).toBe(200);
+    expect((await t.v1('GET', '/mail/emails/not-an-id', key)).statusCode).toBeGreaterThanOrEqual(400);
+    await t.v1('GET', '/mail/emails', theirs.key);
+    await t.v1('GET', '/mail/emails', 'sk_test.nobody.nothing'); // refused: no organization to count for
+    const api = days(await t.call('getApiUsageByDayForCli', { orgSlug: org.slug, days: 2 }, owner.token));
+    expect(api).toEqual([
+      { day: '2026-12-06', requests: 0, errors: 0 },
+      { day: '2026-12-07', requests: 4, errors: 1 },
+    ]);
+    // Counted once: a second read adds nothing.
+    const again = days(await t.call('getApiUsageByDayForCli', { orgSlug: org.slug, days: 1 }, owner.token));
+    expect(again).toEqual([{ day: '2026-12-07', requests: 4, errors: 1 }]);
+  });
+
   it('answers 404 for another organization and 400 for a bad range', async () => {
     const { owner } = await seedOrg(t.deps);
     const other = await seedOrg(t.deps);
     for (const name of [
+      'getApiUsageByDayForCli',
       'getMailUsageByDayForCli',
       'getWorkflowUsageByDayForCli',
       'getWebDataUsageByDayForCli',

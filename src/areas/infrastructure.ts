@@ -39,6 +39,7 @@ export const infrastructure = defineArea({
     { area: 'core', schema: ['src/core/**/tables.ts'] },
     { area: 'webhooks', schema: ['src/core/webhook-tables.ts'] },
     { area: 'v1', schema: ['src/core/v1-tables.ts'] },
+    { area: 'usage', schema: ['src/core/usage-tables.ts'] },
   ],
   start: async (deps) => {
     // Revocations by other nodes arrive here. While this connection is down they could be missed, so the

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { V1Plugin } from '../areas/manifest.ts';
 import { OrgPlanCache, PLANS } from '../areas/orgs/index.ts';
+import { apiUsage } from '../core/api-usage.ts';
 import { callerFromRow } from '../core/auth/credentials.ts';
 import { DELEGATION_HEADER, takeDelegated } from '../core/auth/delegation.ts';
 import { bearerFrom } from '../core/auth/format.ts';
@@ -180,6 +181,17 @@ export async function v1Routes(
     }
     req.idempotencyClaim = r.claim;
   });
+
+  // Requests and errors per organization and day for the dashboard's usage charts (src/core/api-usage.ts):
+  // only answers to an API key (a refused key has no organization to count for).
+  const usage = apiUsage(deps.db);
+  app.addHook('onResponse', (req, reply, done) => {
+    const caller = req.caller as { kind?: string; orgId?: string } | undefined;
+    if (caller?.kind === 'apikey' && caller.orgId)
+      usage.hit(caller.orgId, reply.statusCode >= 400, deps.clock.now());
+    done();
+  });
+  app.addHook('onClose', async () => usage.flush().catch(() => {}));
 
   app.addHook('onSend', async (req, reply, payload) => {
     const claim = req.idempotencyClaim;

@@ -44,6 +44,7 @@ export const orgsArea = defineArea({
   errors: [orgsCatalogue],
   fns: [
     listMyOrgsForCli,
+    getApiUsageByDayForCli,
     createOrganization,
     createOrgForCli,
     listMyProjectsForCli,
@@ -107,6 +108,9 @@ export {
   projectForUser,
   requireRole,
 } from './access.ts';
+
+import { getApiUsageByDayForCli } from './usage-fn.ts';
+
 export { issueApiKey } from './api-keys.ts';
 export { orgsErrors } from './errors.ts';
 export { addMember, createOrg } from './orgs.ts';

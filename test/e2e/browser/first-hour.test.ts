@@ -90,7 +90,9 @@ describe('the first hour, at 390 px', () => {
   it('fits every dashboard page at 390 and 360 px', async () => {
     const [org] = await t.deps.db.orm.select().from(orgs).where(eq(orgs.slug, orgSlug));
     const project = await seedProject(t.deps, org!, uniq('a-rather-long-project-slug'));
-    await seedApiKey(t.deps, org!.id, 'live');
+    const { key } = await seedApiKey(t.deps, org!.id, 'live');
+    for (const path of ['/mail/emails', '/mail/emails', '/mail/emails/nope'])
+      await fetch(`${base}/v1${path}`, { headers: { authorization: `Bearer ${key}` } });
     // Usage on three days of the last thirty: the charts draw it.
     const day = (ago: number) =>
       new Date(t.deps.clock.now().getTime() - ago * 86_400_000).toISOString().slice(0, 10);
@@ -134,16 +136,18 @@ describe('the first hour, at 390 px', () => {
     // The organization's overview draws every area's usage; each area's page its own.
     await page.goto(`${base}/projects`);
     const total = (id: string) => page.getByTestId(id).textContent();
-    for (const id of ['usage-mail', 'usage-runs', 'usage-web'])
+    for (const id of ['usage-api', 'usage-mail', 'usage-runs', 'usage-web'])
       await page.locator(`[data-testid="${id}"][data-state="ready"]`).waitFor();
+    expect(await total('usage-api-ok')).toBe('2');
+    expect(await total('usage-api-errors')).toBe('1');
     expect(await total('usage-mail-delivered')).toBe('3');
     expect(await total('usage-mail-bounced')).toBe('1');
     expect(await total('usage-runs-ok')).toBe('1');
     expect(await total('usage-runs-failed')).toBe('1');
     expect(await total('usage-credits-credits')).toBe('2');
     expect(await total('usage-web-extractions')).toBe('4');
-    // Bars: 2 mail days, 1 run day (2 stacked bars), 1 credits day, 1 web day.
-    expect(await page.locator('.usage-chart svg rect').count()).toBe(6);
+    // Bars: today's API requests (2 stacked), 2 mail days, 1 run day (2 stacked), 1 credits day, 1 web day.
+    expect(await page.locator('.usage-chart svg rect').count()).toBe(8);
     expect(await page.getByRole('img', { name: /^Mail, last 30 days, .*3 delivered/ }).count()).toBe(1);
     await shot(page, 'first-hour-usage-overview');
     for (const [path, id] of [

@@ -17,6 +17,25 @@ function useDays(name: string, org: Org) {
   return useLoad(() => fn<Days>(name, { orgSlug: org.slug, days: 30 }), [name, org.slug]);
 }
 
+export function ApiUsage(props: { org: Org }) {
+  const { data, error } = useDays('getApiUsageByDayForCli', props.org);
+  const days = data?.days.map((d) => ({ ...d, ok: Number(d.requests) - Number(d.errors) }));
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title="API requests"
+        testId="usage-api"
+        days={days}
+        series={[
+          { key: 'ok', label: 'answered', color: BLUE },
+          { key: 'errors', label: 'errors (4xx/5xx)', color: RED },
+        ]}
+      />
+    </>
+  );
+}
+
 export function MailUsage(props: { org: Org }) {
   const { data, error } = useDays('getMailUsageByDayForCli', props.org);
   return (
@@ -86,6 +105,7 @@ export function OrgUsage(props: { org: Org }) {
     <section aria-labelledby="usage-h">
       <h2 id="usage-h">Usage, last 30 days</h2>
       <div class="usage-charts">
+        <ApiUsage org={props.org} />
         <MailUsage org={props.org} />
         <WorkflowUsage org={props.org} />
         <WebDataUsage org={props.org} />
