@@ -43,7 +43,8 @@ export const mailArea = defineArea({
   migrations: [{ area: 'mail', schema: ['src/areas/mail/tables.ts'] }],
   stop: closeMailTransport,
   provides: { sendSystemMail },
-  notTools: ['adminListSystemMail', 'listMySystemMailForCli'],
+  // Dashboard reads: the usage chart's series is not a tool an agent needs (tools/list stays small).
+  notTools: ['adminListSystemMail', 'listMySystemMailForCli', 'getMailUsageByDayForCli'],
 });
 
 // Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).

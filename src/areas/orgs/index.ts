@@ -79,6 +79,7 @@ export const orgsArea = defineArea({
   provides: { onEmailVerified: promotePendingGrants },
   // createOrganization and createProjectInOrg are tools for a platform credential with their scope only.
   notTools: [
+    'getApiUsageByDayForCli',
     'adminCreateApiKey',
     'adminCreateUser',
     'adminCreateOrg',

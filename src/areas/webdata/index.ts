@@ -46,6 +46,8 @@ export const webdataArea = defineArea({
     listRecentWebDataForCli,
     getWebDataUsageByDayForCli,
   ],
+  // The dashboard's chart series, not a tool an agent needs.
+  notTools: ['getWebDataUsageByDayForCli'],
   v1: [webdataV1, webdataScreenshotsV1],
   jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, screenshotJob],
   schedules: [{ job: SCHEDULE_TICK_JOB, cron: SCHEDULE_TICK_CRON }],

@@ -20,6 +20,8 @@ export const workflowsArea = defineArea({
     listWorkflowsForCli,
     getWorkflowRunViewForCli,
   ],
+  // The dashboard's chart series; getWorkflowUsageForCli stays a tool.
+  notTools: ['getWorkflowUsageByDayForCli'],
   v1: [workflowsV1],
   migrations: [{ area: 'workflows', schema: ['src/areas/workflows/tables.ts'] }],
   start: async (deps, { worker }) => (worker ? startEngine(deps) : undefined),
