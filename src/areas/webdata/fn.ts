@@ -108,8 +108,7 @@ export const getWebScreenshotForCli = defineFn({
 const status = z.string();
 export const listRecentWebDataForCli = defineFn({
   name: 'listRecentWebDataForCli',
-  summary:
-    "The organization's newest extractions, crawls, batch jobs, schedules and screenshots (any member; dashboard).",
+  summary: "The organization's newest extractions, crawls, batches, schedules and screenshots (dashboard).",
   auth: { kind: 'user' },
   input: z.strictObject(scoped),
   output: z.object({
