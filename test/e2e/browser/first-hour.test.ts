@@ -108,6 +108,7 @@ describe('the first hour, at 390 px', () => {
       `/projects/${project.slug}`,
       '/members',
       '/api-keys',
+      '/ai-spend',
       '/inbox',
       '/domains',
       '/memory',
