@@ -25,8 +25,11 @@ export async function diskBlobRoutes(app: FastifyInstance, opts: { store: DiskBl
     if (signed.contentType !== undefined && signed.contentType !== contentType) {
       throw blobErrors.signatureInvalid(`This URL only accepts content-type '${signed.contentType}'.`);
     }
+    // Claimed before the body is read, so a used URL says so whatever the body.
+    const release = signed.singleUse ? await store.claimUse(req.query) : undefined;
     const declared = Number(req.headers['content-length']);
     if (signed.maxBytes !== undefined && Number.isFinite(declared) && declared > signed.maxBytes) {
+      await release?.();
       reply.header('connection', 'close');
       throw errors.tooLarge(`The object is larger than the ${signed.maxBytes} bytes allowed.`);
     }
@@ -38,6 +41,7 @@ export async function diskBlobRoutes(app: FastifyInstance, opts: { store: DiskBl
       const info = await store.put(key, body, { contentType, maxBytes: signed.maxBytes });
       return reply.status(200).send({ key, size: info.size, contentType: info.contentType ?? null });
     } catch (err) {
+      await release?.();
       req.raw.unpipe(body);
       req.raw.resume();
       if (err instanceof ApiError && err.status === 413) reply.header('connection', 'close');

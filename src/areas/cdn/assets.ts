@@ -134,6 +134,11 @@ export async function patchAsset(
   return out!;
 }
 
+/** Where an upload's PUT lands: beside the asset's key, under a prefix nothing delivers from. */
+export function uploadKeyOf(blobKey: string): string {
+  return blobKey.replace(/^cdn\//, 'cdn-upload/');
+}
+
 /** Removes the rows first (so the asset disappears at once), then its bytes and cached variants. */
 async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<string[]> {
   const valid = ids.filter((id) => isUuid(id));
@@ -156,7 +161,10 @@ async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<strin
       ),
     )
     .returning({ blobKey: cdnTransformCache.blobKey });
-  const keys = [...gone.map((g) => g.blobKey), ...variants.map((v) => v.blobKey)];
+  const keys = [
+    ...gone.flatMap((g) => [g.blobKey, uploadKeyOf(g.blobKey)]),
+    ...variants.map((v) => v.blobKey),
+  ];
   // Best effort: a blob left behind by a crash here is unreachable (no row points at it).
   await Promise.allSettled(keys.map((k) => deps.blobs.delete(k)));
   return gone.map((g) => g.id);

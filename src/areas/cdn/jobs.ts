@@ -2,6 +2,7 @@ import { and, eq, lt } from 'drizzle-orm';
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
+import { uploadKeyOf } from './assets.ts';
 import { MERGE_JOB } from './merge.ts';
 import { runMerge } from './merge-run.ts';
 import { cdnAssets } from './tables.ts';
@@ -20,7 +21,9 @@ export async function discardAbandonedUploads(deps: Deps): Promise<number> {
     .delete(cdnAssets)
     .where(and(eq(cdnAssets.status, 'pending'), lt(cdnAssets.uploadExpiresAt, cutoff)))
     .returning({ blobKey: cdnAssets.blobKey });
-  await Promise.allSettled(gone.map((g) => deps.blobs.delete(g.blobKey)));
+  await Promise.allSettled(
+    gone.flatMap((g) => [g.blobKey, uploadKeyOf(g.blobKey)].map((k) => deps.blobs.delete(k))),
+  );
   return gone.length;
 }
 

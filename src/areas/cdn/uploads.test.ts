@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixtures, fixtures, getCdn, putTo, uploadAsset } from '../../../test/cdn-kit.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
@@ -124,6 +125,7 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
     expect([expired.statusCode, expired.json().error.code]).toEqual([400, 'UPLOAD_EXPIRED']);
     expect((await t.v1('GET', `/cdn/assets/${late.up.assetId}`, a.live)).statusCode).toBe(404);
     expect(await t.deps.blobs.head(`cdn/${a.org.id}/${late.up.assetId}/c.png`)).toBeNull();
+    expect(await t.deps.blobs.head(`cdn-upload/${a.org.id}/${late.up.assetId}/c.png`)).toBeNull();
   });
 
   it('refuses more bytes than declared and leaves nothing stored', async () => {
@@ -143,7 +145,77 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
       expect((await t.v1('GET', `/cdn/assets/${up.assetId}`, a.live)).statusCode).toBe(404);
     }
     expect(await t.deps.blobs.head(`cdn/${a.org.id}/${up.assetId}/big.bin`)).toBeNull();
+    expect(await t.deps.blobs.head(`cdn-upload/${a.org.id}/${up.assetId}/big.bin`)).toBeNull();
   });
+
+  it('an upload URL is single-use: a second PUT after confirm never changes what is delivered', async () => {
+    const sha = (b: Buffer) => crypto.createHash('sha256').update(b).digest('hex');
+    const { up, confirm } = await uploadAsset(t, a.live, {
+      filename: 'safe.png',
+      mimeType: 'image/png',
+      bytes: fx.png,
+    });
+    const asset = confirm!.json();
+    expect(asset).toMatchObject({ status: 'ready', size: fx.png.length });
+    // Same length (HTML posing as the PNG) and shorter (would break every later GET mid-response).
+    const html = Buffer.alloc(fx.png.length, ' ');
+    html.write('<html><script>alert(1)</script></html>');
+    for (const swap of [html, Buffer.from('<b>hi</b>')]) {
+      const base = t.deps.config.publicUrl;
+      if (driver === 'disk') {
+        const res = await t.app.inject({
+          method: 'PUT',
+          url: up.uploadUrl.slice(base.length),
+          headers: up.uploadHeaders,
+          payload: swap,
+        });
+        expect([res.statusCode, res.json().error.code]).toEqual([409, 'UPLOAD_URL_USED']);
+      } else {
+        // S3 cannot refuse a presigned PUT; it lands under the upload key, which nothing delivers.
+        expect(await putTo(t, up.uploadUrl, up.uploadHeaders, swap)).toBe(200);
+      }
+      const got = await getCdn(t, asset.cdnUrl);
+      expect(got.statusCode).toBe(200);
+      expect(got.headers['content-type']).toBe('image/png');
+      expect(got.headers['content-length']).toBe(String(fx.png.length));
+      expect(sha(got.rawPayload)).toBe(sha(fx.png));
+      const row = (await t.v1('GET', `/cdn/assets/${up.assetId}`, a.live)).json();
+      expect(row).toMatchObject({ size: fx.png.length, mimeType: 'image/png', status: 'ready' });
+    }
+    const again = await t.v1('POST', `/cdn/upload/${up.assetId}/confirm`, a.live, {});
+    expect(again.json().error.code).toBe('UPLOAD_ALREADY_CONFIRMED');
+    // Deleting the asset removes a stray upload too.
+    await t.v1('DELETE', `/cdn/assets/${up.assetId}`, a.live);
+    expect(await t.deps.blobs.head(`cdn-upload/${a.org.id}/${up.assetId}/safe.png`)).toBeNull();
+  });
+
+  it.runIf(driver === 'disk')(
+    'the disk URL takes one complete upload even before confirm, and a refused one can be retried',
+    async () => {
+      const up = (
+        await t.v1('POST', '/cdn/upload', a.live, {
+          filename: 'r.png',
+          mimeType: 'image/png',
+          size: fx.png.length,
+        })
+      ).json();
+      const tooBig = Buffer.concat([fx.png, Buffer.from('x')]);
+      expect(await putTo(t, up.uploadUrl, up.uploadHeaders, tooBig)).toBe(413);
+      expect(await putTo(t, up.uploadUrl, up.uploadHeaders, fx.png)).toBe(200);
+      expect(await putTo(t, up.uploadUrl, up.uploadHeaders, fx.jpeg)).toBe(409);
+      const confirm = await t.v1('POST', `/cdn/upload/${up.assetId}/confirm`, a.live, {});
+      expect(confirm.json()).toMatchObject({ status: 'ready', mimeType: 'image/png', size: fx.png.length });
+      // A tampered once flag breaks the signature instead of lifting the limit.
+      const tampered = up.uploadUrl.replace('once=1', 'once=0').slice(t.deps.config.publicUrl.length);
+      const res = await t.app.inject({
+        method: 'PUT',
+        url: tampered,
+        headers: up.uploadHeaders,
+        payload: fx.png,
+      });
+      expect([res.statusCode, res.json().error.code]).toEqual([403, 'SIGNATURE_INVALID']);
+    },
+  );
 
   it('refuses a declared size over 100 MB, and a 100 MB + 1 byte body against a 100 MB declaration', async () => {
     const max = 100 * 1024 * 1024;

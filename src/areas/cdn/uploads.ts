@@ -16,6 +16,7 @@ import {
   tenantOf,
   toAssetOut,
   toAssetOuts,
+  uploadKeyOf,
 } from './assets.ts';
 import { cdnErrors } from './errors.ts';
 import { type Inspection, inspectFile } from './inspect.ts';
@@ -28,6 +29,10 @@ import { cdnAssets } from './tables.ts';
 // the declared size while streaming; an S3 presigned PUT cannot carry a limit (and s3rver ignores POST
 // policies), so confirm compares the stored size with the declaration and deletes an oversize object
 // (docs/decisions/031-cdn-upload-size-check.md).
+// Single use: the client PUTs to an upload key (`cdn-upload/…`) and confirm copies the bytes it inspected to
+// the asset's own key (`cdn/…`), which no URL handed out can write, then deletes the upload. A later PUT to
+// the same URL cannot touch the asset on either driver; the disk driver refuses it outright (409
+// UPLOAD_URL_USED), S3 stores it under the upload key where nothing reads it (decision 107).
 
 /** How long an upload URL stays valid; confirm after this answers UPLOAD_EXPIRED. */
 export const UPLOAD_TTL_SEC = 3600;
@@ -46,10 +51,11 @@ export async function requestUpload(deps: Deps, s: CdnScope, body: UploadBody) {
   const projectId = body.projectSlug ? (await projectForApiKey(deps, s.orgId, body.projectSlug)).id : null;
   const id = crypto.randomUUID();
   const blobKey = blobKeyFor(s.orgId, id, body.filename);
-  const put = await deps.blobs.presignPut(blobKey, {
+  const put = await deps.blobs.presignPut(uploadKeyOf(blobKey), {
     expiresInSec: UPLOAD_TTL_SEC,
     contentType: body.mimeType,
     maxBytes: body.size,
+    singleUse: true,
   });
   const now = deps.clock.now();
   await deps.db.orm.insert(cdnAssets).values({
@@ -81,7 +87,7 @@ export async function requestUpload(deps: Deps, s: CdnScope, body: UploadBody) {
 
 async function discard(deps: Deps, row: AssetRow): Promise<void> {
   await deps.db.orm.delete(cdnAssets).where(eq(cdnAssets.id, row.id));
-  await deps.blobs.delete(row.blobKey);
+  await Promise.all([deps.blobs.delete(row.blobKey), deps.blobs.delete(uploadKeyOf(row.blobKey))]);
 }
 
 export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
@@ -91,21 +97,38 @@ export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
     await discard(deps, row);
     throw cdnErrors.assetUploadExpired();
   }
-  const head = await deps.blobs.head(row.blobKey);
+  // Rows requested before uploads had their own key were PUT straight to the asset's key.
+  let source = uploadKeyOf(row.blobKey);
+  let head = await deps.blobs.head(source);
+  if (!head) {
+    source = row.blobKey;
+    head = await deps.blobs.head(source);
+  }
   if (!head) throw cdnErrors.uploadIncomplete();
   if (head.size > row.size || head.size > MAX_UPLOAD_BYTES) {
     await discard(deps, row);
     throw cdnErrors.uploadTooLarge(row.size);
   }
-  const found = await withBlobCopy(deps.blobs, row.blobKey, async (file) => {
+  const { found, size } = await withBlobCopy(deps.blobs, source, async (file) => {
     if (!file) throw cdnErrors.uploadIncomplete();
-    return inspectFile(file, row.declaredMimeType, deps.config.media.ffprobePath);
+    // The copy is what is inspected and what the asset keeps: a PUT racing this confirm changes neither.
+    const { size } = await fsp.stat(file);
+    if (size > row.size) {
+      await discard(deps, row);
+      throw cdnErrors.uploadTooLarge(row.size);
+    }
+    const found = await inspectFile(file, row.declaredMimeType, deps.config.media.ffprobePath);
+    if (source !== row.blobKey) {
+      await deps.blobs.put(row.blobKey, fs.createReadStream(file), { contentType: found.mimeType });
+    }
+    return { found, size };
   });
+  if (source !== row.blobKey) await deps.blobs.delete(source);
   const now = deps.clock.now();
   // Only a pending row is confirmed: of two concurrent confirms, the second finds nothing to update.
   const [done] = await deps.db.orm
     .update(cdnAssets)
-    .set({ ...fieldsOf(found), size: head.size, confirmedAt: now, updatedAt: now })
+    .set({ ...fieldsOf(found), size, confirmedAt: now, updatedAt: now })
     .where(and(tenantOf(s), eq(cdnAssets.id, id), eq(cdnAssets.status, 'pending')))
     .returning();
   if (!done) throw cdnErrors.uploadAlreadyConfirmed();

@@ -45,11 +45,13 @@ export interface BlobStore {
   /**
    * A URL an outside client can PUT the object to until it expires. The disk driver enforces maxBytes
    * while streaming; S3 presigned PUTs cannot carry a size limit, so callers verify the size with head()
-   * after the upload (and delete oversize objects).
+   * after the upload (and delete oversize objects). singleUse: the disk driver accepts one complete PUT
+   * per URL (a second answers 409 UPLOAD_URL_USED); S3 cannot, so callers move the object to a key the
+   * URL does not name before trusting it.
    */
   presignPut(
     key: string,
-    opts: { expiresInSec: number; contentType?: string; maxBytes?: number },
+    opts: { expiresInSec: number; contentType?: string; maxBytes?: number; singleUse?: boolean },
   ): Promise<PresignedPut>;
   presignGet(key: string, opts: { expiresInSec: number }): Promise<string>;
   /** Removes abandoned partial uploads older than the given age; returns how many were removed. */

@@ -24,8 +24,8 @@ import { blobErrors } from './errors.ts';
 //                       never sees half an object and a failed or oversize upload leaves nothing behind.
 // Presigned URLs point at Pier itself (`/blobs/<key>`, see routes.ts) and carry an HMAC from the keyring.
 
-export type SignedQuery = { exp?: string; sig?: string; max?: string; ct?: string };
-export type VerifiedUrl = { maxBytes?: number; contentType?: string };
+export type SignedQuery = { exp?: string; sig?: string; max?: string; ct?: string; once?: string };
+export type VerifiedUrl = { maxBytes?: number; contentType?: string; singleUse: boolean };
 
 const TMP_SUFFIX = '.part';
 
@@ -152,11 +152,11 @@ export class DiskBlobStore implements BlobStore {
 
   async presignPut(
     key: string,
-    opts: { expiresInSec: number; contentType?: string; maxBytes?: number },
+    opts: { expiresInSec: number; contentType?: string; maxBytes?: number; singleUse?: boolean },
   ): Promise<PresignedPut> {
     assertBlobKey(key);
     const exp = this.#expiry(opts.expiresInSec);
-    const url = this.#signedUrl('PUT', key, exp, opts.maxBytes, opts.contentType);
+    const url = this.#signedUrl('PUT', key, exp, opts.maxBytes, opts.contentType, opts.singleUse);
     return {
       url,
       method: 'PUT',
@@ -172,16 +172,56 @@ export class DiskBlobStore implements BlobStore {
 
   /** Checks a presigned URL's signature, then its expiry; throws SIGNATURE_INVALID or URL_EXPIRED. */
   verify(method: 'GET' | 'PUT', key: string, q: SignedQuery): VerifiedUrl {
-    const { exp, sig, max, ct } = q;
+    const { exp, sig, max, ct, once } = q;
     if (!sig || !exp || !/^\d{1,12}$/.test(exp) || (max !== undefined && !/^\d{1,16}$/.test(max))) {
       throw blobErrors.signatureInvalid();
     }
-    if (!this.#keyring.verify(canonical(method, key, exp, max, ct), sig)) throw blobErrors.signatureInvalid();
+    if (once !== undefined && once !== '1') throw blobErrors.signatureInvalid();
+    const single = once === '1';
+    if (!this.#keyring.verify(canonical(method, key, exp, max, ct, single), sig)) {
+      throw blobErrors.signatureInvalid();
+    }
     if (Number(exp) * 1000 <= this.#clock.now().getTime()) throw blobErrors.urlExpired();
-    return { maxBytes: max === undefined ? undefined : Number(max), contentType: ct };
+    return { maxBytes: max === undefined ? undefined : Number(max), contentType: ct, singleUse: single };
+  }
+
+  /**
+   * Claims a single-use URL before its body is read: a marker named for the URL's signature is created
+   * exclusively, so of two PUTs (even concurrent ones) only one stores anything; the other gets 409
+   * UPLOAD_URL_USED. The returned release() frees the URL again when that upload stored nothing (refused
+   * as too large, cut off), so a client can retry a failed upload. Markers go with sweepTemp after expiry.
+   */
+  async claimUse(q: SignedQuery): Promise<() => Promise<void>> {
+    const hash = crypto.createHash('sha256').update(String(q.sig)).digest('hex').slice(0, 40);
+    const marker = path.join(this.root, 'used', `${q.exp}-${hash}`);
+    const create = () => fsp.writeFile(marker, '', { flag: 'wx' });
+    try {
+      await create().catch(async (err: NodeJS.ErrnoException) => {
+        if (err.code !== 'ENOENT') throw err;
+        await fsp.mkdir(path.dirname(marker), { recursive: true });
+        await create();
+      });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw blobErrors.uploadUrlUsed();
+      throw err;
+    }
+    return () => fsp.rm(marker, { force: true });
+  }
+
+  /** Forgets the markers of single-use URLs that have expired (they can no longer be used anyway). */
+  async #sweepUsed(): Promise<void> {
+    const names = await fsp.readdir(path.join(this.root, 'used')).catch(() => [] as string[]);
+    const now = this.#clock.now().getTime();
+    for (const name of names) {
+      const exp = Number(name.split('-')[0]);
+      if (Number.isFinite(exp) && exp * 1000 <= now) {
+        await fsp.rm(path.join(this.root, 'used', name), { force: true });
+      }
+    }
   }
 
   async sweepTemp(olderThanMs: number): Promise<number> {
+    await this.#sweepUsed();
     const dir = path.join(this.root, 'tmp');
     let names: string[];
     try {
@@ -210,12 +250,20 @@ export class DiskBlobStore implements BlobStore {
     return Math.floor(this.#clock.now().getTime() / 1000 + expiresInSec);
   }
 
-  #signedUrl(method: 'GET' | 'PUT', key: string, exp: number, maxBytes?: number, ct?: string): string {
+  #signedUrl(
+    method: 'GET' | 'PUT',
+    key: string,
+    exp: number,
+    maxBytes?: number,
+    ct?: string,
+    single = false,
+  ): string {
     const q = new URLSearchParams({ exp: String(exp) });
     const max = maxBytes === undefined ? undefined : String(Math.floor(maxBytes));
     if (max !== undefined) q.set('max', max);
     if (ct !== undefined) q.set('ct', ct);
-    q.set('sig', this.#keyring.sign(canonical(method, key, String(exp), max, ct)));
+    if (single) q.set('once', '1');
+    q.set('sig', this.#keyring.sign(canonical(method, key, String(exp), max, ct, single)));
     return `${this.#publicUrl}/blobs/${key}?${q.toString()}`;
   }
 
@@ -229,10 +277,18 @@ export class DiskBlobStore implements BlobStore {
   }
 }
 
-// Everything the URL grants is signed: method, key, expiry, size limit and content type; the 'blob' prefix
-// keeps these signatures apart from other things the same keyring signs (cursors).
-function canonical(method: string, key: string, exp: string, max?: string, ct?: string): string {
-  return ['blob', method, key, exp, max ?? '', ct ?? ''].join('\n');
+// Everything the URL grants is signed: method, key, expiry, size limit, content type and single use (a
+// line added only when set, so URLs signed before it existed stay valid); the 'blob' prefix keeps these
+// signatures apart from other things the same keyring signs (cursors).
+function canonical(
+  method: string,
+  key: string,
+  exp: string,
+  max?: string,
+  ct?: string,
+  once = false,
+): string {
+  return ['blob', method, key, exp, max ?? '', ct ?? '', ...(once ? ['once'] : [])].join('\n');
 }
 
 // The destination's folder usually exists: rename first, make the folder only when the rename says it is

@@ -11,6 +11,10 @@ export const blobCatalogue = defineCatalogue({
   URL_EXPIRED: { status: 403, message: 'This signed URL has expired; ask for a new one.' },
   BLOB_NOT_FOUND: { status: 404, message: 'Blob was not found.' },
   BLOB_KEY_CONFLICT: { status: 409, message: 'That key collides with an existing key used as a folder.' },
+  UPLOAD_URL_USED: {
+    status: 409,
+    message: 'This upload URL was already used; it accepts one upload. Ask for a new upload URL.',
+  },
   RANGE_NOT_SATISFIABLE: { status: 416, message: 'The requested range is outside the object.' },
 });
 
@@ -26,6 +30,7 @@ export const blobErrors = {
   blobKeyConflict: () => error('BLOB_KEY_CONFLICT'),
   signatureInvalid: (message?: string) => error('SIGNATURE_INVALID', message),
   urlExpired: () => error('URL_EXPIRED'),
+  uploadUrlUsed: () => error('UPLOAD_URL_USED'),
   rangeNotSatisfiable: (size: number) =>
     error('RANGE_NOT_SATISFIABLE', undefined, { 'content-range': `bytes */${size}` }),
 } as const;

@@ -174,7 +174,7 @@ export class S3BlobStore implements BlobStore {
    */
   async presignPut(
     key: string,
-    opts: { expiresInSec: number; contentType?: string; maxBytes?: number },
+    opts: { expiresInSec: number; contentType?: string; maxBytes?: number; singleUse?: boolean },
   ): Promise<PresignedPut> {
     assertBlobKey(key);
     const expiresIn = presignSeconds(opts.expiresInSec);
