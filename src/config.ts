@@ -92,6 +92,24 @@ const envSchema = z.object({
   S3_ACCESS_KEY_ID: optionalString,
   S3_SECRET_ACCESS_KEY: optionalString,
   S3_FORCE_PATH_STYLE: bool.default(true),
+  /**
+   * Origins whose pages may PUT to the disk driver's upload URLs and read `/blobs` and `/cdn` from script:
+   * `*` (default: the signed URL is the capability) or a comma list of exact origins.
+   */
+  BLOB_CORS_ORIGINS: z
+    .string()
+    .default('*')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim().replace(/\/+$/, ''))
+        .filter(Boolean),
+    )
+    .pipe(
+      z
+        .array(z.union([z.literal('*'), z.string().regex(/^https?:\/\/[^/\s,]+$/, 'must be an origin')]))
+        .min(1),
+    ),
   /** ffmpeg and ffprobe for the CDN's media checks and video merges; default: the system's (PATH). */
   FFMPEG_PATH: z.string().min(1).default('ffmpeg'),
   FFPROBE_PATH: z.string().min(1).default('ffprobe'),
@@ -317,6 +335,8 @@ export type Config = {
   pgliteMaintenanceIntervalMin: number;
   /** Media tools of the CDN (probing uploads, merging videos). */
   media: { ffmpegPath: string; ffprobePath: string };
+  /** Origins allowed by CORS on `/blobs/*` and `/cdn/*` ('*': any). */
+  blobCorsOrigins: '*' | string[];
   /** Workflow runs: step lease, steps one worker process runs at once, per-run cap, price overrides. */
   workflows: { leaseMs: number; workerSlots: number; runParallelism: number; prices: Record<string, number> };
   /** The shared Chromium pool (src/core/browser/pool.ts). */
@@ -455,6 +475,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     selfMail: !e.SMTP_URL && (e.SELF_MAIL === 'on' || (e.SELF_MAIL === 'auto' && isLoopback(publicUrl))),
     mailRetryDelaysSec: e.MAIL_RETRY_DELAYS_SEC,
     media: { ffmpegPath: e.FFMPEG_PATH, ffprobePath: e.FFPROBE_PATH },
+    blobCorsOrigins: e.BLOB_CORS_ORIGINS.includes('*') ? '*' : e.BLOB_CORS_ORIGINS,
     browser: {
       executablePath: e.CHROMIUM_PATH,
       maxPages: e.BROWSER_MAX_PAGES,

@@ -133,7 +133,9 @@ export async function buildApp(deps: Deps, opts: AppOptions = {}): Promise<Fasti
   await app.register(wellKnownRoutes, { publicUrl: deps.config.publicUrl });
   await app.register(functionApiRoutes, { deps, resolvers: opts.callerResolvers ?? defaultResolvers(deps) });
   // Presigned blob URLs point at Pier only with the disk driver; with S3 they point at the object store.
-  if (deps.blobs instanceof DiskBlobStore) await app.register(diskBlobRoutes, { store: deps.blobs });
+  if (deps.blobs instanceof DiskBlobStore) {
+    await app.register(diskBlobRoutes, { store: deps.blobs, corsOrigins: deps.config.blobCorsOrigins });
+  }
   await app.register(v1Routes, {
     deps,
     prefix: '/v1',

@@ -4,6 +4,7 @@ import { type ByteRange, isValidBlobKey } from '../core/blobs/blob-store.ts';
 import type { DiskBlobStore, SignedQuery } from '../core/blobs/disk.ts';
 import { blobErrors } from '../core/blobs/errors.ts';
 import { ApiError, errors } from '../core/errors.ts';
+import { allowCors } from './cors.ts';
 
 // The URLs that the disk driver's presigned URLs point at: `PUT /blobs/<key>` and `GET /blobs/<key>`
 // (HEAD comes with GET). Access is by signature only — no bearer credential — exactly like S3 presigned
@@ -11,8 +12,13 @@ import { ApiError, errors } from '../core/errors.ts';
 
 type BlobRequest = FastifyRequest<{ Params: { '*': string }; Querystring: SignedQuery }>;
 
-export async function diskBlobRoutes(app: FastifyInstance, opts: { store: DiskBlobStore }): Promise<void> {
+export async function diskBlobRoutes(
+  app: FastifyInstance,
+  opts: { store: DiskBlobStore; corsOrigins: '*' | string[] },
+): Promise<void> {
   const store = opts.store;
+  // A page on another origin (a hosted app) uploads with these URLs, as it would to a bucket with CORS.
+  allowCors(app, opts.corsOrigins, 'GET, HEAD, PUT', ['/blobs/*']);
   // Scoped to this plugin: every content type is accepted and left unread, so the handler streams the
   // request to disk instead of Fastify buffering (and bodyLimit-ing) it whole.
   app.removeAllContentTypeParsers();

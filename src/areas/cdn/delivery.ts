@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isUuid } from '../../core/ids.ts';
 import type { Deps } from '../../deps.ts';
 import { parseRange } from '../../http/blob-routes.ts';
+import { addVary, allowCors } from '../../http/cors.ts';
 import { cdnErrors } from './errors.ts';
 import { cdnAssets } from './tables.ts';
 import { serveTransform, settleTransforms, verifyTransformQuery } from './transform.ts';
@@ -24,6 +25,8 @@ type TransformReq = FastifyRequest<{ Params: { id: string }; Querystring: Record
 
 export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   const { deps } = opts;
+  // Pages on other origins read assets from script too (fetch, canvas), on either blob driver.
+  allowCors(app, deps.config.blobCorsOrigins, 'GET, HEAD', ['/cdn/*']);
   // A miss answers before its rendition is stored; let those writes finish before the database closes.
   app.addHook('onClose', () => settleTransforms(deps.db));
 
@@ -38,7 +41,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
     reply.header('cache-control', IMMUTABLE);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-cache', out.cached ? 'HIT' : 'MISS');
-    if (options.format === 'auto') reply.header('vary', 'Accept');
+    if (options.format === 'auto') addVary(reply, 'Accept');
     if (req.headers['if-none-match'] === etag) return reply.status(304).send();
     reply.header('content-type', out.contentType);
     return reply.send(out.body);
