@@ -89,15 +89,24 @@ export async function inspectFile(file: string, declared: string, ffprobePath: s
     duration: null,
     media: null,
   };
-  if (base.type === 'image') return { ...base, ...(await imageSize(file)) };
+  if (base.type === 'image') return { ...base, ...(await imageSize(file, mimeType)) };
   if (base.type === 'video' || base.type === 'audio') return probeInto(base, file, ffprobePath);
   return base;
 }
 
-async function imageSize(file: string): Promise<Partial<Inspection>> {
+/** Past this many pixels the truncation check is skipped: such an image is never transformed anyway. */
+const CHECK_PIXELS = 100_000_000;
+
+async function imageSize(file: string, mimeType: string): Promise<Partial<Inspection>> {
   try {
     // Header only: metadata() does not decode pixels, so a decompression bomb costs nothing here.
     const m = await sharp(file, { limitInputPixels: false }).metadata();
+    // The header of a cut-off JPEG reads fine; only decoding finds the missing end. An eighth-size decode
+    // (libjpeg's shrink-on-load) reads every scan for a few ms, so a truncated upload fails at confirm
+    // instead of serving a half-grey picture.
+    if (mimeType === 'image/jpeg' && (m.width ?? 0) * (m.height ?? 0) <= CHECK_PIXELS) {
+      await sharp(file, { failOn: 'truncated', limitInputPixels: CHECK_PIXELS }).resize(8).toBuffer();
+    }
     return {
       width: m.autoOrient?.width ?? m.width ?? null,
       height: m.autoOrient?.height ?? m.height ?? null,

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Fixtures, fixtures, getCdn, putTo, uploadAsset } from '../../../test/cdn-kit.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
@@ -94,6 +95,25 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
     expect(bad.error).toMatch(/could not be decoded/);
     // A failed asset is not delivered.
     expect((await getCdn(t, bad.cdnUrl)).statusCode).toBe(404);
+  });
+
+  it('marks a truncated JPEG as failed at confirm, and does not deliver it', async () => {
+    const photo = await sharp({
+      create: { width: 800, height: 600, channels: 3, background: { r: 20, g: 120, b: 200 } },
+    })
+      .jpeg()
+      .toBuffer();
+    const cut = photo.subarray(0, Math.floor(photo.length * 0.6));
+    const bad = (
+      await uploadAsset(t, a.live, { filename: 'cut.jpg', mimeType: 'image/jpeg', bytes: cut })
+    ).confirm!.json();
+    expect(bad).toMatchObject({ status: 'failed', type: 'image', mimeType: 'image/jpeg' });
+    expect(bad.error).toMatch(/premature end|truncat/i);
+    expect((await getCdn(t, bad.cdnUrl)).statusCode).toBe(404);
+    const whole = (
+      await uploadAsset(t, a.live, { filename: 'ok.jpg', mimeType: 'image/jpeg', bytes: photo })
+    ).confirm!.json();
+    expect(whole).toMatchObject({ status: 'ready', width: 800, height: 600 });
   });
 
   it('confirming twice, confirming nothing and confirming after expiry each get their own 4xx', async () => {
