@@ -81,6 +81,19 @@ describe.each([
     });
     expect(cdnPre.status).toBe(204);
     expect(cdnPre.headers.get('access-control-allow-origin')).toBe(expected);
+
+    // Vary names every request header the answer depends on: Accept for format=auto, Origin for a list.
+    const { url } = (
+      await t.v1('POST', '/cdn/transform', a.live, {
+        assetId: up.assetId,
+        options: { width: 10, format: 'auto' },
+      })
+    ).json();
+    const img = await fetch(local(url), { headers: { origin: APP, accept: 'image/webp' } });
+    expect(img.status).toBe(200);
+    expect(img.headers.get('access-control-allow-origin')).toBe(expected);
+    expect(img.headers.get('vary')).toBe(origins ? 'Origin, Accept' : 'Accept');
+    await img.arrayBuffer();
   });
 
   it.runIf(origins)('gives an origin not on the list no Access-Control-Allow-Origin', async () => {

@@ -42,7 +42,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
     reply.header('x-content-type-options', 'nosniff');
     reply.header('x-cache', out.cached ? 'HIT' : 'MISS');
     if (options.format === 'auto') addVary(reply, 'Accept');
-    if (req.headers['if-none-match'] === etag) return reply.status(304).send();
+    if (matches(req.headers['if-none-match'], etag)) return reply.status(304).send();
     reply.header('content-type', out.contentType);
     return reply.send(out.body);
   });
@@ -54,8 +54,9 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
     if (row?.status !== 'ready') throw cdnErrors.assetNotFound();
     // Assets never change in place (a new upload is a new id), so id and size identify the bytes.
     const etag = `"${row.id}-${row.size}"`;
+    const modified = row.confirmedAt ?? row.createdAt;
     reply.header('etag', etag);
-    reply.header('last-modified', (row.confirmedAt ?? row.createdAt).toUTCString());
+    reply.header('last-modified', modified.toUTCString());
     reply.header('cache-control', IMMUTABLE);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('accept-ranges', 'bytes');
@@ -64,7 +65,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
       reply.header('content-security-policy', 'sandbox');
       reply.header('content-disposition', `attachment; filename*=UTF-8''${encodeURIComponent(row.filename)}`);
     }
-    if (matches(req.headers['if-none-match'], etag)) return reply.status(304).send();
+    if (notModified(req, etag, modified)) return reply.status(304).send();
     const range = parseRange(headerValue(req.headers.range), row.size);
     const obj = await deps.blobs.get(row.blobKey, range ? { range } : {});
     if (!obj) throw cdnErrors.assetNotFound();
@@ -84,8 +85,17 @@ function headerValue(v: string | string[] | undefined): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+// If-None-Match uses the weak comparison (RFC 9110 §13.1.2): `W/"x"` matches `"x"`, any entry of a list
+// may match, `*` matches any existing asset.
 function matches(header: string | string[] | undefined, etag: string): boolean {
   const v = headerValue(header);
   if (!v) return false;
   return v.trim() === '*' || v.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+// If-None-Match, when sent, decides alone; If-Modified-Since is compared at the second HTTP dates carry.
+function notModified(req: FastifyRequest, etag: string, modified: Date): boolean {
+  if (req.headers['if-none-match'] !== undefined) return matches(req.headers['if-none-match'], etag);
+  const since = Date.parse(headerValue(req.headers['if-modified-since']) ?? '');
+  return Number.isFinite(since) && Math.floor(modified.getTime() / 1000) * 1000 <= since;
 }

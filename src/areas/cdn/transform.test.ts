@@ -68,6 +68,10 @@ describe.each(['disk', 's3'] as const)('CDN image transforms on the %s driver', 
     expect(second.rawPayload.equals(first.rawPayload)).toBe(true);
     expect(transformStats.renders - before).toBe(1);
     expect((await getCdn(t, url, { 'if-none-match': String(first.headers.etag) })).statusCode).toBe(304);
+    // A cache revalidating several stored variants sends a list, weak or strong.
+    const list = `"other", W/${String(first.headers.etag)}`;
+    expect((await getCdn(t, url, { 'if-none-match': list })).statusCode).toBe(304);
+    expect((await getCdn(t, url, { 'if-none-match': '"other", "more"' })).statusCode).toBe(200);
   });
 
   it('renders 20 concurrent identical requests once', async () => {
@@ -83,6 +87,11 @@ describe.each(['disk', 's3'] as const)('CDN image transforms on the %s driver', 
     const avif = await getCdn(t, url, { accept: 'image/avif,image/webp,*/*' });
     expect(avif.headers['content-type']).toBe('image/avif');
     expect(avif.headers.vary).toBe('Accept');
+    const revalidated = await getCdn(t, url, {
+      accept: 'image/avif,image/webp,*/*',
+      'if-none-match': String(avif.headers.etag),
+    });
+    expect([revalidated.statusCode, revalidated.headers.vary]).toEqual([304, 'Accept']);
     const webp = await getCdn(t, url, { accept: 'image/webp,*/*' });
     expect(webp.headers['content-type']).toBe('image/webp');
     const plain = await getCdn(t, url, { accept: '*/*' });

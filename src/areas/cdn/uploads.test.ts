@@ -302,5 +302,18 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
     const again = await getCdn(t, url, { 'if-none-match': String(full.headers.etag) });
     expect(again.statusCode).toBe(304);
     expect(again.rawPayload.length).toBe(0);
+    expect(again.headers.etag).toBe(full.headers.etag);
+    const etag = String(full.headers.etag);
+    expect((await getCdn(t, url, { 'if-none-match': `"nope", W/${etag}` })).statusCode).toBe(304);
+    expect((await getCdn(t, url, { 'if-none-match': '"nope", W/"other"' })).statusCode).toBe(200);
+    // If-Modified-Since: not modified at or after Last-Modified, modified before it.
+    const lastModified = String(full.headers['last-modified']);
+    expect((await getCdn(t, url, { 'if-modified-since': lastModified })).statusCode).toBe(304);
+    const earlier = new Date(Date.parse(lastModified) - 1000).toUTCString();
+    expect((await getCdn(t, url, { 'if-modified-since': earlier })).statusCode).toBe(200);
+    expect((await getCdn(t, url, { 'if-modified-since': 'not a date' })).statusCode).toBe(200);
+    // If-None-Match decides alone when both are sent.
+    const both = await getCdn(t, url, { 'if-none-match': '"nope"', 'if-modified-since': lastModified });
+    expect(both.statusCode).toBe(200);
   });
 });
