@@ -324,4 +324,24 @@ describe('disk driver: URLs Pier serves itself', () => {
     expect(await store.sweepTemp(3600_000)).toBe(1);
     expect(fs.readdirSync(tmp)).toEqual(['fresh.part']);
   });
+
+  it('takes one upload per single-use URL; plain URLs stay reusable; expired claims are swept', async () => {
+    const once = await store.presignPut('once/a.txt', { expiresInSec: 60, singleUse: true });
+    expect(once.url).toContain('once=1');
+    expect((await put(once.url, 'first')).status).toBe(200);
+    const second = await put(once.url, 'second');
+    expect([second.status, await errorCode(second)]).toEqual([409, 'UPLOAD_URL_USED']);
+    expect(await text((await store.get('once/a.txt'))!.body)).toBe('first');
+    // Dropping the flag breaks the signature instead of lifting the limit.
+    const stripped = once.url.replace('&once=1', '').replace('once=1&', '');
+    expect(await errorCode(await put(stripped, 'third'))).toBe('SIGNATURE_INVALID');
+    const many = await store.presignPut('many/a.txt', { expiresInSec: 60 });
+    expect((await put(many.url, '1')).status).toBe(200);
+    expect((await put(many.url, '2')).status).toBe(200);
+    const used = path.join(d.t.dataDir, 'blobs', 'used');
+    expect(fs.readdirSync(used)).toHaveLength(1);
+    clock.advance(61_000);
+    await store.sweepTemp(3600_000);
+    expect(fs.readdirSync(used)).toEqual([]);
+  });
 });
