@@ -335,11 +335,17 @@ describe('disk driver: URLs Pier serves itself', () => {
     // Dropping the flag breaks the signature instead of lifting the limit.
     const stripped = once.url.replace('&once=1', '').replace('once=1&', '');
     expect(await errorCode(await put(stripped, 'third'))).toBe('SIGNATURE_INVALID');
+    // Concurrent PUTs to one URL: exactly one stores its body.
+    const race = await store.presignPut('once/race.txt', { expiresInSec: 60, singleUse: true });
+    const answers = await Promise.all(['a', 'b', 'c', 'd'].map((b) => put(race.url, b.repeat(50_000))));
+    expect(answers.map((r) => r.status).sort()).toEqual([200, 409, 409, 409]);
+    const winner = answers.findIndex((r) => r.status === 200);
+    expect(await text((await store.get('once/race.txt'))!.body)).toBe('abcd'[winner]!.repeat(50_000));
     const many = await store.presignPut('many/a.txt', { expiresInSec: 60 });
     expect((await put(many.url, '1')).status).toBe(200);
     expect((await put(many.url, '2')).status).toBe(200);
     const used = path.join(d.t.dataDir, 'blobs', 'used');
-    expect(fs.readdirSync(used)).toHaveLength(1);
+    expect(fs.readdirSync(used)).toHaveLength(2);
     clock.advance(61_000);
     await store.sweepTemp(3600_000);
     expect(fs.readdirSync(used)).toEqual([]);
