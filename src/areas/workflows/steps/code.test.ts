@@ -72,3 +72,54 @@ describe('code sandbox', () => {
     });
   });
 });
+
+describe('code sandbox pool', () => {
+  it('gives each step fresh globals', async () => {
+    expect(await runInSandbox('globalThis.leak = 42; Object.prototype.x = 1; return 1', {}, opts)).toEqual({
+      ok: true,
+      value: 1,
+    });
+    expect(await runInSandbox('return [typeof globalThis.leak, ({}).x ?? null]', {}, opts)).toEqual({
+      ok: true,
+      value: ['undefined', null],
+    });
+  });
+
+  it('recovers after an endless loop and runs many steps fast', async () => {
+    const loops = await Promise.all(
+      Array.from({ length: 5 }, () => runInSandbox('while (true) {}', {}, opts)),
+    );
+    for (const r of loops) expect(r).toEqual({ ok: false, error: 'Time limit of 300 ms exceeded.' });
+    const t0 = performance.now();
+    for (let i = 0; i < 20; i++)
+      expect(await runInSandbox('return input.i * 2', { i }, opts)).toEqual({ ok: true, value: i * 2 });
+    // Warm: twenty steps one after another take well under the cost of starting one thread and engine.
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it('awaits a returned Promise, and refuses one that can never settle', async () => {
+    expect(
+      await runInSandbox('return Promise.resolve(input.n).then((n) => ({ n: n + 1 }))', { n: 1 }, opts),
+    ).toEqual({ ok: true, value: { n: 2 } });
+    expect(await runInSandbox('const f = async () => [1, 2]; return f()', {}, opts)).toEqual({
+      ok: true,
+      value: [1, 2],
+    });
+    expect(await runInSandbox("return Promise.reject(new Error('nope'))", {}, opts)).toEqual({
+      ok: false,
+      error: 'The returned Promise was rejected: Error: nope',
+    });
+    expect(await runInSandbox('return new Promise(() => {})', {}, opts)).toEqual({
+      ok: false,
+      error: 'The code returned a Promise that never settles: the sandbox has no timers or I/O to wait for.',
+    });
+  });
+
+  it("refuses an output over a step's limit", async () => {
+    const r = await runInSandbox("return 'x'.repeat(5 * 1024 * 1024)", {}, opts);
+    expect(r).toEqual({
+      ok: false,
+      error: "Output too large: 5.0 MB of JSON, over the 1.0 MB limit for a step's output.",
+    });
+  });
+});

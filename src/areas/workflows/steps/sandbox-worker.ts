@@ -1,14 +1,15 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { getQuickJS } from 'quickjs-emscripten';
-import { evalInQuickJS } from './quickjs-eval.ts';
+import { evalInQuickJS, type SandboxLimits } from './quickjs-eval.ts';
 
-// The code step's worker thread (code.ts starts one per evaluation): evaluates and posts the result back.
+// A pooled code-step thread (sandbox-pool.ts): loads QuickJS once, then evaluates one job at a time, each in a
+// fresh QuickJS runtime, and posts each result back with its job id.
 
-const { code, input, opts } = workerData as {
-  code: string;
-  input: unknown;
-  opts: { timeLimitMs: number; memoryLimitMb: number };
-};
+type Job = { id: number; code: string; input: unknown; limits: SandboxLimits; cancel: SharedArrayBuffer };
+
 await getQuickJS();
+parentPort!.on('message', async (job: Job) => {
+  const result = await evalInQuickJS(job.code, job.input, job.limits, new Int32Array(job.cancel));
+  parentPort!.postMessage({ id: job.id, result });
+});
 parentPort!.postMessage('ready');
-parentPort!.postMessage(await evalInQuickJS(code, input, opts));
