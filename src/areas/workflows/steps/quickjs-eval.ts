@@ -51,7 +51,7 @@ export async function evalInQuickJS(
     }
     let value = res.value;
     const first = vm.getPromiseState(value);
-    if (!first.notAPromise) {
+    if (!(first.type === 'fulfilled' && first.notAPromise)) {
       if (first.type === 'fulfilled') first.value.dispose();
       if (first.type === 'rejected') first.error.dispose();
       const jobs = runtime.executePendingJobs();
