@@ -234,6 +234,9 @@ const envSchema = z.object({
   WORKFLOW_LEASE_MS: z.coerce.number().int().min(500).max(600_000).default(10_000),
   WORKFLOW_WORKER_SLOTS: z.coerce.number().int().min(1).max(64).default(8),
   WORKFLOW_RUN_PARALLELISM: z.coerce.number().int().min(1).max(64).default(4),
+  // The largest output (JSON) a step, and all of a run's steps together, may store.
+  WORKFLOW_STEP_OUTPUT_MAX_KB: z.coerce.number().int().min(1).max(65_536).default(1024),
+  WORKFLOW_RUN_OUTPUT_MAX_KB: z.coerce.number().int().min(1).max(1_048_576).default(10_240),
   WORKFLOW_PRICES: optionalString.pipe(
     z
       .string()
@@ -338,7 +341,14 @@ export type Config = {
   /** Origins allowed by CORS on `/blobs/*` and `/cdn/*` ('*': any). */
   blobCorsOrigins: '*' | string[];
   /** Workflow runs: step lease, steps one worker process runs at once, per-run cap, price overrides. */
-  workflows: { leaseMs: number; workerSlots: number; runParallelism: number; prices: Record<string, number> };
+  workflows: {
+    leaseMs: number;
+    workerSlots: number;
+    runParallelism: number;
+    stepOutputMaxBytes: number;
+    runOutputMaxBytes: number;
+    prices: Record<string, number>;
+  };
   /** The shared Chromium pool (src/core/browser/pool.ts). */
   browser: { executablePath: string; maxPages: number; recycleAfter: number; pageTimeoutMs: number };
 };
@@ -513,6 +523,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       leaseMs: e.WORKFLOW_LEASE_MS,
       workerSlots: e.WORKFLOW_WORKER_SLOTS,
       runParallelism: e.WORKFLOW_RUN_PARALLELISM,
+      stepOutputMaxBytes: e.WORKFLOW_STEP_OUTPUT_MAX_KB * 1024,
+      runOutputMaxBytes: e.WORKFLOW_RUN_OUTPUT_MAX_KB * 1024,
       prices: e.WORKFLOW_PRICES ?? {},
     },
   };

@@ -42,6 +42,18 @@ function retryable(err: unknown): boolean {
   return true;
 }
 
+const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
+
+/** Outputs are stored and read by every later step: a step's, and a run's in all, are capped (docs/workflows.md). */
+function outputProblem(deps: Deps, bytes: number, before: number): string | null {
+  const { stepOutputMaxBytes: step, runOutputMaxBytes: run } = deps.config.workflows;
+  if (bytes > step)
+    return `Output too large: ${mb(bytes)} of JSON, over the ${mb(step)} limit for a step's output.`;
+  if (before + bytes > run)
+    return `Output too large: the run's step outputs would reach ${mb(before + bytes)}, over the ${mb(run)} limit for a run.`;
+  return null;
+}
+
 export class WorkflowEngine {
   readonly workerId = `wf-${crypto.randomUUID()}`;
   readonly #deps: Deps;
@@ -163,8 +175,9 @@ export class WorkflowEngine {
       await this.#fail(row, def, new StepError('Its worker stopped and no attempts are left.'));
       return;
     }
-    const { rows: done } = await deps.db.query<{ step_id: string; output: unknown }>(
-      `select step_id, output from workflow_step_states where run_id = $1 and status = 'completed'`,
+    const { rows: done } = await deps.db.query<{ step_id: string; output: unknown; bytes: number | null }>(
+      `select step_id, output, octet_length(output::text) as bytes
+         from workflow_step_states where run_id = $1 and status = 'completed'`,
       [row.run_id],
     );
     const ctx: StepCtx = {
@@ -189,12 +202,22 @@ export class WorkflowEngine {
       return;
     }
     if (ac.signal.aborted) return;
+    const json = JSON.stringify(result.output ?? null);
+    const tooLarge = outputProblem(
+      deps,
+      Buffer.byteLength(json),
+      done.reduce((n, d) => n + Number(d.bytes ?? 0), 0),
+    );
+    if (tooLarge) {
+      await this.#fail(row, def, new StepError(tooLarge));
+      return;
+    }
     const effects = await deps.db.transaction(async (tx) => {
       const { rows: mine } = await tx.query(
         `update workflow_step_states set status = 'completed', output = $3, credits_used = $4,
            completed_at = now(), lease_until = null, last_error = null
           where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5 returning step_id`,
-        [row.run_id, row.step_id, JSON.stringify(result.output ?? null), result.credits, this.workerId],
+        [row.run_id, row.step_id, json, result.credits, this.workerId],
       );
       if (!mine.length) return null;
       await tx.query('update workflow_runs set credits_used = credits_used + $2 where id = $1', [

@@ -65,6 +65,7 @@ describe('workflow runs', { timeout: 120_000 }, () => {
         OUTBOUND_ALLOW: '127.0.0.1/32',
         V1_RATE_LIMIT_BURST: '1000000',
         V1_RATE_LIMIT_PER_SEC: '100000',
+        WORKFLOW_RUN_OUTPUT_MAX_KB: '2048',
       },
     });
     a = await seedV1Tenant(t.deps);
@@ -222,6 +223,53 @@ describe('workflow runs', { timeout: 120_000 }, () => {
     });
     const v = await until(await start(noVideo), finished);
     expect(v.error).toMatch(/does not offer video generation/);
+  });
+
+  it("awaits a code step's Promise; an output over 1 MB fails the step, named, without retries", async () => {
+    const promised = await create({
+      slug: 'promised',
+      steps: [
+        { id: 'later', type: 'code', code: 'return Promise.resolve(input.variables).then(() => ({ n: 1 }))' },
+      ],
+    });
+    const ok = await until(await start(promised), finished);
+    expect(ok.status, JSON.stringify(ok)).toBe('completed');
+    expect(ok.output.later).toEqual({ n: 1 });
+    const big = await create({
+      slug: 'big',
+      steps: [
+        { id: 'big', type: 'code', code: "return 'x'.repeat(5 * 1024 * 1024)" },
+        { id: 'never', type: 'code', code: 'return 1', dependsOn: ['big'] },
+      ],
+    });
+    const failed = await until(await start(big), finished);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toBe(
+      "Step 'big' failed: Code failed: Output too large: 5.0 MB of JSON, over the 1.0 MB limit for a step's output.",
+    );
+    expect(failed.stepStates.big.attempts).toBe(1);
+    expect(failed.stepStates.never.status).toBe('skipped');
+    // Every step type is held to the limit, not only code.
+    const wide = await create({
+      slug: 'wide',
+      steps: [{ id: 'wide', type: 'transform', expression: "$pad('', 2000000, 'x')" }],
+    });
+    const w = await until(await start(wide), finished);
+    expect(w.error).toBe(
+      "Step 'wide' failed: Output too large: 1.9 MB of JSON, over the 1.0 MB limit for a step's output.",
+    );
+    // And a run's outputs together (2 MB here, by WORKFLOW_RUN_OUTPUT_MAX_KB).
+    const pad = (id: string, dependsOn?: string[]) => ({
+      id,
+      type: 'transform',
+      expression: "$pad('', 900000, 'x')",
+      ...(dependsOn ? { dependsOn } : {}),
+    });
+    const heavy = await create({ slug: 'heavy', steps: [pad('p1'), pad('p2', ['p1']), pad('p3', ['p2'])] });
+    const h = await until(await start(heavy), finished);
+    expect(h.error).toBe(
+      "Step 'p3' failed: Output too large: the run's step outputs would reach 2.6 MB, over the 2.0 MB limit for a run.",
+    );
   });
 
   it('retries a step with back-off, fails the run when attempts run out, and retries from the failed step', async () => {

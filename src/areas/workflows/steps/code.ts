@@ -9,8 +9,8 @@ import { evalInPool } from './sandbox-pool.ts';
 // JSON, the return value (or what a returned Promise resolves to) must be JSON.
 
 export const CODE_DEFAULTS = { timeLimitMs: 1000, memoryLimitMb: 64 };
-/** A step's output, as JSON, at most (docs/workflows.md); the engine checks every step type against it. */
-export const MAX_STEP_OUTPUT_BYTES = 1024 * 1024;
+/** A step's output, as JSON, at most, unless configured (WORKFLOW_STEP_OUTPUT_MAX_KB); the engine checks every step. */
+const MAX_STEP_OUTPUT_BYTES = 1024 * 1024;
 
 export type SandboxOptions = {
   timeLimitMs: number;
@@ -28,6 +28,7 @@ export async function runCode(c: StepCtx, s: StepDef): Promise<StepResult> {
   const res = await runInSandbox(s.code ?? '', c.data, {
     timeLimitMs: s.timeLimitMs ?? CODE_DEFAULTS.timeLimitMs,
     memoryLimitMb: s.memoryLimitMb ?? CODE_DEFAULTS.memoryLimitMb,
+    maxOutputBytes: c.deps.config.workflows.stepOutputMaxBytes,
     signal: c.signal,
   });
   if (!res.ok) throw new StepError(`Code failed: ${res.error}`);

@@ -90,8 +90,7 @@ export async function evalInQuickJS(
     const text = vm.typeof(out.value) === 'string' ? vm.getString(out.value) : 'null';
     out.value.dispose();
     const bytes = Buffer.byteLength(text);
-    if (bytes > opts.maxOutputBytes)
-      return { ok: false, error: outputTooLarge(bytes, opts.maxOutputBytes) };
+    if (bytes > opts.maxOutputBytes) return { ok: false, error: outputTooLarge(bytes, opts.maxOutputBytes) };
     return { ok: true, value: JSON.parse(text) };
   } catch (err) {
     return failure(String((err as Error)?.message ?? err));
