@@ -14,7 +14,12 @@ describe('workflow definitions', () => {
 
   beforeAll(async () => {
     t = await testApp({
-      env: { OPENAI_API_KEY: 'sk-test-platform', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' },
+      env: {
+        OPENAI_API_KEY: 'sk-test-platform',
+        OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+        // Pier's own gateway takes model names no vendor claims: an unknown provider must not slip through it.
+        PIER_MODELS_URL: 'http://127.0.0.1:9/v1',
+      },
     });
     a = await seedV1Tenant(t.deps);
     slug = (await seedProject(t.deps, a.org)).slug;
@@ -94,6 +99,40 @@ describe('workflow definitions', () => {
       "branch step 'h' must list 'g'",
     ])
       expect(message).toContain(bit);
+  });
+
+  it('refuses at create and update an llm step whose provider does not exist or is not configured', async () => {
+    const api = v1Client(t, a.live);
+    const llm = (provider: string) => ({
+      id: 'ask',
+      type: 'llm',
+      provider,
+      model: 'gpt-4o-mini',
+      prompt: 'hi',
+    });
+    const bad = await api.post('/workflows', {
+      projectSlug: slug,
+      slug: 'ghost-provider',
+      name: 'Ghost',
+      steps: [llm('nosuch')],
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('WORKFLOW_INVALID');
+    expect(bad.json().error.message).toContain("steps.ask: provider 'nosuch' does not exist");
+    const ok = await api.post('/workflows', {
+      projectSlug: slug,
+      slug: 'real-provider',
+      name: 'Real',
+      steps: [llm('openai')],
+    });
+    expect(ok.statusCode, ok.body).toBe(201);
+    for (const provider of ['nosuch', 'anthropic']) {
+      const patched = await api.patch(`/workflows/${ok.json().id}`, { steps: [llm(provider)] });
+      expect(patched.statusCode).toBe(400);
+      expect(patched.json().error.message).toContain('steps.ask:');
+      expect(patched.json().error.message).toContain(provider);
+    }
+    expect((await api.get(`/workflows/${ok.json().id}`)).json().steps[0].provider).toBe('openai');
   });
 
   it('checks run variables and names each bad one', async () => {

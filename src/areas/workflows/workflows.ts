@@ -1,5 +1,6 @@
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
 
+import { isProvider, PROVIDERS } from '../../core/ai/providers.ts';
 import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
@@ -23,6 +24,9 @@ export const modelRefOf = (s: Pick<StepDef, 'provider' | 'model'>) =>
 
 async function validate(deps: Deps, s: WfScope, steps: StepDef[], variables: VariableDefs): Promise<void> {
   const problems = await definitionProblems(steps, variables, async (step) => {
+    // Checked apart: with Pier's own gateway configured, an unknown `provider/model` would pass as a gateway model.
+    if (step.provider && !isProvider(step.provider))
+      return `provider '${step.provider}' does not exist (one of ${PROVIDERS.join(', ')}).`;
     try {
       await resolveModelFor(deps, s.orgId, modelRefOf(step));
       return null;
