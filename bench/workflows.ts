@@ -6,6 +6,8 @@
 //     part alone (a step's completion to the next step's start) — against (1) at p50;
 //  3. a 100-wide fan-out (a root, 100 steps on it, one join), at the default per-run parallel cap;
 //  4. N concurrent small runs (two chained steps each, default 1,000) started at once: all must complete.
+//  5. a chain of 20 `code` steps (`return 1`) against a chain of 20 `transform` steps: per-step p50 of each,
+//     the ratio (target ≤ 1.5x) and the code step's overhead beyond a transform (target < 20 ms).
 // The engine runs in this process (worker role) as `pier serve` would.
 //
 //   npm run bench:workflows [-- --steps 100 --width 100 --runs 1000 --jobs 100]
@@ -193,10 +195,42 @@ console.log(
     `(${((RUNS * 2) / (manyWall / 1000)).toFixed(0)} steps/s); lost or unfinished: ${lost}`,
 );
 
-const ok = chainEnd.completed === 1 && fanEnd.completed === 1 && lost === 0;
+// 5. Code steps against transform steps (the sandbox pool warmed by a short code run first).
+const codeStep = (id: string, dependsOn?: string[]) => ({
+  id,
+  type: 'code',
+  code: 'return 1',
+  ...(dependsOn ? { dependsOn } : {}),
+});
+const chainOf = (mk: (id: string, dependsOn?: string[]) => unknown, n: number) =>
+  Array.from({ length: n }, (_, i) => mk(`s${i}`, i ? [`s${i - 1}`] : undefined));
+await waitRuns([(await run(await workflow('code-warm', chainOf(codeStep, 3)))).id], 60_000);
+const perStep = async (slug: string, steps: unknown[]) => {
+  const id = (await run(await workflow(slug, steps))).id;
+  const end = await waitRuns([id], 120_000);
+  return { end, p50: p50(gaps((await stepTimes(id)).map((s) => t(s.completed_at)))) };
+};
+const tf20 = await perStep('transform-20', chainOf(noopStep, 20));
+const code20 = await perStep('code-20', chainOf(codeStep, 20));
+const codeRatio = code20.p50 / tf20.p50;
+const codeOver = code20.p50 - tf20.p50;
+console.log(
+  `20 code steps vs 20 transform steps: code ${JSON.stringify(code20.end)} p50 ${ms(code20.p50)}, ` +
+    `transform ${JSON.stringify(tf20.end)} p50 ${ms(tf20.p50)}; ratio ${codeRatio.toFixed(2)}x, ` +
+    `code overhead ${ms(codeOver)}`,
+);
+
+const ok =
+  chainEnd.completed === 1 &&
+  fanEnd.completed === 1 &&
+  lost === 0 &&
+  code20.end.completed === 1 &&
+  tf20.end.completed === 1;
 console.log(
   `targets: per-step p50 ≤ 2x bare job (${(stepP50 / jobP50).toFixed(2)}x) ${stepP50 <= 2 * jobP50 ? 'met' : 'MISSED'}; ` +
-    `< 10 ms p50 (${ms(stepP50)}) ${stepP50 < 10 ? 'met' : 'MISSED'}; none lost ${lost === 0 ? 'met' : 'MISSED'}`,
+    `< 10 ms p50 (${ms(stepP50)}) ${stepP50 < 10 ? 'met' : 'MISSED'}; none lost ${lost === 0 ? 'met' : 'MISSED'}; ` +
+    `code ≤ 1.5x transform (${codeRatio.toFixed(2)}x) ${codeRatio <= 1.5 ? 'met' : 'MISSED'}; ` +
+    `code overhead < 20 ms (${ms(codeOver)}) ${codeOver < 20 ? 'met' : 'MISSED'}`,
 );
 console.log(
   `load average ${os
