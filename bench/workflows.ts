@@ -6,8 +6,8 @@
 //     part alone (a step's completion to the next step's start) — against (1) at p50;
 //  3. a 100-wide fan-out (a root, 100 steps on it, one join), at the default per-run parallel cap;
 //  4. N concurrent small runs (two chained steps each, default 1,000) started at once: all must complete.
-//  5. a chain of 20 `code` steps (`return 1`) against a chain of 20 `transform` steps: per-step p50 of each,
-//     the ratio (target ≤ 1.5x) and the code step's overhead beyond a transform (target < 20 ms).
+//  5. a chain of 20 `code` steps (`return 1`) against a chain of 20 `transform` steps, three runs of each: the
+//     time a step, the ratio (target ≤ 1.5x) and the code step's overhead beyond a transform (target < 20 ms).
 // The engine runs in this process (worker role) as `pier serve` would.
 //
 //   npm run bench:workflows [-- --steps 100 --width 100 --runs 1000 --jobs 100]
@@ -205,18 +205,30 @@ const codeStep = (id: string, dependsOn?: string[]) => ({
 const chainOf = (mk: (id: string, dependsOn?: string[]) => unknown, n: number) =>
   Array.from({ length: n }, (_, i) => mk(`s${i}`, i ? [`s${i - 1}`] : undefined));
 await waitRuns([(await run(await workflow('code-warm', chainOf(codeStep, 3)))).id], 60_000);
-const perStep = async (slug: string, steps: unknown[]) => {
-  const id = (await run(await workflow(slug, steps))).id;
-  const end = await waitRuns([id], 120_000);
-  return { end, p50: p50(gaps((await stepTimes(id)).map((s) => t(s.completed_at)))) };
+// Three runs of each, alternating; per step = a run's span (first start to last completion) / 20, whose
+// millisecond timestamps quantise less than single gaps; the median run of each is compared.
+const ROUNDS = 3;
+const spans = { code: [] as number[], transform: [] as number[] };
+const ended = { code: 0, transform: 0 };
+const wfIds = {
+  code: await workflow('code-20', chainOf(codeStep, 20)),
+  transform: await workflow('transform-20', chainOf(noopStep, 20)),
 };
-const tf20 = await perStep('transform-20', chainOf(noopStep, 20));
-const code20 = await perStep('code-20', chainOf(codeStep, 20));
+for (let i = 0; i < ROUNDS; i++)
+  for (const kind of ['transform', 'code'] as const) {
+    const id = (await run(wfIds[kind])).id;
+    ended[kind] += (await waitRuns([id], 120_000)).completed ?? 0;
+    const st = await stepTimes(id);
+    spans[kind].push((t(st.at(-1)!.completed_at) - Math.min(...st.map((s) => t(s.started_at)))) / st.length);
+  }
+const code20 = { p50: p50(spans.code), end: { completed: ended.code === ROUNDS ? 1 : 0 } };
+const tf20 = { p50: p50(spans.transform), end: { completed: ended.transform === ROUNDS ? 1 : 0 } };
 const codeRatio = code20.p50 / tf20.p50;
 const codeOver = code20.p50 - tf20.p50;
 console.log(
-  `20 code steps vs 20 transform steps: code ${JSON.stringify(code20.end)} p50 ${ms(code20.p50)}, ` +
-    `transform ${JSON.stringify(tf20.end)} p50 ${ms(tf20.p50)}; ratio ${codeRatio.toFixed(2)}x, ` +
+  `20 code steps vs 20 transform steps (median of ${ROUNDS} runs each): code ${ms(code20.p50)} a step ` +
+    `(${spans.code.map((x) => x.toFixed(2)).join(', ')}), transform ${ms(tf20.p50)} a step ` +
+    `(${spans.transform.map((x) => x.toFixed(2)).join(', ')}); ratio ${codeRatio.toFixed(2)}x, ` +
     `code overhead ${ms(codeOver)}`,
 );
 
