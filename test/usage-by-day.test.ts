@@ -1,8 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../src/core/clock.ts';
 import { type TestApp, testApp } from './harness.ts';
+import { hasVector } from './memory-kit.ts';
 import { seedApiKey, seedOrg } from './seed.ts';
-import { seedExtractionOn, seedMailOn, seedRunOn } from './usage-seed.ts';
+import {
+  seedAssetOn,
+  seedConnectionOn,
+  seedExtractionOn,
+  seedMailOn,
+  seedMemoryOn,
+  seedRunOn,
+} from './usage-seed.ts';
 
 // Usage over time (issue 39): per-day counts of mail, workflow runs and web pages fetched for the dashboard's
 // charts, one entry per UTC day (zeros included), only the caller's organization.
@@ -77,6 +85,49 @@ describe('usage by day', () => {
     expect(again).toEqual([{ day: '2026-12-07', requests: 4, errors: 1 }]);
   });
 
+  it('charts memories stored and changed, asset bytes by type and connections made, per day', async () => {
+    const { org, owner } = await seedOrg(t.deps);
+    const other = await seedOrg(t.deps);
+    await seedAssetOn(t.deps, org.id, '2026-12-06', 'image', 1000);
+    await seedAssetOn(t.deps, org.id, '2026-12-06', 'image', 500);
+    await seedAssetOn(t.deps, org.id, '2026-12-06', 'video', 2_000_000);
+    await seedAssetOn(t.deps, org.id, '2026-12-07', 'document', 40);
+    await seedAssetOn(t.deps, org.id, '2026-12-07', 'image', 9999, 'pending'); // unverified: not counted
+    await seedAssetOn(t.deps, other.org.id, '2026-12-07', 'image', 7777);
+    const cdn = days(await t.call('getCdnUsageByDayForCli', { orgSlug: org.slug, days: 2 }, owner.token));
+    expect(cdn).toEqual([
+      { day: '2026-12-06', image: 1500, video: 2_000_000, audio: 0, document: 0, other: 0 },
+      { day: '2026-12-07', image: 0, video: 0, audio: 0, document: 40, other: 0 },
+    ]);
+
+    await seedConnectionOn(t.deps, org.id, '2026-12-05');
+    await seedConnectionOn(t.deps, org.id, '2026-12-05', 'error');
+    await seedConnectionOn(t.deps, other.org.id, '2026-12-05');
+    const conns = days(
+      await t.call('getIntegrationUsageByDayForCli', { orgSlug: org.slug, days: 3 }, owner.token),
+    );
+    expect(conns[0]).toEqual({ day: '2026-12-05', connected: 1, other: 1 });
+    expect(conns.slice(1).every((d) => d.connected === 0 && d.other === 0)).toBe(true);
+
+    const memory = await t.call('getMemoryUsageByDayForCli', { orgSlug: org.slug, days: 3 }, owner.token);
+    if (!hasVector(t)) {
+      // Memory is off without pgvector: the chart says so, as the memory page does.
+      expect(memory.statusCode).toBe(503);
+      expect(memory.json().error.code).toBe('VECTOR_EXTENSION_MISSING');
+      return;
+    }
+    await seedMemoryOn(t.deps, org.id, '2026-12-05', '2026-12-07', 2);
+    await seedMemoryOn(t.deps, org.id, '2026-12-07');
+    await seedMemoryOn(t.deps, other.org.id, '2026-12-07', '2026-12-07', 3);
+    expect(
+      days(await t.call('getMemoryUsageByDayForCli', { orgSlug: org.slug, days: 3 }, owner.token)),
+    ).toEqual([
+      { day: '2026-12-05', stored: 1, changed: 0 },
+      { day: '2026-12-06', stored: 0, changed: 0 },
+      { day: '2026-12-07', stored: 1, changed: 2 },
+    ]);
+  });
+
   it('answers 404 for another organization and 400 for a bad range', async () => {
     const { owner } = await seedOrg(t.deps);
     const other = await seedOrg(t.deps);
@@ -85,6 +136,9 @@ describe('usage by day', () => {
       'getMailUsageByDayForCli',
       'getWorkflowUsageByDayForCli',
       'getWebDataUsageByDayForCli',
+      'getCdnUsageByDayForCli',
+      'getIntegrationUsageByDayForCli',
+      ...(hasVector(t) ? ['getMemoryUsageByDayForCli'] : []),
     ]) {
       const theirs = await t.call(name, { orgSlug: other.org.slug }, owner.token);
       expect(theirs.statusCode, name).toBe(404);

@@ -4,6 +4,7 @@ import { cdnDashboardFns } from './dashboard-fn.ts';
 import { cdnDeliveryRoutes } from './delivery.ts';
 import { cdnCatalogue } from './errors.ts';
 import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob } from './jobs.ts';
+import { getCdnUsageByDayForCli } from './usage-fn.ts';
 import { cdnV1 } from './v1.ts';
 import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-secret-fn.ts';
 
@@ -14,7 +15,8 @@ import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-sec
 export const cdnArea = defineArea({
   name: 'cdn',
   errors: [cdnCatalogue],
-  fns: [getWebhookSecretForCli, rotateWebhookSecretForCli, ...cdnDashboardFns],
+  fns: [getWebhookSecretForCli, rotateWebhookSecretForCli, ...cdnDashboardFns, getCdnUsageByDayForCli],
+  notTools: ['getCdnUsageByDayForCli'],
   v1: [cdnV1],
   http: cdnDeliveryRoutes,
   jobs: [cdnCleanupJob, cdnMergeJob],

@@ -3,6 +3,7 @@ import { defineArea } from '../manifest.ts';
 import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { integrationsCatalogue } from './errors.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
+import { getIntegrationUsageByDayForCli } from './usage-fn.ts';
 import { integrationsHandRoutes, integrationsV1 } from './v1.ts';
 
 // Integrations: connectors as data, OAuth connections with encrypted tokens refreshed before expiry, the
@@ -12,12 +13,12 @@ export const integrationsArea = defineArea({
   errors: [integrationsCatalogue],
   v1: [integrationsV1],
   v1Plugins: [{ prefix: '/integrations', plugin: integrationsHandRoutes }],
-  fns: integrationsDashboardFns,
+  fns: [...integrationsDashboardFns, getIntegrationUsageByDayForCli],
   jobs: [integrationsRefreshJob],
   schedules: [{ job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON }],
   migrations: [{ area: 'integrations', schema: ['src/areas/integrations/tables.ts'] }],
   // Passthrough and the OAuth callback are not operations an agent should call blindly.
-  notTools: ['integrations.passthrough'],
+  notTools: ['integrations.passthrough', 'getIntegrationUsageByDayForCli'],
 });
 
 // Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).

@@ -8,6 +8,7 @@ import {
   recallMemoriesForCli,
 } from './dashboard-fn.ts';
 import { memoryCatalogue } from './errors.ts';
+import { getMemoryUsageByDayForCli } from './usage-fn.ts';
 import { memoryV1 } from './v1.ts';
 import { memoryVectorStore } from './vector-store.ts';
 import { memoryCompactJob, memoryEmbedJob, memoryTiersJob, TIERS_CRON } from './worker.ts';
@@ -24,7 +25,9 @@ export const memoryArea = defineArea({
     listMemoriesForCli,
     getMemoryForCli,
     recallMemoriesForCli,
+    getMemoryUsageByDayForCli,
   ],
+  notTools: ['getMemoryUsageByDayForCli'],
   v1: [memoryV1],
   jobs: [memoryCompactJob, memoryEmbedJob, memoryTiersJob],
   schedules: [{ job: 'memory.tiers', cron: TIERS_CRON, needs: 'vector' }],
