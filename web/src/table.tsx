@@ -36,7 +36,12 @@ export function Table<T>(props: {
       </p>
     );
   if (!rows) return null;
-  if (rows.length === 0) return <p class="empty">{props.empty ?? 'Nothing here yet.'}</p>;
+  if (rows.length === 0)
+    return typeof props.empty === 'string' || props.empty == null ? (
+      <p class="empty">{props.empty ?? 'Nothing here yet.'}</p>
+    ) : (
+      props.empty
+    );
   return (
     <table aria-label={props.label} aria-busy={props.loading ? 'true' : undefined} class="data-table">
       <thead>

@@ -6,6 +6,7 @@ import { AssetDetail, MergeJobs, UsageChart, WebhookSecret } from './cdn-panels.
 import { ASSET_TYPES, type AssetPage, type CdnScope, type Env, fmtBytes, type Usage } from './cdn-types.ts';
 import { UploadZone } from './cdn-upload.tsx';
 import './cdn.css';
+import { AreaUsage, CdnUsage } from './usage.tsx';
 
 // Assets: the CDN of one organization in one environment (production = live keys, sandbox = test keys):
 // a grid of thumbnails (signed transform URLs) filtered by folder and type, an asset's details with its
@@ -49,6 +50,9 @@ export function CdnPage(props: { org: Org }) {
       title="Assets"
       intro={`Files ${props.org.name} stores on Pier's CDN. Live API keys store into production, test keys into the sandbox.`}
     >
+      <AreaUsage>
+        <CdnUsage org={props.org} />
+      </AreaUsage>
       <EnvSwitch
         value={environment}
         onChange={(e) => filter(() => setEnvironment(e))}

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type Org } from '../api.ts';
+import { curlPost, keyKind, NextStep } from '../components/next-step.tsx';
 import { type Column, Pager, Table } from '../table.tsx';
 import { ErrorNote, Page } from '../ui.tsx';
 import { fmtSize, fmtTime, MessageView, type OutboxMessage } from './inbox-message.tsx';
@@ -204,9 +205,20 @@ export function InboxPage(props: { org: Org }) {
         selectedKey={openId}
         loading={loading}
         empty={
-          search || status
-            ? 'No messages match.'
-            : `No ${environment} mail in the outbox yet. Send one with a ${environment === 'sandbox' ? 'test' : 'live'} API key.`
+          search || status ? (
+            'No messages match.'
+          ) : (
+            <NextStep
+              testId="inbox-empty"
+              what={`No ${environment} mail in the outbox yet. Send one with a ${keyKind(environment)} API key:`}
+              command={curlPost('/mail/send', {
+                from: 'hello@example.com',
+                to: ['you@example.com'],
+                subject: 'Hello from Pier',
+                text: 'It works.',
+              })}
+            />
+          )
         }
       />
       {list ? (

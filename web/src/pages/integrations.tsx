@@ -4,6 +4,7 @@ import { fn, isManager, type Org } from '../api.ts';
 import { useLocation } from '../router.ts';
 import { Table } from '../table.tsx';
 import { EnvSwitch, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import { AreaUsage, IntegrationUsage } from './usage.tsx';
 
 // Integrations: the operator's connectors (configured or not, and the variables an unconfigured one needs),
 // the organization's connections in one environment with a Test button, and "Connect", which runs the OAuth
@@ -77,6 +78,9 @@ export function IntegrationsPage(props: { org: Org }) {
             : `The connection failed: ${outcome.error ?? 'the provider did not grant access'}.`}
         </p>
       ) : null}
+      <AreaUsage>
+        <IntegrationUsage org={props.org} />
+      </AreaUsage>
       <EnvSwitch value={environment} onChange={setEnvironment} />
       <ErrorNote error={actionError} />
       <h2>Connectors</h2>

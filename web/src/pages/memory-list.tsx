@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { fn } from '../api.ts';
+import { curlPost, keyKind, NextStep } from '../components/next-step.tsx';
 import { type Column, Pager, Table } from '../table.tsx';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 import {
@@ -93,9 +94,19 @@ export function MemoryList(props: {
         onRowClick={(m) => props.onOpen(m.id)}
         loading={!list.data && !list.error}
         empty={
-          !filters.type && !filters.tier && !filters.collectionId
-            ? 'No memories yet. Apps store them with POST /v1/memory/memories.'
-            : 'No memories match these filters.'
+          !filters.type && !filters.tier && !filters.collectionId ? (
+            <NextStep
+              testId="memory-empty"
+              what={`No memories here yet. Apps store them with a ${keyKind(props.scope.environment)} API key:`}
+              command={curlPost('/memory/memories', {
+                content: 'The user prefers dark mode',
+                type: 'semantic',
+                ...(props.agent.kind === 'agent' ? { agentId: props.agent.id } : {}),
+              })}
+            />
+          ) : (
+            'No memories match these filters.'
+          )
         }
       />
       {list.data ? (

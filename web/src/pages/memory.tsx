@@ -7,6 +7,7 @@ import { MemoryList } from './memory-list.tsx';
 import { RecallPanel } from './memory-recall.tsx';
 import type { AgentChoice, AgentPage, Env, MemoryScope } from './memory-types.ts';
 import './memory.css';
+import { AreaUsage, MemoryUsage } from './usage.tsx';
 
 // Memory: an organization's agents and their memories in one environment, each memory's details and
 // history, and a recall to try (read-only; a recall here does not count as an access). See docs/memory.md.
@@ -41,6 +42,9 @@ export function MemoryPage(props: { org: Org }) {
       title="Memory"
       intro={`What the agents of ${props.org.name} remember. Live API keys store into production, test keys into the sandbox.`}
     >
+      <AreaUsage>
+        <MemoryUsage org={props.org} />
+      </AreaUsage>
       <EnvSwitch value={environment} onChange={setEnvironment} />
       {unavailable ? (
         <p class="warning" role="alert" data-testid="memory-unavailable">

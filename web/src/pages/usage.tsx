@@ -1,4 +1,4 @@
-import { fn, type Org } from '../api.ts';
+import { ApiError, fn, type Org } from '../api.ts';
 import { UsageChart, type UsageDay } from '../components/usage-chart.tsx';
 import { ErrorNote, useLoad } from '../ui.tsx';
 
@@ -93,6 +93,78 @@ export function WebDataUsage(props: { org: Org }) {
         series={[
           { key: 'extractions', label: 'extractions', color: GREEN },
           { key: 'crawlPages', label: 'crawl pages', color: AMBER },
+        ]}
+      />
+    </>
+  );
+}
+
+export function MemoryUsage(props: { org: Org }) {
+  const { data, error } = useDays('getMemoryUsageByDayForCli', props.org);
+  // Without pgvector memory is off; the memory page already says so and how to fix it.
+  if (error instanceof ApiError && error.code === 'VECTOR_EXTENSION_MISSING') return null;
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title="Memories"
+        testId="usage-memory"
+        days={data?.days}
+        series={[
+          { key: 'stored', label: 'stored', color: GREEN },
+          { key: 'changed', label: 'changed', color: AMBER },
+        ]}
+      />
+    </>
+  );
+}
+
+const UNITS = ['B', 'KB', 'MB', 'GB', 'TB'] as const;
+const TYPES = [
+  { key: 'image', color: BLUE },
+  { key: 'video', color: PURPLE },
+  { key: 'audio', color: AMBER },
+  { key: 'document', color: GREEN },
+  { key: 'other', color: RED },
+] as const;
+
+/** Bytes stored per day by type, in the one unit that fits the busiest day (the chart draws plain numbers). */
+export function CdnUsage(props: { org: Org }) {
+  const { data, error } = useDays('getCdnUsageByDayForCli', props.org);
+  const dayBytes = (d: UsageDay) => TYPES.reduce((n, t) => n + Number(d[t.key] ?? 0), 0);
+  const busiest = Math.max(0, ...(data?.days ?? []).map(dayBytes));
+  let u = 0;
+  while (busiest >= 1024 ** (u + 1) && u < UNITS.length - 1) u++;
+  const days = data?.days.map((d) => {
+    const out: UsageDay = { day: d.day };
+    for (const t of TYPES) out[t.key] = Number(d[t.key] ?? 0) / 1024 ** u;
+    return out;
+  });
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title={`Storage added by type (${UNITS[u]})`}
+        testId="usage-storage"
+        days={days}
+        series={TYPES.map((t) => ({ key: t.key, label: `${t.key} (${UNITS[u]})`, color: t.color }))}
+      />
+    </>
+  );
+}
+
+export function IntegrationUsage(props: { org: Org }) {
+  const { data, error } = useDays('getIntegrationUsageByDayForCli', props.org);
+  return (
+    <>
+      <ErrorNote error={error} />
+      <UsageChart
+        title="Connections made"
+        testId="usage-connections"
+        days={data?.days}
+        series={[
+          { key: 'connected', label: 'connected', color: GREEN },
+          { key: 'other', label: 'not connected now', color: RED },
         ]}
       />
     </>

@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, type Org } from '../api.ts';
+import { NextStep } from '../components/next-step.tsx';
 import { ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 import './webdata.css';
 import { AreaUsage, WebDataUsage } from './usage.tsx';
@@ -80,12 +81,7 @@ const Status = (p: { s: string }) => <span class={`wd-status wd-${p.s}`}>{p.s}</
 
 /** An empty list says how to fill it: the CLI command or the v1 call (docs/webdata.md). */
 function Empty(props: { what: string; command: string }) {
-  return (
-    <div class="empty-state">
-      <p class="muted">No {props.what} yet. Start one with:</p>
-      <pre>{props.command}</pre>
-    </div>
-  );
+  return <NextStep what={`No ${props.what} yet. Start one with:`} command={props.command} />;
 }
 
 function Sections({ d, org }: { d: Recent; org: string }) {

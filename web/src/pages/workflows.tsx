@@ -1,5 +1,6 @@
 import { useState } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
+import { curlPost, keyKind, NextStep } from '../components/next-step.tsx';
 import { EnvSwitch, ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
 import { type Env, runHref, type WorkflowItem } from './workflows-types.ts';
 import './memory.css';
@@ -34,7 +35,13 @@ export function WorkflowsPage(props: { org: Org }) {
           Loading…
         </p>
       ) : null}
-      {items && !items.length ? <p>No workflows in this environment yet.</p> : null}
+      {items && !items.length ? (
+        <NextStep
+          testId="workflows-empty"
+          what={`No workflows in ${environment} yet. Create one in a project with a ${keyKind(environment)} API key (your project's slug in projectSlug), then run it with POST /v1/workflows/{id}/run:`}
+          command={curlPost('/workflows', { projectSlug: 'my-project', slug: 'hello', name: 'Hello' })}
+        />
+      ) : null}
       {items?.map((w) => (
         <section class="wf-card" key={w.id} data-testid="workflow">
           <h2>
