@@ -68,12 +68,19 @@ export async function seedExtractionOn(deps: Deps, orgId: string, day: string, n
 }
 
 /** A memory stored on `day`, changed `changes` times on `changedOn` (memory_history rows). */
-export async function seedMemoryOn(deps: Deps, orgId: string, day: string, changedOn?: string, changes = 0) {
+export async function seedMemoryOn(
+  deps: Deps,
+  orgId: string,
+  day: string,
+  changedOn?: string,
+  changes = 0,
+  environment: 'production' | 'sandbox' = 'production',
+) {
   const [m] = await deps.db.orm
     .insert(memories)
     .values({
       orgId,
-      environment: 'production',
+      environment,
       content: `usage ${randomUUID()}`,
       contentHash: randomUUID(),
       type: 'semantic',
@@ -87,7 +94,7 @@ export async function seedMemoryOn(deps: Deps, orgId: string, day: string, chang
     await deps.db.orm.insert(memoryHistory).values({
       memoryId: m!.id,
       orgId,
-      environment: 'production',
+      environment,
       content: 'before',
       type: 'semantic',
       tier: 'warm',

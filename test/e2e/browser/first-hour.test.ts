@@ -6,7 +6,14 @@ import { orgs } from '../../../src/areas/orgs/tables.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
 import { seedApiKey, seedProject } from '../../seed.ts';
-import { seedExtractionOn, seedMailOn, seedRunOn } from '../../usage-seed.ts';
+import {
+  seedAssetOn,
+  seedConnectionOn,
+  seedExtractionOn,
+  seedMailOn,
+  seedMemoryOn,
+  seedRunOn,
+} from '../../usage-seed.ts';
 import { launchBrowser, shot, startPier } from './browser-kit.ts';
 
 // The first hour on a phone (issue 39): a fresh Pier without SMTP_URL, a new person signs up at 390 px,
@@ -101,6 +108,11 @@ describe('the first hour, at 390 px', () => {
     await seedRunOn(t.deps, org!.id, day(1), 1.5);
     await seedRunOn(t.deps, org!.id, day(1), 0.5, 'failed');
     await seedExtractionOn(t.deps, org!.id, day(5), 4);
+    await seedAssetOn(t.deps, org!.id, day(3), 'image', 3 * 1024 * 1024);
+    await seedAssetOn(t.deps, org!.id, day(4), 'video', 1024 * 1024);
+    await seedConnectionOn(t.deps, org!.id, day(2));
+    // In the sandbox: production's memory list stays empty and shows its next step.
+    await seedMemoryOn(t.deps, org!.id, day(6), day(1), 2, 'sandbox');
     // A pending sender domain: its page lists DNS records with a long DKIM value.
     await addDomain(t.deps, org!.id, `${uniq('mail')}.first-hour-bakery.example`);
     const pages = [
@@ -159,6 +171,27 @@ describe('the first hour, at 390 px', () => {
       await page.goto(`${base}${path}`);
       await page.locator(`[data-testid="${id}"][data-state="ready"]`).waitFor();
     }
+    // The other areas' pages chart their own usage: storage by type, memories, connections.
+    await page.goto(`${base}/assets`);
+    await page.locator('[data-testid="usage-storage"][data-state="ready"]').waitFor();
+    expect(await total('usage-storage-image')).toBe('3');
+    expect(await total('usage-storage-video')).toBe('1');
+    expect(
+      await page.getByRole('img', { name: /^Storage added by type \(MB\), .*3 image \(MB\)/ }).count(),
+    ).toBe(1);
+    await page.goto(`${base}/integrations`);
+    await page.locator('[data-testid="usage-connections"][data-state="ready"]').waitFor();
+    expect(await total('usage-connections-connected')).toBe('1');
+    await page.goto(`${base}/memory`);
+    await page.locator('[data-testid="usage-memory"][data-state="ready"]').waitFor();
+    expect(await total('usage-memory-stored')).toBe('1');
+    expect(await total('usage-memory-changed')).toBe('2');
+    // Empty lists say what to do next, with the exact call.
+    await page.getByTestId('memory-empty').waitFor();
+    expect(await page.getByTestId('memory-empty').textContent()).toContain('$PIER_URL/v1/memory/memories');
+    await page.goto(`${base}/workflows`);
+    await page.getByTestId('workflows-empty').waitFor();
+    expect(await page.getByTestId('workflows-empty').textContent()).toContain('$PIER_URL/v1/workflows');
     // Loaded tables are not left busy (greyed, failing contrast).
     await page.goto(`${base}/integrations`);
     await page.getByRole('table', { name: 'Connectors' }).waitFor();
