@@ -42,13 +42,17 @@ describe('memory functions without pgvector', () => {
       listMemoriesForCli: {},
       getMemoryForCli: { memoryId: missing },
       recallMemoriesForCli: { query: 'x' },
+      getMemoryUsageByDayForCli: {},
     };
+    // The usage chart counts both environments: it takes none.
+    const full = (name: string, body: Record<string, unknown>) =>
+      name === 'getMemoryUsageByDayForCli' ? { orgSlug: org.slug } : { ...base, ...body };
     expect(Object.keys(bodies).sort()).toEqual([...needsVector].sort());
     for (const [name, body] of Object.entries(bodies)) {
-      const off = await t.call(name, { ...base, ...body }, member.token);
+      const off = await t.call(name, full(name, body), member.token);
       expectError(off, 503, 'VECTOR_EXTENSION_MISSING');
       expect(off.json().error.message).toMatch(/pgvector/);
-      expectError(await t.call(name, { ...base, ...body }, stranger.token), 404, 'ORG_NOT_FOUND');
+      expectError(await t.call(name, full(name, body), stranger.token), 404, 'ORG_NOT_FOUND');
     }
   });
 });
@@ -285,7 +289,8 @@ describe('memory functions', () => {
     for (const name of needsVector) {
       const body = (c: { orgSlug: string }) => ({
         orgSlug: c.orgSlug,
-        environment: 'production',
+        // The usage chart counts both environments.
+        ...(name === 'getMemoryUsageByDayForCli' ? {} : { environment: 'production' }),
         ...(name === 'recallMemoriesForCli' ? { query: 'x' } : {}),
         ...(name === 'getMemoryForCli' ? { memoryId: missing } : {}),
       });
