@@ -212,7 +212,8 @@ describe.skipIf(!onPostgres)('JobQueue across processes (PostgreSQL)', () => {
       await until('all jobs', () => runs.length >= ids.size, 20_000);
       await sleep(1000); // a duplicate run would show up here
       expect(runs.map((r) => r.id).sort()).toEqual([...ids].sort());
-      expect(new Set(runs.map((r) => r.worker))).toEqual(new Set(['A', 'B']));
+      // Which worker claimed how many of the 12 is the scheduler's choice (a CI run once saw A take them
+      // all); that B serves the shared queue is what the next part proves.
       // Only B works now: a job A queues reaches B's idle worker through NOTIFY on its own connection.
       await qa.stop(2000);
       await sleep(300);
