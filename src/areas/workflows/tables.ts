@@ -86,6 +86,11 @@ export const workflowStepStates = pgTable(
     position: integer('position').notNull(),
     status: text('status').$type<StepStatus>().notNull(),
     attempts: integer('attempts').notNull().default(0),
+    /** Times the step's worker died under it: counted apart from attempts, bounded against poison steps. */
+    crashes: integer('crashes').notNull().default(0),
+    /** A loop's progress: items whose sub-steps all completed (memoised in workflow_loop_items). */
+    completedItems: integer('completed_items'),
+    totalItems: integer('total_items'),
     /** When a ready step may be claimed (retry back-off). */
     nextAttemptAt: timestamp('next_attempt_at', { withTimezone: true }),
     /** A running step whose lease has passed belongs to a dead worker and is claimed again. */
@@ -103,4 +108,25 @@ export const workflowStepStates = pgTable(
       .on(t.status, t.nextAttemptAt)
       .where(sql`status in ('ready', 'running')`),
   ],
+);
+
+/**
+ * A loop item's completed sub-step, memoised like a top-level step: a loop claimed again after a crash
+ * skips what is here, so only the items in flight run again (docs/workflows.md).
+ */
+export const workflowLoopItems = pgTable(
+  'workflow_loop_items',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => workflowRuns.id, { onDelete: 'cascade' }),
+    stepId: text('step_id').notNull(),
+    itemIndex: integer('item_index').notNull(),
+    subStepId: text('sub_step_id').notNull(),
+    output: jsonb('output').$type<unknown>(),
+    attempts: integer('attempts').notNull(),
+    creditsUsed: doublePrecision('credits_used').notNull().default(0),
+    completedAt: timestamp('completed_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.stepId, t.itemIndex, t.subStepId] })],
 );
