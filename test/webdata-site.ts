@@ -65,6 +65,41 @@ const product = page(
   })}</script>`,
 );
 
+// Product cards for selector fields, with an ad block and an aside for includeTags/excludeTags.
+const shop = page(
+  'Shop',
+  `<h1>Shop</h1><p class="intro">Hand-made furniture from the garden workshop, sold to order.</p>
+${[
+  ['Oak chair', '149,00 €', 'oak-chair'],
+  ['Pine table', '1.249,50 €', 'pine-table'],
+  ['Ash stool', '59 €', 'ash-stool'],
+]
+  .map(
+    ([name, price, slug]) =>
+      `<div class="product"><h2>${name}</h2><span class="price">${price}</span>` +
+      `<a class="more" href="/products/${slug}">Details</a><img src="/img/${slug}.png" alt="${name}"></div>`,
+  )
+  .join('\n')}
+<div class="ad">Advertisement: buy a lawnmower today</div>`,
+);
+
+// Content that exists only after a click (actions): the button fills #more and turns the page red, and
+// what is typed into #q is echoed.
+const reveal = page(
+  'Reveal',
+  `<h1>Reveal</h1><p>This page hides its best part until the button is pressed.</p>
+<button id="show">Show more</button><div id="more"></div><input id="q"><p id="echo"></p>
+<script>
+document.getElementById('show').addEventListener('click', () => {
+  document.getElementById('more').innerHTML = '<p>The hidden part appears only after the click.</p>';
+  document.body.style.background = 'rgb(220, 20, 20)';
+});
+document.getElementById('q').addEventListener('input', (e) => {
+  document.getElementById('echo').textContent = 'You typed: ' + e.target.value;
+});
+</script>`,
+);
+
 const jsPage =
   '<!doctype html><html><head><title>App</title></head><body><div id="root"></div>' +
   '<noscript>You need to enable JavaScript to run this app.</noscript>' +
@@ -186,6 +221,10 @@ export async function startSite(opts: SiteOptions = {}): Promise<Site> {
         return html(page('Secret', '<p>Members only.</p>'));
       case '/app':
         return html(jsPage);
+      case '/shop':
+        return html(shop);
+      case '/reveal':
+        return html(reveal);
       case '/robots.txt':
         return (res) => {
           res.writeHead(200, { 'content-type': 'text/plain' });

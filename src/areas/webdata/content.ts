@@ -141,22 +141,36 @@ function documentBase(doc: Doc, baseUrl: string): string {
  * parses each page once.
  */
 export function toMarkdown(input: string | Doc, baseUrl: string, opts: { full?: boolean } = {}): string {
+  return toContent(input, baseUrl, opts).markdown;
+}
+
+/** toMarkdown, with the HTML the markdown was made from (the `html` format of an extraction). */
+export function toContent(
+  input: string | Doc,
+  baseUrl: string,
+  opts: { full?: boolean } = {},
+): { html: string; markdown: string } {
   const doc = typeof input === 'string' ? parseDocument(input) : input;
   absolutise(doc, baseUrl);
   const body = doc.querySelector('body') ?? doc.documentElement;
-  if (!body) return '';
-  if (opts.full) return htmlToMarkdown(body.innerHTML ?? '');
+  if (!body) return { html: '', markdown: '' };
+  if (opts.full) {
+    for (const el of body.querySelectorAll(NOT_CONTENT)) el.remove();
+    const html = body.innerHTML ?? '';
+    return { html, markdown: htmlToMarkdown(html) };
+  }
   const h1 = squash(doc.querySelector('h1')?.textContent ?? '').replace(/\s*[¶§🔗]$/u, '');
   stripChrome(doc);
-  const md = htmlToMarkdown(mainHtml(doc, body, baseUrl));
+  const html = mainHtml(doc, body, baseUrl);
+  const md = htmlToMarkdown(html);
   // Readability drops the heading that repeats the page's title, or makes it an h2; the reader wants it on
   // top as the page's one h1.
-  if (!h1) return md;
+  if (!h1) return { html, markdown: md };
   const first = /^(#{1,6}) (.*)\n?/.exec(md);
   if (first && words(first[2]!) === words(h1))
-    return first[1] === '#' ? md : `# ${md.slice(first[1]!.length + 1)}`;
-  if (!words(md).includes(words(h1))) return `# ${h1}\n\n${md}`;
-  return md;
+    return { html, markdown: first[1] === '#' ? md : `# ${md.slice(first[1]!.length + 1)}` };
+  if (!words(md).includes(words(h1))) return { html, markdown: `# ${h1}\n\n${md}` };
+  return { html, markdown: md };
 }
 
 // A text's words, lower-cased, with markdown link targets left out: for "is this heading already there".

@@ -2,9 +2,10 @@ import { eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
 import type { PageDigest } from './content.ts';
 import { ConvertPool } from './convert-pool.ts';
-import { loadRobots, looksLikePage, normalizeUrl, type Robots, sameSite } from './crawl-site.ts';
+import { loadRobots, normalizeUrl, type Robots } from './crawl-site.ts';
 import { describeFetchError, fetchRaw, isHtml, needsJavaScript, PageFailure } from './fetch-page.ts';
 import { keepAlive, releaseStamp } from './heartbeat.ts';
+import { crawlScope, sitemapSeeds } from './options/crawl-scope.ts';
 import { rendererOf } from './plugins.ts';
 import { type CrawlOptions, webdataCrawlPages, webdataCrawls } from './tables.ts';
 
@@ -61,8 +62,18 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
   const delayMs = robots.crawlDelaySec * 1000;
   const lanes = delayMs > 0 ? 1 : deps.config.webdata.crawlConcurrency;
 
+  const scope = crawlScope(start, o);
+  const sitemap = o.sitemap ?? 'skip';
   const queue: Item[] = [{ url: start, depth: 0 }];
   const seen = new Set([start]);
+  // Sitemap URLs are one hop from the start (the sitemap is the link); with `only` no other link is taken.
+  if (sitemap !== 'skip') {
+    for (const url of await sitemapSeeds(deps, start, robots, scope)) {
+      seen.add(url);
+      queue.push({ url, depth: 1 });
+    }
+  }
+  const followLinks = sitemap !== 'only';
   const stored = new Set<string>();
   let reserved = 0; // pages stored or being fetched: never more than maxPages
   let seq = 0; // rows written, stored and failed pages alike: the pages' order
@@ -118,9 +129,9 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     }
     const finalKey = normalizeUrl(page.finalUrl) ?? item.url;
     const canonical = digest.canonical;
-    const canonicalKey = canonical && sameSite(canonical, start) ? normalizeUrl(canonical) : null;
+    const canonicalKey = canonical && scope.onSite(canonical) ? normalizeUrl(canonical) : null;
     const keys = [item.url, finalKey, canonicalKey].filter((k): k is string => Boolean(k));
-    if (!sameSite(page.finalUrl, start) || keys.some((k) => stored.has(k))) {
+    if (!scope.onSite(page.finalUrl) || keys.some((k) => stored.has(k))) {
       reserved--;
       return;
     }
@@ -129,10 +140,10 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       seen.add(k);
     }
     const links = digest.links;
-    if (item.depth < o.maxDepth) {
+    if (followLinks && item.depth < o.maxDepth) {
       for (const link of links) {
         const key = normalizeUrl(link);
-        if (!key || seen.has(key) || !sameSite(key, start) || !looksLikePage(key)) continue;
+        if (!key || seen.has(key) || !scope.follows(key)) continue;
         seen.add(key);
         if (!robots.allowed(key)) continue;
         queue.push({ url: key, depth: item.depth + 1 });

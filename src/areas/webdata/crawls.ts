@@ -31,6 +31,10 @@ export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
         formats: [...new Set(body.formats)],
         respectRobotsTxt: body.respectRobotsTxt,
         stealth: body.stealth,
+        includePaths: body.includePaths,
+        excludePaths: body.excludePaths,
+        sitemap: body.sitemap,
+        allowSubdomains: body.allowSubdomains,
       },
       createdAt: deps.clock.now(),
     })

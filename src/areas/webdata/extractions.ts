@@ -1,12 +1,17 @@
-import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, lt, or, type SQL, sql } from 'drizzle-orm';
 import type { JsonSchema } from '../../core/ai/heuristic-extract.ts';
+import type { Environment } from '../../core/auth/caller.ts';
 import { errors } from '../../core/errors.ts';
 import { isUuid } from '../../core/ids.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { pageImages, pageLinks, pageMetadata, parseDocument, toMarkdown } from './content.ts';
+import { storeAsset } from '../cdn/index.ts';
+import { pageImages, pageLinks, pageMetadata, parseDocument } from './content.ts';
 import { webdataErrors } from './errors.ts';
 import { describeFetchError, getPage } from './fetch-page.ts';
+import { extractFields } from './options/fields.ts';
+import type { ScrapeFormat } from './options/schema.ts';
+import { scopedContent } from './options/scope.ts';
 import type { CreateExtraction, ExtractionOut, ListQuery } from './schema.ts';
 import { AUTO_SCHEMA, extractStructured, schemaProblem } from './structured.ts';
 import { type ExtractionRequest, webdataExtractions } from './tables.ts';
@@ -21,8 +26,14 @@ export const EXTRACT_JOB = 'webdata.extract';
 type Row = typeof webdataExtractions.$inferSelect;
 
 export function toRequest(body: Omit<CreateExtraction, 'url'>): ExtractionRequest {
-  const mode = body.mode ?? (body.schema ? 'schema' : 'auto');
+  const mode = body.mode ?? (body.selectors ? 'selectors' : body.schema ? 'schema' : 'auto');
   if (mode === 'schema' && !body.schema) throw errors.validation('mode "schema" needs a `schema`.');
+  if (mode === 'selectors' && !body.selectors)
+    throw errors.validation('mode "selectors" needs `selectors` (a field map of CSS selectors).');
+  if (body.selectors && mode !== 'selectors')
+    throw errors.validation('`selectors` are read in mode "selectors" (leave mode out, or set it so).');
+  if (mode === 'raw' && body.formats)
+    throw errors.validation('mode "raw" takes no `formats`; ask for formats ["rawHtml"] instead.');
   if (body.schema) {
     const problem = schemaProblem(body.schema);
     if (problem) throw errors.validation(`schema is not a valid JSON schema: ${problem}`);
@@ -36,7 +47,23 @@ export function toRequest(body: Omit<CreateExtraction, 'url'>): ExtractionReques
     includeMetadata: body.includeMetadata ?? true,
     waitForSelector: body.waitForSelector,
     waitForTimeout: body.waitForTimeout,
+    formats: body.formats ? [...new Set(body.formats)] : undefined,
+    onlyMainContent: body.onlyMainContent,
+    includeTags: body.includeTags,
+    excludeTags: body.excludeTags,
+    actions: body.actions,
+    selectors: body.selectors,
+    maxAge: body.maxAge,
   };
+}
+
+/** The outputs asked for: `formats` when given, else the markdown and includeLinks/includeImages. */
+function wanted(req: ExtractionRequest): Set<ScrapeFormat> {
+  if (req.formats) return new Set(req.formats);
+  const out = new Set<ScrapeFormat>(req.mode === 'raw' ? [] : ['markdown']);
+  if (req.includeLinks) out.add('links');
+  if (req.includeImages) out.add('images');
+  return out;
 }
 
 export async function insertExtraction(
@@ -79,7 +106,8 @@ export async function runExtraction(deps: Deps, id: string, signal?: AbortSignal
   const started = performance.now();
   let patch: Partial<Row>;
   try {
-    patch = { ...(await extract(deps, claimed.url, claimed.request, signal)), status: 'completed' };
+    const reused = await recentResult(deps, claimed);
+    patch = { ...(reused ?? (await extract(deps, claimed, signal))), status: 'completed' };
   } catch (err) {
     patch = { status: 'failed', error: describeFetchError(err) };
   }
@@ -95,15 +123,19 @@ export async function runExtraction(deps: Deps, id: string, signal?: AbortSignal
   return done;
 }
 
-async function extract(
-  deps: Deps,
-  url: string,
-  req: ExtractionRequest,
-  signal?: AbortSignal,
-): Promise<Partial<Row>> {
-  const page = await getPage(deps, url, {
+async function extract(deps: Deps, row: Row, signal?: AbortSignal): Promise<Partial<Row>> {
+  const req = row.request;
+  const want = wanted(req);
+  const shot = want.has('screenshot@fullPage')
+    ? { fullPage: true }
+    : want.has('screenshot')
+      ? { fullPage: false }
+      : undefined;
+  const page = await getPage(deps, row.url, {
     waitForSelector: req.waitForSelector,
     waitForTimeout: req.waitForTimeout,
+    actions: req.actions,
+    screenshot: shot,
     signal,
   });
   const doc = parseDocument(page.html);
@@ -111,18 +143,100 @@ async function extract(
     finalUrl: page.finalUrl,
     fetchedWith: page.fetchedWith,
     pageMetadata: req.includeMetadata === false ? null : pageMetadata(doc, page.finalUrl),
-    links: req.includeLinks ? pageLinks(doc, page.finalUrl) : null,
-    images: req.includeImages ? pageImages(doc, page.finalUrl) : null,
+    links: want.has('links') ? pageLinks(doc, page.finalUrl) : null,
+    images: want.has('images') ? pageImages(doc, page.finalUrl) : null,
+    rawHtml: want.has('rawHtml') ? page.html : null,
+    screenshot: page.screenshot ? await storeShot(deps, row, page.screenshot) : null,
     extractedData: {},
     markdown: null,
   };
   if (req.mode === 'raw') return { ...out, extractedData: { html: page.html } };
-  // The parsed document is reused (metadata, links and images were read from it above; conversion changes it).
-  const markdown = toMarkdown(doc, page.finalUrl);
-  if (req.mode === 'markdown') return { ...out, markdown };
+  // Selector fields read the page as it is; the content choice below changes the parsed document.
+  const fields = req.mode === 'selectors' ? extractFields(doc, page.finalUrl, req.selectors ?? {}) : null;
+  const content = scopedContent(doc, page.finalUrl, req);
+  const kept = {
+    ...out,
+    html: want.has('html') ? content.html : null,
+    markdown: want.has('markdown') ? content.markdown : null,
+  };
+  if (req.mode === 'markdown') return kept;
+  if (fields) return { ...kept, extractedData: fields, extractedBy: 'selectors' };
   const schema = (req.schema ?? AUTO_SCHEMA) as JsonSchema;
-  const s = await extractStructured(deps, { html: page.html, markdown, schema, prompt: req.prompt, signal });
-  return { ...out, markdown, extractedData: s.data, extractedBy: s.extractedBy, tokensUsed: s.tokens };
+  const s = await extractStructured(deps, {
+    html: page.html,
+    markdown: content.markdown,
+    schema,
+    prompt: req.prompt,
+    signal,
+  });
+  return { ...kept, extractedData: s.data, extractedBy: s.extractedBy, tokensUsed: s.tokens };
+}
+
+async function storeShot(
+  deps: Deps,
+  row: Row,
+  shot: { bytes: Buffer; width: number; height: number; truncated: boolean },
+) {
+  const asset = await storeAsset(deps, {
+    orgId: row.orgId,
+    environment: row.environment as Environment,
+    bytes: shot.bytes,
+    filename: `extraction-${row.id}.png`,
+    mimeType: 'image/png',
+    folder: 'webdata/extractions',
+    origin: 'derived',
+    metadata: { extractionId: row.id, url: row.url },
+  });
+  return {
+    assetId: asset.assetId,
+    url: asset.cdnUrl,
+    width: shot.width,
+    height: shot.height,
+    truncated: shot.truncated,
+  };
+}
+
+const REUSED: (keyof Row)[] = [
+  'extractedData',
+  'markdown',
+  'pageMetadata',
+  'links',
+  'images',
+  'html',
+  'rawHtml',
+  'screenshot',
+  'extractedBy',
+  'finalUrl',
+];
+
+/**
+ * maxAge: the newest completed extraction of the same URL, asked with the same options by the same
+ * organization and environment, finished within maxAge ms, is copied instead of fetching the page again
+ * (`fetchedWith: "cache"`, no model tokens spent).
+ */
+async function recentResult(deps: Deps, row: Row): Promise<Partial<Row> | null> {
+  const { maxAge, ...rest } = row.request;
+  if (!maxAge) return null;
+  const since = new Date(deps.clock.now().getTime() - maxAge);
+  const [hit] = await deps.db.orm
+    .select()
+    .from(webdataExtractions)
+    .where(
+      and(
+        eq(webdataExtractions.orgId, row.orgId),
+        eq(webdataExtractions.environment, row.environment),
+        eq(webdataExtractions.url, row.url),
+        eq(webdataExtractions.status, 'completed'),
+        gte(webdataExtractions.completedAt, since),
+        sql`(${webdataExtractions.request} - 'maxAge') = ${JSON.stringify(rest)}::jsonb`,
+      ),
+    )
+    .orderBy(desc(webdataExtractions.completedAt))
+    .limit(1);
+  if (!hit) return null;
+  const out: Partial<Row> = { fetchedWith: 'cache' };
+  for (const k of REUSED) (out as Record<string, unknown>)[k] = hit[k];
+  return out;
 }
 
 export function extractionOut(r: Row): ExtractionOut {
@@ -136,6 +250,16 @@ export function extractionOut(r: Row): ExtractionOut {
     pageMetadata: r.pageMetadata,
     links: r.links ?? undefined,
     images: r.images ?? undefined,
+    html: r.html ?? undefined,
+    rawHtml: r.rawHtml ?? undefined,
+    screenshot: r.screenshot
+      ? {
+          url: r.screenshot.url,
+          width: r.screenshot.width,
+          height: r.screenshot.height,
+          truncated: r.screenshot.truncated,
+        }
+      : undefined,
     extractedBy: r.extractedBy,
     fetchedWith: r.fetchedWith,
     finalUrl: r.finalUrl,

@@ -3,7 +3,7 @@ import { type SafeResponse, safeFetch } from '../../core/net/safe-fetch.ts';
 import type { Deps } from '../../deps.ts';
 import { parseDocument, visibleText } from './content.ts';
 import { webdataErrors } from './errors.ts';
-import { rendererOf } from './plugins.ts';
+import { type RenderedPage, type RenderOptions, rendererOf } from './plugins.ts';
 
 // Getting a page for web data: a plain fetch through the SSRF guard first, and the browser (an injected
 // PageRenderer) when the caller asked to wait for something or the fetched page needs JavaScript to show
@@ -28,14 +28,9 @@ export function asApiError(err: unknown): unknown {
   return err;
 }
 
-export type FetchedPage = {
-  html: string;
-  finalUrl: string;
-  status: number;
-  fetchedWith: 'fetch' | 'browser';
-};
+export type FetchedPage = RenderedPage & { fetchedWith: 'fetch' | 'browser' };
 
-export type PageOptions = { waitForSelector?: string; waitForTimeout?: number; signal?: AbortSignal };
+export type PageOptions = RenderOptions;
 
 /** A plain guarded GET; guard and network errors become PageFailures with a human reason. */
 export async function fetchRaw(
@@ -89,6 +84,8 @@ export function isHtml(res: SafeResponse): boolean {
 export async function getPage(deps: Deps, url: string, opts: PageOptions = {}): Promise<FetchedPage> {
   const wantsBrowser = Boolean(opts.waitForSelector) || Boolean(opts.waitForTimeout);
   if (wantsBrowser) return render(deps, url, opts, 'waitForSelector or waitForTimeout was given');
+  if (opts.actions?.length) return render(deps, url, opts, 'actions were given');
+  if (opts.screenshot) return render(deps, url, opts, 'a screenshot was asked for');
   const res = await fetchRaw(deps, url, { signal: opts.signal });
   if (res.status >= 400) throw new PageFailure(`HTTP status: the page answered ${res.status}.`);
   if (!isHtml(res)) {

@@ -39,7 +39,7 @@ export async function mapSite(deps: Deps, body: { url: string; search?: string; 
   return { status: 'completed' as const, url: start, urls, source: 'links' as const };
 }
 
-async function readSitemaps(deps: Deps, first: string[]): Promise<string[]> {
+export async function readSitemaps(deps: Deps, first: string[]): Promise<string[]> {
   const todo = [...first];
   const done = new Set<string>();
   const urls: string[] = [];

@@ -1,3 +1,4 @@
+import type { PageAction } from '../../core/browser/actions.ts';
 import type { Deps } from '../../deps.ts';
 
 // What web data gets from outside the area, injected rather than imported: the browser (the Chromium pool
@@ -6,11 +7,26 @@ import type { Deps } from '../../deps.ts';
 // without a renderer, extractions that need a browser fail with a clear error, and without a screenshot
 // runner, screenshot batches and schedules fail each URL saying so.
 
-export type RenderOptions = { waitForSelector?: string; waitForTimeout?: number; signal?: AbortSignal };
+export type RenderOptions = {
+  waitForSelector?: string;
+  waitForTimeout?: number;
+  signal?: AbortSignal;
+  /** Run on the page before its HTML (and screenshot) are taken. */
+  actions?: readonly PageAction[];
+  /** Also shoot the page (PNG, 1280 px wide), after the actions. */
+  screenshot?: { fullPage: boolean };
+};
+
+export type RenderedPage = {
+  html: string;
+  finalUrl: string;
+  status: number;
+  screenshot?: { bytes: Buffer; width: number; height: number; truncated: boolean };
+};
 
 export type PageRenderer = {
   /** Loads the URL in the browser (every request through the SSRF guard) and returns the rendered HTML. */
-  render(url: string, opts: RenderOptions): Promise<{ html: string; finalUrl: string; status: number }>;
+  render(url: string, opts: RenderOptions): Promise<RenderedPage>;
 };
 
 export type KindScope = { orgId: string; environment: string };

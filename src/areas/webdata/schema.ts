@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { cursorPageSchema, cursorQuery } from '../../core/pagination.ts';
+import { crawlOptionFields, SITEMAP_MODES, scrapeOptionFields } from './options/schema.ts';
 import { BATCH_KINDS, EXTRACTION_MODES, JOB_STATUSES, SCHEDULE_FREQUENCIES } from './tables.ts';
 
 // The web data section of the v1 contract, one schema per operation. Fields beyond the contract are
@@ -33,6 +34,7 @@ export const createExtractionBody = z.object({
   includeMetadata: z.boolean().optional(),
   waitForSelector: z.string().min(1).max(500).optional(),
   waitForTimeout: z.number().int().min(0).max(30_000).optional(),
+  ...scrapeOptionFields,
 });
 export type CreateExtraction = z.infer<typeof createExtractionBody>;
 
@@ -54,6 +56,15 @@ export const extractionOut = z.object({
   pageMetadata: pageMetadata.nullable(),
   links: z.array(z.string()).optional().describe('With includeLinks.'),
   images: z.array(z.string()).optional().describe('With includeImages.'),
+  html: z.string().optional().describe('Pier: with format html, the HTML the markdown was made from.'),
+  rawHtml: z
+    .string()
+    .optional()
+    .describe("Pier: with format rawHtml, the page's HTML as fetched or rendered."),
+  screenshot: z
+    .object({ url: z.string(), width: z.number(), height: z.number(), truncated: z.boolean() })
+    .optional()
+    .describe('Pier: with format screenshot or screenshot@fullPage, the picture (PNG) on the CDN.'),
   extractedBy: z.string().nullable().describe('Pier: `model` or `heuristic` (schema and auto modes).'),
   fetchedWith: z.string().nullable().describe('Pier: `fetch` or `browser`.'),
   finalUrl: z.string().nullable().describe('Pier: the URL after redirects.'),
@@ -159,6 +170,7 @@ export const crawlBody = z.object({
     .default(['markdown']),
   respectRobotsTxt: z.boolean().default(true),
   stealth: z.boolean().default(false),
+  ...crawlOptionFields,
 });
 export type CrawlBody = z.infer<typeof crawlBody>;
 
@@ -182,6 +194,10 @@ export const crawlOut = z.object({
   formats: z.array(z.string()),
   respectRobotsTxt: z.boolean(),
   stealth: z.boolean(),
+  includePaths: z.array(z.string()).optional(),
+  excludePaths: z.array(z.string()).optional(),
+  sitemap: z.enum(SITEMAP_MODES).optional().describe('Pier: skip (default), include or only.'),
+  allowSubdomains: z.boolean().optional(),
   pagesCrawled: z.number().describe('Pier: pages stored so far (progress).'),
   pagesFailed: z.number(),
   pagesQueued: z.number().describe('Pier: URLs found and not yet fetched.'),

@@ -10,6 +10,7 @@ import {
   uniqueIndex,
   uuid,
 } from 'drizzle-orm/pg-core';
+import type { ScrapeOptions } from './options/schema.ts';
 
 // Web data: every row carries its organization and environment (production for live keys, sandbox for
 // test keys); every query filters on both. Screenshots keep their own table file (screenshots/).
@@ -17,13 +18,13 @@ import {
 export const JOB_STATUSES = ['pending', 'processing', 'completed', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-export const EXTRACTION_MODES = ['auto', 'schema', 'markdown', 'raw'] as const;
+export const EXTRACTION_MODES = ['auto', 'schema', 'markdown', 'raw', 'selectors'] as const;
 export type ExtractionMode = (typeof EXTRACTION_MODES)[number];
 
 export type PageMetadata = { title: string | null; description: string | null; ogImage: string | null };
 
 /** What the caller asked for, kept so a batch or schedule can run the same request again. */
-export type ExtractionRequest = {
+export type ExtractionRequest = ScrapeOptions & {
   mode: ExtractionMode;
   schema?: Record<string, unknown>;
   prompt?: string;
@@ -32,6 +33,14 @@ export type ExtractionRequest = {
   includeMetadata?: boolean;
   waitForSelector?: string;
   waitForTimeout?: number;
+};
+
+export type ExtractionShot = {
+  assetId: string;
+  url: string;
+  width: number;
+  height: number;
+  truncated: boolean;
 };
 
 export const webdataExtractions = pgTable(
@@ -49,7 +58,13 @@ export const webdataExtractions = pgTable(
     pageMetadata: jsonb('page_metadata').$type<PageMetadata>(),
     links: jsonb('links').$type<string[]>(),
     images: jsonb('images').$type<string[]>(),
-    /** `model` or `heuristic` for schema/auto extractions. */
+    /** Format html: the HTML the markdown was made from. */
+    html: text('html'),
+    /** Format rawHtml: the page's HTML as fetched or rendered. */
+    rawHtml: text('raw_html'),
+    /** Formats screenshot / screenshot@fullPage: the picture on the CDN. */
+    screenshot: jsonb('screenshot').$type<ExtractionShot>(),
+    /** `model`, `heuristic` or `selectors` for schema/auto extractions. */
     extractedBy: text('extracted_by'),
     /** `fetch` or `browser`: how the page was obtained. */
     fetchedWith: text('fetched_with'),
@@ -117,6 +132,12 @@ export type CrawlOptions = {
   formats: string[];
   respectRobotsTxt: boolean;
   stealth: boolean;
+  /** Regexes on a link's path: follow only links matching one of includePaths, none of excludePaths. */
+  includePaths?: string[];
+  excludePaths?: string[];
+  /** skip: links only; include: the sitemap's URLs seeded beside the links; only: the sitemap's URLs. */
+  sitemap?: 'skip' | 'include' | 'only';
+  allowSubdomains?: boolean;
 };
 
 export const webdataCrawls = pgTable(

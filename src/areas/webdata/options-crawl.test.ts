@@ -1,0 +1,145 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../../../test/harness.ts';
+import { seedV1Tenant } from '../../../test/seed.ts';
+import type { V1Tenant } from '../../../test/v1-security.ts';
+import { settled, webdataTestApp } from '../../../test/webdata-kit.ts';
+import { type Site, startSite } from '../../../test/webdata-site.ts';
+import { crawlScope } from './options/crawl-scope.ts';
+import type { CrawlOptions } from './tables.ts';
+
+// Crawl options through the API with the job worker, against the local test site (its robots.txt names a
+// sitemap index with a plain and a gzip child): includePaths/excludePaths as path regexes, sitemap seeding
+// (include, only, skip), and 400s for a bad or exponential regex. Subdomains are checked on the scope
+// itself: the test site is one IP address, with no names under it.
+
+type Page = { url: string; depth: number; title: string | null };
+
+const base: CrawlOptions = {
+  maxDepth: 2,
+  maxPages: 50,
+  formats: ['markdown'],
+  respectRobotsTxt: true,
+  stealth: false,
+};
+
+describe('crawl scope', () => {
+  it('follows subdomains only when allowed, never other sites', () => {
+    const own = crawlScope('https://example.com/', base);
+    expect(own.follows('https://www.example.com/a')).toBe(true);
+    expect(own.follows('https://docs.example.com/a')).toBe(false);
+    const subs = crawlScope('https://www.example.com/', { ...base, allowSubdomains: true });
+    expect(subs.follows('https://docs.example.com/a')).toBe(true);
+    expect(subs.follows('https://a.b.example.com/a')).toBe(true);
+    expect(subs.follows('https://notexample.com/a')).toBe(false);
+    expect(subs.follows('https://example.com.evil.test/a')).toBe(false);
+  });
+
+  it('matches include and exclude regexes on the path only, and skips assets', () => {
+    const s = crawlScope('https://example.com/', {
+      ...base,
+      includePaths: ['^/blog/', '^/docs/v2/'],
+      excludePaths: ['/drafts?/', '\\.html$'],
+    });
+    expect(s.follows('https://example.com/blog/post-1')).toBe(true);
+    expect(s.follows('https://example.com/docs/v2/intro?tab=blog/')).toBe(true);
+    expect(s.follows('https://example.com/about?next=/blog/')).toBe(false);
+    expect(s.follows('https://example.com/blog/drafts/x')).toBe(false);
+    expect(s.follows('https://example.com/blog/old.html')).toBe(false);
+    expect(s.follows('https://example.com/blog/cover.png')).toBe(false);
+  });
+});
+
+describe('web data crawl options', { timeout: 90_000 }, () => {
+  let t: TestApp;
+  let site: Site;
+  let a: V1Tenant;
+
+  beforeAll(async () => {
+    site = await startSite({ articles: 8 });
+    t = await webdataTestApp();
+    a = await seedV1Tenant(t.deps);
+  }, 180_000);
+  afterAll(async () => {
+    await t?.close();
+    await site?.close();
+  });
+
+  const crawl = async (body: Record<string, unknown>) => {
+    const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${site.url}/`, ...body });
+    expect(res.statusCode, res.body).toBe(200);
+    const c = await settled(t, a.live, `/webdata/crawl/${res.json().id}?includePages=true`);
+    expect(c.status, String(c.error)).toBe('completed');
+    return c as { pages: Page[]; [k: string]: unknown };
+  };
+  const paths = (pages: Page[]) => pages.map((p) => new URL(p.url).pathname).sort();
+
+  it('seeds from the sitemap and keeps only included, not excluded paths', async () => {
+    site.reset();
+    const c = await crawl({
+      maxDepth: 1,
+      maxPages: 100,
+      sitemap: 'include',
+      includePaths: ['^/articles/'],
+      excludePaths: ['^/articles/3$'],
+    });
+    expect(paths(c.pages)).toEqual([
+      '/',
+      '/articles/1',
+      '/articles/2',
+      '/articles/4',
+      '/articles/5',
+      '/articles/6',
+      '/articles/7',
+      '/articles/8',
+    ]);
+    // From the gzip sitemap, one hop from the start; the excluded and the not-included are never fetched.
+    expect(c.pages.find((p) => p.url.endsWith('/articles/7'))!.depth).toBe(1);
+    expect(site.hits.get('/sitemap-articles.xml.gz')).toBe(1);
+    expect(site.hits.get('/articles/3')).toBeUndefined();
+    expect(site.hits.get('/docs')).toBeUndefined();
+    expect(site.hits.get('/about')).toBeUndefined();
+    expect(c).toMatchObject({ sitemap: 'include', includePaths: ['^/articles/'] });
+  });
+
+  it('without the sitemap the same filters reach only what links lead to', async () => {
+    const c = await crawl({ maxDepth: 1, maxPages: 100, includePaths: ['^/articles/'] });
+    expect(paths(c.pages)).toEqual(['/', '/articles/1']);
+    expect(c.sitemap).toBe('skip');
+  });
+
+  it("sitemap only: the start page and the sitemap's URLs, no links followed", async () => {
+    site.reset();
+    const c = await crawl({ maxDepth: 5, maxPages: 100, sitemap: 'only' });
+    expect(paths(c.pages)).toEqual([
+      '/',
+      '/articles/1',
+      '/articles/2',
+      '/articles/3',
+      '/articles/4',
+      '/articles/5',
+      '/articles/6',
+      '/articles/7',
+      '/articles/8',
+      '/docs',
+      '/products/oak-chair',
+    ]);
+    expect(site.hits.get('/about')).toBeUndefined();
+    expect(site.hits.get('/copy-of-first')).toBeUndefined();
+  });
+
+  it('answers 400 for a regex that does not compile or can backtrack for ever, and a bad sitemap mode', async () => {
+    const bad: [Record<string, unknown>, RegExp][] = [
+      [{ includePaths: ['^/blog/('] }, /includePaths.*not a usable regex/],
+      [{ excludePaths: ['(a+)+$'] }, /exponential/],
+      [{ includePaths: [] }, /includePaths/],
+      [{ sitemap: 'sometimes' }, /sitemap/],
+      [{ allowSubdomains: 'yes' }, /allowSubdomains/],
+    ];
+    for (const [extra, message] of bad) {
+      const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${site.url}/`, ...extra });
+      expect(res.statusCode, JSON.stringify(extra)).toBe(400);
+      expect(res.json().error.code).toBe('VALIDATION_ERROR');
+      expect(res.json().error.message, JSON.stringify(extra)).toMatch(message);
+    }
+  });
+});
