@@ -171,15 +171,20 @@ export async function getBatch(deps: Deps, scope: Scope, id: string) {
     .from(webdataBatchItems)
     .where(eq(webdataBatchItems.batchId, id))
     .orderBy(asc(webdataBatchItems.position));
+  // Counts come from the items just read, not the batch row read a statement earlier: on PostgreSQL an item
+  // can finish between the two reads, and the answer must add up (processed + cancelled = total).
+  const successfulUrls = items.filter((i) => i.status === 'completed').length;
+  const failedUrls = items.filter((i) => i.status === 'failed').length;
+  const processedUrls = successfulUrls + failedUrls;
   return {
     id: b.id,
     type: b.type,
     status: b.status,
     totalUrls: b.totalUrls,
-    processedUrls: b.processedUrls,
-    successfulUrls: b.successfulUrls,
-    failedUrls: b.failedUrls,
-    progress: b.totalUrls ? Math.round((b.processedUrls / b.totalUrls) * 100) : 100,
+    processedUrls,
+    successfulUrls,
+    failedUrls,
+    progress: b.totalUrls ? Math.round((processedUrls / b.totalUrls) * 100) : 100,
     items: items.map((i) => ({ url: i.url, status: i.status, resultId: i.resultId, error: i.error })),
     createdAt: b.createdAt.toISOString(),
     completedAt: b.completedAt?.toISOString() ?? null,
