@@ -2,7 +2,8 @@
 //  1. transform throughput (cache misses through GET /cdn/t/…: signature check, asset lookup, blob read,
 //     sharp render, cache write) vs raw sharp doing the same operations on the same images in process;
 //  2. cache-hit latency vs cache-miss latency at p50 (same server, same images);
-//  3. a 10-clip merge's wall time through the merge job's handler (inputs copied from the blob store,
+//  3. animated resize: cache misses of 12-frame GIFs resized to animated WebP vs raw sharp (`animated: true`);
+//  4. a 10-clip merge's wall time through the merge job's handler (inputs copied from the blob store,
 //     ffmpeg, output probed and stored as an asset) vs the same ffmpeg command run directly on local files.
 // Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10 --merge-rounds 4]  (DATABASE_URL to run on PostgreSQL;
 // --merge-rounds 0 skips the merge part)
@@ -144,8 +145,89 @@ console.log(
   `cache hit p50 ${ms(p50(hitTimes))} vs miss p50 ${ms(p50(missTimes))}: hit ${(p50(missTimes) / p50(hitTimes)).toFixed(1)}x faster`,
 );
 
-// 3: merges.
+await benchAnimated();
+
+// 4: merges.
 if (MERGE_ROUNDS > 0) await benchMerges();
+
+async function benchAnimated() {
+  const gifs: Buffer[] = [];
+  for (let i = 0; i < IMAGES; i++) {
+    const frames = await Promise.all(
+      Array.from({ length: 12 }, (_, f) =>
+        sharp({
+          create: {
+            width: 480,
+            height: 360,
+            channels: 3,
+            background: '#000',
+            noise: { type: 'gaussian', mean: 60 + i * 8 + f * 4, sigma: 30 },
+          },
+        })
+          .png()
+          .toBuffer(),
+      ),
+    );
+    gifs.push(
+      await sharp(frames, { join: { animated: true } })
+        .gif({ delay: 80 })
+        .toBuffer(),
+    );
+  }
+  const ids: string[] = [];
+  for (const [i, bytes] of gifs.entries()) {
+    ids.push(
+      (await storeAsset(deps, { ...scope, bytes, filename: `a-${i}.gif`, mimeType: 'image/gif' })).assetId,
+    );
+  }
+  const aOpts = (w: number) => ({ width: w, format: 'webp' as const, quality: 75 });
+  const raw = async (round: number) => {
+    const t0 = performance.now();
+    for (const [i, src] of gifs.entries()) {
+      await sharp(src, { animated: true, limitInputPixels: 100_000_000 })
+        .rotate()
+        .resize({ width: aOpts(200 + round * IMAGES + i).width, fit: 'cover' })
+        .webp({ quality: 75 })
+        .toBuffer();
+    }
+    return performance.now() - t0;
+  };
+  const pier = async (round: number) => {
+    const urls: string[] = [];
+    for (const [i, id] of ids.entries()) {
+      const r = await app.inject({
+        method: 'POST',
+        url: '/v1/cdn/transform',
+        headers: { authorization: `Bearer ${tenant.live}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ assetId: id, options: aOpts(200 + round * IMAGES + i) }),
+      });
+      urls.push((r.json() as { url: string }).url.slice(config.publicUrl.length));
+    }
+    const t0 = performance.now();
+    for (const url of urls) {
+      const r = await app.inject({ method: 'GET', url });
+      if (r.statusCode !== 200 || r.headers['x-cache'] !== 'MISS')
+        throw new Error(`animated ${r.statusCode}`);
+      const pages = (await sharp(r.rawPayload, { animated: true }).metadata()).pages;
+      if (pages !== 12) throw new Error(`animation lost: ${pages} frames`);
+    }
+    return performance.now() - t0;
+  };
+  await raw(99);
+  await pier(98);
+  const aRatios: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const rawMs = await raw(r);
+    const pierMs = await pier(r);
+    aRatios.push(rawMs / pierMs);
+    console.log(
+      `animated round ${r + 1}: raw sharp ${((IMAGES / rawMs) * 1000).toFixed(1)} gif/s, Pier misses ${((IMAGES / pierMs) * 1000).toFixed(1)} gif/s`,
+    );
+  }
+  console.log(
+    `animated resize throughput Pier/raw sharp: median ${p50(aRatios).toFixed(3)}x (12-frame 480x360 GIF -> animated webp)`,
+  );
+}
 
 async function benchMerges() {
   const clipDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-clips-'));

@@ -39,6 +39,8 @@ export function toAssetOut(deps: Deps, r: AssetRow, projectSlug: string | null =
     width: r.width,
     height: r.height,
     duration: r.duration,
+    frames: r.frames,
+    placeholder: r.placeholder,
     videoCodec: r.media?.videoCodec ?? null,
     audioCodec: r.media?.audioCodec ?? null,
     metadata: r.metadata,

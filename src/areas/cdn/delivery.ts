@@ -6,7 +6,8 @@ import { parseRange } from '../../http/blob-routes.ts';
 import { addVary, allowCors } from '../../http/cors.ts';
 import { cdnErrors } from './errors.ts';
 import { cdnAssets } from './tables.ts';
-import { serveTransform, settleTransforms, verifyTransformQuery } from './transform.ts';
+import { serveTransform, settleTransforms } from './transform.ts';
+import { verifyTransformQuery } from './transform-query.ts';
 
 // Public delivery under {base}/cdn: `GET /cdn/<assetId>/<filename>` (originals) and `GET /cdn/t/<assetId>?…`
 // (signed transforms). No credential: the unguessable asset id (and the signature for transforms) is the

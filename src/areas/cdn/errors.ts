@@ -24,6 +24,7 @@ export const cdnCatalogue = defineCatalogue({
   ASSET_NOT_READY: { status: 409, message: 'Only confirmed, decodable assets can be used.' },
   MERGE_NOT_CANCELLABLE: { status: 409, message: 'Only pending or processing merge jobs can be cancelled.' },
   IMAGE_TOO_LARGE: { status: 413, message: 'The image has too many pixels; it cannot be transformed.' },
+  IMAGE_TOO_MANY_FRAMES: { status: 413, message: 'The animation has too many frames to transform.' },
   IMAGE_UNDECODABLE: { status: 422, message: 'The image bytes could not be decoded.' },
   FFMPEG_UNAVAILABLE: { status: 503, message: 'ffmpeg could not be started.' },
 });
@@ -46,6 +47,8 @@ export const cdnErrors = {
   assetNotImage: () => error('ASSET_NOT_IMAGE'),
   imageTooLarge: (maxPixels: number) =>
     error('IMAGE_TOO_LARGE', `The image has more than ${maxPixels} pixels; it cannot be transformed.`),
+  tooManyFrames: (frames: number, max: number) =>
+    error('IMAGE_TOO_MANY_FRAMES', `The animation has ${frames} frames; at most ${max} can be transformed.`),
   imageUndecodable: () => error('IMAGE_UNDECODABLE'),
   mergeJobNotFound: () => error('MERGE_JOB_NOT_FOUND'),
   mergeNotCancellable: (status: string) =>

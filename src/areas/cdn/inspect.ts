@@ -18,6 +18,10 @@ export type Inspection = {
   height: number | null;
   duration: number | null;
   media: MediaInfo | null;
+  /** Frames of an animated image; null for stills. */
+  frames?: number | null;
+  /** A tiny blurred WebP data URL of an image, to show while it loads. */
+  placeholder?: string | null;
 };
 
 /** How many leading bytes the sniffer reads (file-type needs a few KB; some containers more). */
@@ -107,12 +111,34 @@ async function imageSize(file: string, mimeType: string): Promise<Partial<Inspec
     if (mimeType === 'image/jpeg' && (m.width ?? 0) * (m.height ?? 0) <= CHECK_PIXELS) {
       await sharp(file, { failOn: 'truncated', limitInputPixels: CHECK_PIXELS }).resize(8).toBuffer();
     }
+    const small = (m.width ?? 0) * (m.height ?? 0) <= CHECK_PIXELS;
     return {
       width: m.autoOrient?.width ?? m.width ?? null,
       height: m.autoOrient?.height ?? m.height ?? null,
+      frames: (m.pages ?? 1) > 1 && /gif|webp/.test(mimeType) ? m.pages! : null,
+      placeholder: small ? await placeholderOf(file) : null,
     };
   } catch (err) {
     return { status: 'failed', error: `The image could not be decoded: ${firstLine(err)}` };
+  }
+}
+
+/** Past this, the placeholder is no longer "tiny"; 16 px at low quality stays near 200 bytes. */
+const PLACEHOLDER_SIDE = 16;
+
+/** An LQIP: the image shrunk to 16 px (aspect kept), slightly blurred, as a WebP data URL. */
+async function placeholderOf(file: string): Promise<string | null> {
+  try {
+    const body = await sharp(file, { limitInputPixels: CHECK_PIXELS })
+      .rotate()
+      .resize(PLACEHOLDER_SIDE, PLACEHOLDER_SIDE, { fit: 'inside' })
+      .blur(0.6)
+      .webp({ quality: 40, alphaQuality: 40 })
+      .toBuffer();
+    return `data:image/webp;base64,${body.toString('base64')}`;
+  } catch {
+    // An image that decodes for its header but not in full keeps no placeholder; that is not a failure.
+    return null;
   }
 }
 

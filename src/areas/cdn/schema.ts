@@ -66,6 +66,10 @@ export const asset = z.object({
   width: z.number().nullable(),
   height: z.number().nullable(),
   duration: z.number().nullable(),
+  /** Pier: frames of an animated GIF/WebP, null for stills. */
+  frames: z.number().nullable(),
+  /** Pier: a tiny blurred WebP data URL of an image (LQIP), null for other types. */
+  placeholder: z.string().nullable(),
   videoCodec: z.string().nullable(),
   audioCodec: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
@@ -132,15 +136,39 @@ export const usageReport = z.object({
   environment: z.enum(['sandbox', 'production']).nullable(),
 });
 
+const GRAVITIES = [
+  'center',
+  'north',
+  'northeast',
+  'east',
+  'southeast',
+  'south',
+  'southwest',
+  'west',
+  'northwest',
+] as const;
+/** Pier's extensions past the contract's options (docs/cdn.md "Transform options"). */
 export const transformOptions = z
   .object({
     width: z.number().int().min(1).max(4096).optional(),
     height: z.number().int().min(1).max(4096).optional(),
     fit: z.enum(['cover', 'contain', 'fill', 'inside', 'outside']).optional(),
-    format: z.enum(['auto', 'jpeg', 'webp', 'avif', 'png']).optional(),
+    format: z.enum(['auto', 'jpeg', 'webp', 'avif', 'png', 'gif']).optional(),
     quality: z.number().int().min(1).max(100).optional(),
     blur: z.number().min(0.3).max(1000).optional(),
     grayscale: z.boolean().optional(),
+    /** Where `cover` crops: a compass point, or `attention` (smart crop: the salient region) / `entropy`. */
+    gravity: z.enum([...GRAVITIES, 'attention', 'entropy']).optional(),
+    /** Device pixel ratio: width, height and padding are multiplied (the result stays within 4096 px). */
+    dpr: z.number().min(1).max(4).optional(),
+    sharpen: z.number().min(0.3).max(10).optional(),
+    /** `rrggbb` or `rrggbbaa`: letterbox of `contain`, padding, and what transparency becomes in JPEG. */
+    background: z
+      .string()
+      .regex(/^[0-9a-fA-F]{6}([0-9a-fA-F]{2})?$/, 'background must be rrggbb or rrggbbaa hex')
+      .optional(),
+    /** Pixels of background added on every side, after the resize. */
+    pad: z.number().int().min(1).max(1000).optional(),
   })
   .strict();
 export type TransformOptions = z.infer<typeof transformOptions>;

@@ -6,6 +6,7 @@ import {
   integer,
   jsonb,
   pgTable,
+  primaryKey,
   text,
   timestamp,
   uuid,
@@ -55,6 +56,10 @@ export const cdnAssets = pgTable(
     width: integer('width'),
     height: integer('height'),
     duration: doublePrecision('duration'),
+    /** Frames of an animated GIF/WebP (null for stills and other types). */
+    frames: integer('frames'),
+    /** A tiny blurred WebP as a data URL (about 200 bytes), shown while the image loads. */
+    placeholder: text('placeholder'),
     media: jsonb('media').$type<MediaInfo>(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
     /** 'upload' for originals; 'derived' for outputs Pier made (merge results) — storage usage splits on it. */
@@ -131,3 +136,34 @@ export const cdnWebhookSecrets = pgTable('cdn_webhook_secrets', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
   rotatedAt: timestamp('rotated_at', { withTimezone: true }),
 });
+
+/** Named transform presets of an organization's environment: `?p=<name>` in a transform URL (decision 120). */
+export const cdnPresets = pgTable(
+  'cdn_presets',
+  {
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    name: text('name').notNull(),
+    options: jsonb('options').$type<Record<string, unknown>>().notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.environment, t.name] })],
+);
+
+/**
+ * Keys an app signs its own transform URLs with (HMAC-SHA-256, as imgproxy). The secret is needed to verify,
+ * so it is kept encrypted with the server keyring, never hashed (decision 120).
+ */
+export const cdnUrlKeys = pgTable(
+  'cdn_url_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    label: text('label'),
+    secretEnc: text('secret_enc').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+  },
+  (t) => [index('cdn_url_keys_tenant_idx').on(t.orgId, t.environment)],
+);

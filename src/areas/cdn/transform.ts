@@ -2,18 +2,17 @@ import crypto from 'node:crypto';
 import fsp from 'node:fs/promises';
 import { buffer } from 'node:stream/consumers';
 import { and, eq, lt, sql } from 'drizzle-orm';
-import sharp from 'sharp';
-import { blobErrors } from '../../core/blobs/errors.ts';
-import type { Keyring } from '../../core/crypto.ts';
 import type { Db, Queryable } from '../../core/db/client.ts';
 import { perObject } from '../../core/per-object.ts';
 import type { Deps } from '../../deps.ts';
 import type { AssetRow, CdnScope } from './assets.ts';
 import { findAsset } from './assets.ts';
 import { cdnErrors } from './errors.ts';
-import { type TransformOptions, transformOptions } from './schema.ts';
+import { CONTENT_TYPES, chooseFormat, type Format, renderImage } from './render.ts';
+import type { TransformOptions } from './schema.ts';
 import { rememberedImage, rememberImage, type SourceImage } from './source-images.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
+import { canonicalQuery, signTransform } from './transform-query.ts';
 
 // Image transforms: POST /v1/cdn/transform answers a signed URL (`/cdn/t/<assetId>?w=..&sig=..`); the URL is
 // rendered by sharp on first use and the result cached in the blob store (cdn-cache/...), one row per variant
@@ -21,49 +20,14 @@ import { cdnAssets, cdnTransformCache } from './tables.ts';
 // render inside a process; on PostgreSQL a miss also takes a transaction-scoped advisory lock on the variant
 // and looks again, so several nodes render it once (docs/decisions/076-cdn-transform-lock.md).
 
-/** Source images above this many pixels are refused (a decompression bomb is a 4xx, not an OOM). */
-export const MAX_INPUT_PIXELS = 100_000_000;
 export const TRANSFORM_CACHE_DAYS = 90;
 const CACHE_MS = TRANSFORM_CACHE_DAYS * 86_400_000;
-
-type Format = 'jpeg' | 'webp' | 'avif' | 'png';
-const CONTENT_TYPES: Record<Format, string> = {
-  jpeg: 'image/jpeg',
-  webp: 'image/webp',
-  avif: 'image/avif',
-  png: 'image/png',
-};
-
-// Short, stable query names; the order here is the canonical order the signature covers.
-const PARAMS = [
-  ['width', 'w'],
-  ['height', 'h'],
-  ['fit', 'fit'],
-  ['format', 'f'],
-  ['quality', 'q'],
-  ['blur', 'blur'],
-  ['grayscale', 'g'],
-] as const;
-
-function canonicalQuery(opts: TransformOptions): string {
-  const q = new URLSearchParams();
-  for (const [name, short] of PARAMS) {
-    const v = opts[name];
-    if (v === undefined || v === false) continue;
-    q.set(short, v === true ? '1' : String(v));
-  }
-  return q.toString();
-}
-
-function sign(keyring: Keyring, assetId: string, query: string): string {
-  return keyring.sign(`cdn-transform\n${assetId}\n${query}`);
-}
 
 export async function createTransformUrl(deps: Deps, s: CdnScope, assetId: string, opts: TransformOptions) {
   const row = await findAsset(deps, s, assetId);
   usableImage(row);
   const query = canonicalQuery(opts);
-  const sig = sign(deps.keyring, row.id, query);
+  const sig = signTransform(deps.keyring, row.id, query);
   const url = `${deps.config.publicUrl}/cdn/t/${row.id}?${query ? `${query}&` : ''}sig=${sig}`;
   return { url, assetId: row.id, options: opts };
 }
@@ -71,69 +35,6 @@ export async function createTransformUrl(deps: Deps, s: CdnScope, assetId: strin
 function usableImage(row: AssetRow): void {
   if (row.status !== 'ready') throw cdnErrors.assetNotReady(row.status);
   if (row.type !== 'image') throw cdnErrors.assetNotImage();
-}
-
-/** Checks a transform URL's signature and reads its options back; a tampered URL is 403 SIGNATURE_INVALID. */
-export function verifyTransformQuery(keyring: Keyring, assetId: string, raw: Record<string, string>) {
-  const { sig, ...rest } = raw;
-  const opts: Record<string, unknown> = {};
-  for (const [name, short] of PARAMS) {
-    const v = rest[short];
-    if (v === undefined) continue;
-    opts[name] = name === 'grayscale' ? v === '1' : ['fit', 'format'].includes(name) ? v : Number(v);
-  }
-  const parsed = transformOptions.safeParse(opts);
-  const known = new Set<string>(PARAMS.map(([, s]) => s));
-  const extra = Object.keys(rest).some((k) => !known.has(k));
-  if (!sig || extra || !parsed.success) throw blobErrors.signatureInvalid();
-  const query = canonicalQuery(parsed.data);
-  if (!keyring.verify(`cdn-transform\n${assetId}\n${query}`, sig)) throw blobErrors.signatureInvalid();
-  return parsed.data;
-}
-
-function chooseFormat(opts: TransformOptions, source: string, accept: string): Format {
-  if (opts.format && opts.format !== 'auto') return opts.format;
-  if (opts.format === 'auto') {
-    if (/image\/avif/.test(accept)) return 'avif';
-    if (/image\/webp/.test(accept)) return 'webp';
-    return source === 'image/png' ? 'png' : 'jpeg';
-  }
-  const same = Object.entries(CONTENT_TYPES).find(([, ct]) => ct === source);
-  return (same?.[0] as Format | undefined) ?? 'png';
-}
-
-/**
- * Renders with sharp; pure (no storage), so benchmarks and tests can call it. The input is the image's bytes
- * or the path of a local file (sharp then reads it on its own thread).
- */
-export async function renderImage(
-  input: Buffer | string,
-  opts: TransformOptions,
-  format: Format,
-): Promise<Buffer> {
-  try {
-    let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error' }).rotate();
-    if (opts.width || opts.height) {
-      img = img.resize({ width: opts.width, height: opts.height, fit: opts.fit ?? 'cover' });
-    }
-    if (opts.blur !== undefined) img = img.blur(opts.blur);
-    if (opts.grayscale) img = img.grayscale();
-    const q = opts.quality;
-    img =
-      format === 'png'
-        ? img.png()
-        : format === 'jpeg'
-          ? img.jpeg({ quality: q ?? 80, mozjpeg: false })
-          : format === 'webp'
-            ? img.webp({ quality: q ?? 80 })
-            : img.avif({ quality: q ?? 50, effort: 2 });
-    return await img.toBuffer();
-  } catch (err) {
-    const msg = String((err as Error)?.message ?? err);
-    if (/pixel limit/i.test(msg)) throw cdnErrors.imageTooLarge(MAX_INPUT_PIXELS);
-    if (/input file is missing/i.test(msg)) throw cdnErrors.assetNotFound();
-    throw cdnErrors.imageUndecodable();
-  }
 }
 
 export type Rendered = { body: Buffer; contentType: string; cached: boolean; variant: string };
@@ -198,8 +99,8 @@ export async function serveTransform(
 /** What decides the output format besides the source's own type. */
 function formatWish(opts: TransformOptions, accept: string): string {
   if (opts.format !== 'auto') return opts.format ?? 'source';
-  if (/image\/avif/.test(accept)) return 'avif';
-  if (/image\/webp/.test(accept)) return 'webp';
+  if (/image\/avif/.test(accept)) return 'auto-avif';
+  if (/image\/webp/.test(accept)) return 'auto-webp';
   return 'auto';
 }
 
@@ -214,7 +115,10 @@ const variantOf = (opts: TransformOptions, format: Format) =>
 function candidateFormats(opts: TransformOptions, accept: string): Format[] {
   const wish = formatWish(opts, accept);
   if (wish === 'source') return Object.keys(CONTENT_TYPES) as Format[];
-  if (wish === 'auto') return ['png', 'jpeg'];
+  // An animatable source (GIF, WebP) answers WebP where others answer AVIF.
+  if (wish === 'auto-avif') return ['avif', 'webp'];
+  if (wish === 'auto-webp') return ['webp'];
+  if (wish === 'auto') return ['png', 'jpeg', 'gif'];
   return [wish as Format];
 }
 
@@ -273,6 +177,7 @@ async function produce(
       deps.blobs.localFile?.(row.blobKey) ?? (await readSource(deps, row)),
       opts,
       format,
+      { mimeType: row.mimeType },
     );
     return { body, contentType, cached: false, variant };
   };

@@ -146,6 +146,8 @@ function fieldsOf(i: Inspection) {
     height: i.height,
     duration: i.duration,
     media: i.media,
+    frames: i.frames ?? null,
+    placeholder: i.placeholder ?? null,
   };
 }
 
