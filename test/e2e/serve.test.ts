@@ -56,7 +56,11 @@ async function start(dataDir: string): Promise<Server> {
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const deadline = Date.now() + 60_000;
   while (!/operator key: .+\n/.test(out)) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`pier did not start:\n${out}`);
+    if (Date.now() > deadline || child.exitCode !== null) {
+      // Not yet in `children`: a server that was only slow to start would otherwise outlive the suite.
+      child.kill('SIGKILL');
+      throw new Error(`pier did not start:\n${out}`);
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
   return { child, out: () => out, exited, port, dataDir };
