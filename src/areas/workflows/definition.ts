@@ -22,9 +22,17 @@ export const LOOP_SUBSTEP_TYPES = ['llm', 'code', 'http', 'transform'] as const;
 const id = z
   .string()
   .regex(/^[A-Za-z][A-Za-z0-9_-]{0,63}$/, 'letters, digits, _ and -, starting with a letter');
+/** Attempt n waits min(maxBackoffMs, backoffMs·backoffCoefficient^(n-1)); see retry-policy.ts. */
 const retry = z.object({
   maxAttempts: z.number().int().min(1).max(10).optional(),
+  /** The first wait (the initial interval). */
   backoffMs: z.number().int().min(0).max(600_000).optional(),
+  backoffCoefficient: z.number().min(1).max(10).optional(),
+  maxBackoffMs: z.number().int().min(0).max(3_600_000).optional(),
+  /** HTTP statuses that fail at once; replaces the default (every 4xx but 408 and 429). */
+  nonRetryableStatuses: z.array(z.number().int().min(100).max(599)).max(100).optional(),
+  /** An error whose message contains one of these fails at once. */
+  nonRetryableErrors: z.array(z.string().min(1).max(200)).max(20).optional(),
 });
 
 const stepFields = {
@@ -38,6 +46,8 @@ const stepFields = {
   dependsOn: z.array(z.string().max(64)).max(200).optional(),
   outputVariable: z.string().max(64).optional(),
   retry: retry.optional(),
+  /** A failure (after its retries) does not fail the run: the step completes with `{ error }` as output. */
+  continueOnError: z.boolean().optional(),
   /** llm: `text` (default) or `json`; with json, `schema` is the JSON schema asked for. */
   outputFormat: z.enum(['text', 'json']).optional(),
   schema: z.record(z.string(), z.unknown()).optional(),

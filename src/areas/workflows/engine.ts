@@ -1,8 +1,8 @@
 import crypto from 'node:crypto';
 import { listen, type Unlisten } from '../../core/db/notify.ts';
-import { ApiError } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { StepDef } from './definition.ts';
+import { backoffFor, CRASH_LIMIT, failureOutput, isRetryable, retryPolicy } from './retry-policy.ts';
 import { advanceIn, applyEffects, failRunIn, WAKE_CANCEL, WAKE_CHANNEL } from './scheduler.ts';
 import type { StepCtx } from './steps/context.ts';
 import { StepError } from './steps/context.ts';
@@ -13,18 +13,20 @@ import { executeStep } from './steps/execute.ts';
 // the work and no step is claimed twice. A claimed step is leased: the worker renews the lease every third of
 // WORKFLOW_LEASE_MS, and a step whose lease ran out (its worker was SIGKILLed) is claimable again, so it is
 // retried on another worker within seconds. The heartbeat also finds steps that stopped being this worker's
-// (the run was cancelled or failed) and aborts them; a NOTIFY makes that immediate.
+// (the run was cancelled or failed) and aborts them; a NOTIFY makes that immediate. Claiming a step whose
+// lease ran out counts a crash, not an attempt (retry-policy.ts), so dead workers never spend a retry budget.
 
 /** An idle worker looks for due retries and expired leases this often (wake-ups cover new work). */
 const IDLE_POLL_MS = 1000;
-export const DEFAULT_RETRY = { maxAttempts: 3, backoffMs: 1000 };
 
-type Claimed = { run_id: string; step_id: string; attempts: number };
+type Claimed = { run_id: string; step_id: string; attempts: number; crashes: number };
 type Running = { runId: string; ac: AbortController };
 
 const CLAIM_SQL = `
   update workflow_step_states s
-     set status = 'running', attempts = s.attempts + 1, worker_id = $1,
+     set status = 'running', worker_id = $1,
+         attempts = s.attempts + case when s.status = 'running' then 0 else 1 end,
+         crashes = s.crashes + case when s.status = 'running' then 1 else 0 end,
          lease_until = now() + make_interval(secs => $2::double precision / 1000),
          started_at = coalesce(s.started_at, now())
     from (select run_id, step_id from workflow_step_states
@@ -34,13 +36,7 @@ const CLAIM_SQL = `
            limit $3
            for update skip locked) c
    where s.run_id = c.run_id and s.step_id = c.step_id
-  returning s.run_id, s.step_id, s.attempts`;
-
-function retryable(err: unknown): boolean {
-  if (err instanceof StepError) return err.retryable;
-  if (err instanceof ApiError) return err.status >= 500 || err.status === 429;
-  return true;
-}
+  returning s.run_id, s.step_id, s.attempts, s.crashes`;
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
@@ -170,9 +166,9 @@ export class WorkflowEngine {
     const run = runs[0];
     const def = run?.steps.find((s) => s.id === row.step_id);
     if (!run || !def) return;
-    const max = def.retry?.maxAttempts ?? DEFAULT_RETRY.maxAttempts;
-    if (row.attempts > max) {
-      await this.#fail(row, def, new StepError('Its worker stopped and no attempts are left.'));
+    if (row.crashes > CRASH_LIMIT) {
+      const msg = `Its worker stopped ${row.crashes} times while running it; a step that stops its worker every time is not run again.`;
+      await this.#fail(row, def, new StepError(msg));
       return;
     }
     const { rows: done } = await deps.db.query<{ step_id: string; output: unknown; bytes: number | null }>(
@@ -186,6 +182,7 @@ export class WorkflowEngine {
       environment: run.environment,
       projectId: run.project_id,
       runId: row.run_id,
+      path: row.step_id,
       signal: ac.signal,
       data: {
         variables: run.variables,
@@ -212,17 +209,23 @@ export class WorkflowEngine {
       await this.#fail(row, def, new StepError(tooLarge));
       return;
     }
+    await this.#complete(row, json, result.credits, null);
+  }
+
+  /** Stores the output and schedules what follows, if the step is still this worker's. */
+  async #complete(row: Claimed, json: string, credits: number, lastError: string | null): Promise<void> {
+    const deps = this.#deps;
     const effects = await deps.db.transaction(async (tx) => {
       const { rows: mine } = await tx.query(
         `update workflow_step_states set status = 'completed', output = $3, credits_used = $4,
-           completed_at = now(), lease_until = null, last_error = null
+           completed_at = now(), lease_until = null, last_error = $6
           where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5 returning step_id`,
-        [row.run_id, row.step_id, json, result.credits, this.workerId],
+        [row.run_id, row.step_id, json, credits, this.workerId, lastError],
       );
       if (!mine.length) return null;
       await tx.query('update workflow_runs set credits_used = credits_used + $2 where id = $1', [
         row.run_id,
-        result.credits,
+        credits,
       ]);
       return advanceIn(tx, deps, row.run_id);
     });
@@ -232,15 +235,19 @@ export class WorkflowEngine {
   async #fail(row: Claimed, def: StepDef, err: unknown): Promise<void> {
     const deps = this.#deps;
     const message = String((err as Error)?.message ?? err).slice(0, 1000);
-    const retry = { ...DEFAULT_RETRY, ...def.retry };
-    if (retryable(err) && row.attempts < retry.maxAttempts) {
-      const delay = retry.backoffMs * 2 ** (row.attempts - 1);
+    const retry = retryPolicy(def);
+    if (isRetryable(err, retry) && row.attempts < retry.maxAttempts) {
+      const delay = backoffFor(retry, row.attempts);
       await deps.db.query(
         `update workflow_step_states set status = 'ready', last_error = $3, lease_until = null, worker_id = null,
            next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
           where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5`,
         [row.run_id, row.step_id, message, delay, this.workerId],
       );
+      return;
+    }
+    if (def.continueOnError) {
+      await this.#complete(row, JSON.stringify(failureOutput(err, row.attempts)), 0, message);
       return;
     }
     const effects = await deps.db.transaction(async (tx) => {

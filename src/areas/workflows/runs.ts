@@ -78,6 +78,9 @@ export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
       attempts: st.attempts,
       lastError: st.lastError,
       creditsUsed: st.creditsUsed,
+      crashRecoveries: st.crashes,
+      completedItems: st.completedItems,
+      totalItems: st.totalItems,
     };
   const end = r.completedAt ?? (r.startedAt ? new Date() : null);
   return {
@@ -203,7 +206,7 @@ export async function retryRun(deps: Deps, s: WfScope, id: string): Promise<RunO
     );
     if (!rows.length) return false;
     await tx.query(
-      `update workflow_step_states set status = 'pending', attempts = 0, last_error = null, output = null,
+      `update workflow_step_states set status = 'pending', attempts = 0, crashes = 0, last_error = null, output = null,
          started_at = null, completed_at = null, next_attempt_at = null, lease_until = null, worker_id = null
         where run_id = $1 and status <> 'completed'`,
       [run.id],

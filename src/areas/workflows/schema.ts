@@ -62,6 +62,11 @@ export const stepStateOut = z.object({
   attempts: z.number().int(),
   lastError: z.string().nullable(),
   creditsUsed: z.number(),
+  /** Beyond the contract: times the step's worker died under it (not attempts; bounded, docs/workflows.md). */
+  crashRecoveries: z.number().int(),
+  /** Beyond the contract, loops only: items whose sub-steps all completed, of how many. */
+  completedItems: z.number().int().nullable(),
+  totalItems: z.number().int().nullable(),
 });
 
 export const runOut = z.object({

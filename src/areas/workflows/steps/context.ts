@@ -17,6 +17,8 @@ export type StepCtx = {
   environment: Environment;
   projectId: string;
   runId: string;
+  /** The step's place in the run: its id, or `<loop>[<index>].<sub>` for a loop item's sub-step. */
+  path: string;
   signal: AbortSignal;
   data: StepData;
 };
@@ -25,9 +27,12 @@ export type StepResult = { output: unknown; credits: number };
 
 export class StepError extends Error {
   readonly retryable: boolean;
-  constructor(message: string, retryable = false) {
+  /** The HTTP status of the answer that failed the step, for the retry policy's non-retryable statuses. */
+  readonly status?: number;
+  constructor(message: string, retryable = false, status?: number) {
     super(message);
     this.retryable = retryable;
+    if (status !== undefined) this.status = status;
   }
 }
 
