@@ -15,6 +15,8 @@ export function agentView(r: AgentRow) {
     description: r.description,
     instructions: r.instructions,
     metadata: r.metadata,
+    infer: r.infer,
+    inferModel: r.inferModel,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   };
@@ -34,6 +36,8 @@ export async function createAgent(ctx: MemoryContext, s: Scope, input: CreateAge
       description: input.description ?? null,
       instructions: input.instructions ?? null,
       metadata: input.metadata ?? {},
+      infer: input.infer ?? false,
+      inferModel: input.inferModel ?? null,
       createdAt: now,
       updatedAt: now,
     })
@@ -78,6 +82,8 @@ export async function updateAgent(ctx: MemoryContext, s: Scope, agentId: string,
       ...(input.description !== undefined ? { description: input.description } : {}),
       ...(input.instructions !== undefined ? { instructions: input.instructions } : {}),
       ...(input.metadata !== undefined ? { metadata: input.metadata } : {}),
+      ...(input.infer !== undefined ? { infer: input.infer } : {}),
+      ...(input.inferModel !== undefined ? { inferModel: input.inferModel } : {}),
       updatedAt: ctx.deps.clock.now(),
     })
     .where(and(inScope(s), eq(memoryAgents.id, agentId)))

@@ -11,6 +11,10 @@ export const memoryCatalogue = defineCatalogue({
     status: 409,
     message: 'Another active memory of the same agent and collection already has this content.',
   },
+  MEMORY_INFERENCE_FAILED: {
+    status: 502,
+    message: 'The inferring model did not answer with the facts or decisions asked for; nothing was stored.',
+  },
   VECTOR_EXTENSION_MISSING: {
     status: 503,
     message:
@@ -31,4 +35,9 @@ export const memoryErrors = {
   collectionNotFound: () => error('COLLECTION_NOT_FOUND'),
   compactionJobNotFound: () => error('COMPACTION_JOB_NOT_FOUND'),
   memoryDuplicate: () => error('MEMORY_DUPLICATE'),
+  inferenceFailed: (model: string) =>
+    error(
+      'MEMORY_INFERENCE_FAILED',
+      `The model '${model}' did not answer with the JSON asked for; nothing was stored. Try again or name another model.`,
+    ),
 } as const;

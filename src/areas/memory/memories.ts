@@ -12,8 +12,9 @@ import { memoryErrors } from './errors.ts';
 import { type MemoryRow, memoryColumns, memoryView } from './memory-view.ts';
 import { vectorColumns, writeEmbedded } from './org-embedder.ts';
 import type { ListMemoriesInput, StoreMemoryInput, UpdateMemoryInput } from './schema.ts';
-import { memories, memoryHistory } from './tables.ts';
+import { type Lineage, memories, memoryHistory } from './tables.ts';
 import { termStatsChanged } from './term-stats.ts';
+import { type EventTime, eventTimeOf } from './time-expressions.ts';
 
 // Memories: store (single and batch, with exact-duplicate folding), read, list, update (with history and
 // re-embedding), delete. Recall and keyword search live in recall.ts.
@@ -21,7 +22,11 @@ import { termStatsChanged } from './term-stats.ts';
 /** New memories start warm: included in default recall, promoted to hot by use (tiers.ts). */
 export const INITIAL_TIER = 'warm' as const;
 
-type StoreItem = Omit<StoreMemoryInput, 'agentId'>;
+/** What a client stores; inference (inference.ts) adds the fact's lineage and its resolved event time. */
+export type StoreItem = Omit<StoreMemoryInput, 'agentId'> & {
+  lineage?: Lineage;
+  eventTime?: EventTime | null;
+};
 
 const inScope = (s: Scope) => and(eq(memories.orgId, s.orgId), eq(memories.environment, s.environment));
 const sameRef = (col: typeof memories.agentId | typeof memories.collectionId, v: string | null) =>
@@ -101,6 +106,7 @@ export async function storeMemories(
     ...i,
     hash: contentHash(i.content),
     collection: i.collectionId ?? null,
+    time: i.eventTime !== undefined ? i.eventTime : eventTimeOf(i, now),
   }));
   const key = (p: { hash: string; collection: string | null }) => `${p.collection ?? ''}|${p.hash}`;
 
@@ -144,6 +150,9 @@ export async function storeMemories(
                 confidence: storedConfidence(p.confidence),
                 tags: cleanTags(p.tags),
                 metadata: p.metadata ?? {},
+                eventAt: p.time?.at ?? null,
+                eventPrecision: p.time?.precision ?? null,
+                lineage: p.lineage ?? null,
                 ...vectorColumns(e, i),
                 createdAt: now,
                 updatedAt: now,
@@ -301,7 +310,7 @@ export async function memoryHistoryOf(ctx: MemoryContext, s: Scope, id: string) 
         eq(memoryHistory.environment, s.environment),
       ),
     )
-    .orderBy(asc(memoryHistory.validTo), asc(memoryHistory.validFrom), asc(memoryHistory.id));
+    .orderBy(asc(memoryHistory.validTo), asc(memoryHistory.validFrom), asc(memoryHistory.seq));
   return {
     memoryId: id,
     current: memoryView(current),
@@ -315,6 +324,10 @@ export async function memoryHistoryOf(ctx: MemoryContext, s: Scope, id: string) 
       event: r.event,
       validFrom: r.validFrom.toISOString(),
       validTo: r.validTo.toISOString(),
+      decision: r.decision,
+      reason: r.reason,
+      relatedMemoryId: r.relatedMemoryId,
+      model: r.model,
     })),
     total: rows.length,
   };

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { memories } from './tables.ts';
+import { type EventPrecision, type Lineage, memories } from './tables.ts';
 
 // The columns a reply needs (never the embedding's floats) and the reply shape.
 
@@ -45,6 +45,10 @@ export const memoryColumns = {
   createdAt: memories.createdAt,
   updatedAt: memories.updatedAt,
   lastAccessedAt: sql<Date | string | null>`${sql.raw(lastAccessedSql('"memories"'))}`,
+  eventAt: memories.eventAt,
+  eventPrecision: memories.eventPrecision,
+  validUntil: memories.validUntil,
+  lineage: memories.lineage,
 };
 
 export type MemoryRow = {
@@ -66,10 +70,15 @@ export type MemoryRow = {
   createdAt: Date;
   updatedAt: Date;
   lastAccessedAt: Date | string | null;
+  eventAt: Date | string | null;
+  eventPrecision: EventPrecision | null;
+  validUntil: Date | string | null;
+  lineage: Lineage | null;
 };
 
 const ACCESS_COUNT = `${accessCountSql('m')} AS "accessCount"`;
-const LAST_ACCESSED = `${lastAccessedSql('m')} AS "lastAccessedAt"`;
+const LAST_ACCESSED = `${lastAccessedSql('m')} AS "lastAccessedAt", m.event_at AS "eventAt",
+  m.event_precision AS "eventPrecision", m.valid_until AS "validUntil", m.lineage`;
 
 /** The SQL select list for raw queries, aliased to MemoryRow's keys. */
 export const MEMORY_SQL_COLUMNS = `m.id, m.content, m.type, m.tier, m.confidence, ${ACCESS_COUNT},
@@ -110,6 +119,10 @@ export function memoryView(r: MemoryRow) {
     createdAt: iso(r.createdAt)!,
     updatedAt: iso(r.updatedAt)!,
     lastAccessedAt: iso(r.lastAccessedAt),
+    eventAt: iso(r.eventAt ?? null),
+    eventPrecision: r.eventPrecision ?? null,
+    validUntil: iso(r.validUntil ?? null),
+    lineage: r.lineage ?? null,
   };
 }
 

@@ -66,7 +66,14 @@ type Filters = {
   tiers: MemoryTier[];
   metadata?: Record<string, unknown>;
   tags?: string[];
+  eventFrom?: string;
+  eventTo?: string;
 };
+
+/** A memory's event period: from `eventAt` (else `createdAt`) over its precision's span. */
+const EVENT_START = sql`coalesce(m.event_at, m.created_at)`;
+const EVENT_SPAN = sql`CASE m.event_precision WHEN 'day' THEN interval '1 day' WHEN 'week' THEN interval '7 days'
+  WHEN 'month' THEN interval '1 month' WHEN 'year' THEN interval '1 year' ELSE interval '0' END`;
 
 function whereOf(s: Scope, f: Filters): SQL {
   const parts: SQL[] = [
@@ -80,6 +87,12 @@ function whereOf(s: Scope, f: Filters): SQL {
   if (f.metadata && Object.keys(f.metadata).length)
     parts.push(sql`m.metadata @> ${JSON.stringify(f.metadata)}::jsonb`);
   if (f.tags?.length) parts.push(sql`m.tags @> ${textArrayParam(f.tags)}`);
+  // The event period overlaps [eventFrom, eventTo): "February" finds a memory of "last month" said in March.
+  if (f.eventTo) parts.push(sql`${EVENT_START} < ${f.eventTo}::timestamptz`);
+  if (f.eventFrom)
+    parts.push(
+      sql`(${EVENT_START} >= ${f.eventFrom}::timestamptz OR ${EVENT_START} + ${EVENT_SPAN} > ${f.eventFrom}::timestamptz)`,
+    );
   return sql.join(parts, sql` AND `);
 }
 
@@ -291,6 +304,8 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       input.type ||
       (input.metadata && Object.keys(input.metadata).length) ||
       input.tags?.length ||
+      input.eventFrom ||
+      input.eventTo ||
       new Set(tiers).size !== DEFAULT_TIERS.length ||
       tiers.some((t) => !DEFAULT_TIERS.includes(t)),
   );

@@ -5,6 +5,8 @@ import { offsetPageSchema, offsetQuery } from '../../core/pagination.ts';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural', 'identity'] as const;
 export const MEMORY_TIERS = ['hot', 'warm', 'cold', 'archived'] as const;
+export const EVENT_PRECISIONS = ['instant', 'day', 'week', 'month', 'year'] as const;
+export const INFER_DECISIONS = ['ADD', 'UPDATE', 'DELETE', 'NONE'] as const;
 export const LIMITS = {
   contentChars: 32_000,
   tags: 50,
@@ -46,6 +48,9 @@ const confidence = z.number().min(0).max(1);
 const memoryType = z.enum(MEMORY_TYPES);
 const memoryTier = z.enum(MEMORY_TIERS);
 const iso = z.string().describe('ISO 8601');
+const datetime = z.iso.datetime({ offset: true });
+/** `provider/model`, as the model proxy takes it. */
+const modelRef = z.string().trim().min(1).max(200);
 const limitQ = (def: number, max: number) => z.coerce.number().int().min(1).max(max).default(def);
 
 export const pageOf = offsetPageSchema;
@@ -57,6 +62,13 @@ export const agent = z.object({
   description: z.string().nullable(),
   instructions: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
+  infer: z
+    .boolean()
+    .describe('Whether `memory.add` infers facts for this agent unless a call says otherwise.'),
+  inferModel: z
+    .string()
+    .nullable()
+    .describe('The model that infers for this agent; null: TEXT_MODEL, else the rules.'),
   createdAt: iso,
   updatedAt: iso,
 });
@@ -65,11 +77,28 @@ export const createAgentBody = z.object({
   description: z.string().max(LIMITS.textChars).nullish(),
   instructions: z.string().max(LIMITS.textChars).nullish(),
   metadata: metadata.optional(),
+  infer: z.boolean().optional(),
+  inferModel: modelRef.nullish(),
 });
 export const updateAgentBody = createAgentBody.partial();
 export const listQuery = offsetQuery({ defaultLimit: 20, maxLimit: LIMITS.pageMax });
 
 // Memories
+const memoryRef = z.object({ id, content: z.string() });
+const lineage = z.object({
+  source: z
+    .object({
+      index: z.number().int(),
+      role: z.string(),
+      id: z.string().optional(),
+      at: iso.optional(),
+      excerpt: z.string(),
+    })
+    .optional(),
+  supersedes: z.array(memoryRef).optional(),
+  supersededBy: memoryRef.optional(),
+  model: z.string().optional(),
+});
 export const memory = z.object({
   id,
   content: z.string(),
@@ -86,6 +115,17 @@ export const memory = z.object({
   createdAt: iso,
   updatedAt: iso,
   lastAccessedAt: iso.nullable(),
+  eventAt: iso
+    .nullable()
+    .describe(
+      'When what the memory says happened or began to hold (told, or found in the text); null: unknown.',
+    ),
+  eventPrecision: z
+    .enum(EVENT_PRECISIONS)
+    .nullable()
+    .describe('The period `eventAt` starts: the instant, or its day, week, month or year.'),
+  validUntil: iso.nullable().describe('When a superseded or deleted fact stopped holding.'),
+  lineage: lineage.nullable().describe('Where an inferred memory came from and what it superseded.'),
 });
 export const recalledMemory = memory.extend({
   similarity: z
@@ -107,6 +147,12 @@ export const storeMemoryBody = z.object({
   confidence: confidence.default(1),
   metadata: metadata.optional(),
   tags: tags.optional(),
+  eventAt: datetime
+    .optional()
+    .describe('When what the memory says happened; else `metadata.eventAt`, else a time the text names.'),
+  referenceTime: datetime
+    .optional()
+    .describe('When the content was said: "last month" in it is resolved against this time (default: now).'),
 });
 export const batchItem = storeMemoryBody.omit({ agentId: true });
 export const batchBody = z.object({
@@ -147,6 +193,10 @@ export const recallBody = z.object({
   threshold: z.number().min(0).max(1).optional(),
   metadata: metadata.optional().describe('JSON containment filter (metadata @> filter).'),
   tags: z.array(z.string()).max(LIMITS.tags).optional().describe('Memories having all these tags.'),
+  eventFrom: datetime
+    .optional()
+    .describe('Only memories whose event (`eventAt` and its period; else `createdAt`) ends after this time.'),
+  eventTo: datetime.optional().describe('Only memories whose event starts before this time.'),
   mode: z
     .enum(['hybrid', 'vector', 'keyword'])
     .default('hybrid')
@@ -170,6 +220,59 @@ export const searchReply = z.object({
   total: z.number().int(),
 });
 
+// Adding with inference (memory.add)
+const chatMessage = z.object({
+  role: z.enum(['user', 'assistant', 'system', 'tool']).default('user'),
+  content,
+  name: z.string().trim().min(1).max(LIMITS.nameChars).optional(),
+  id: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("The client's id of the message (kept in lineage)."),
+  createdAt: datetime.optional().describe('When it was said; relative times in it resolve against this.'),
+});
+export const addMemoriesBody = z
+  .object({
+    agentId: ref,
+    collectionId: ref.optional(),
+    content: content.optional(),
+    messages: z.array(chatMessage).min(1).max(LIMITS.batch).optional(),
+    infer: z.boolean().optional().describe("Extract and reconcile facts (default: the agent's `infer`)."),
+    model: modelRef
+      .optional()
+      .describe("The inferring model (default: the agent's, else TEXT_MODEL, else rules)."),
+    type: memoryType.optional().describe('Without inference: the type of what is stored (default episodic).'),
+    confidence: confidence.optional(),
+    metadata: metadata.optional(),
+    tags: tags.optional(),
+    referenceTime: datetime
+      .optional()
+      .describe('When messages without `createdAt` were said (default: now).'),
+  })
+  .refine((b) => (b.content === undefined) !== (b.messages === undefined), {
+    message: 'give either content or messages',
+    path: ['messages'],
+  });
+export const addMemoriesReply = z.object({
+  inferred: z.boolean(),
+  model: z.string().nullable().describe('Who decided: a model, `pier-rules/v1`, or null without inference.'),
+  created: z.number().int(),
+  results: z.array(
+    z.object({
+      event: z.enum(INFER_DECISIONS),
+      fact: z.string(),
+      reason: z.string(),
+      memory: memory.nullable(),
+      previous: memoryRef
+        .nullable()
+        .describe('The memory superseded (UPDATE), deleted (DELETE) or matched (NONE).'),
+    }),
+  ),
+});
+
 export const deleteManyBody = z.object({ memoryIds: z.array(ref).min(1).max(LIMITS.deleteMany) });
 
 export const historyEntry = z.object({
@@ -179,9 +282,13 @@ export const historyEntry = z.object({
   confidence: z.number(),
   tags: z.array(z.string()),
   metadata: z.record(z.string(), z.unknown()),
-  event: z.enum(['updated', 'archived', 'compacted']),
+  event: z.enum(['updated', 'archived', 'compacted', 'added', 'superseded', 'deleted', 'confirmed']),
   validFrom: iso,
   validTo: iso,
+  decision: z.enum(INFER_DECISIONS).nullable().describe("Inference's decision (memory.add), else null."),
+  reason: z.string().nullable(),
+  relatedMemoryId: id.nullable().describe('The superseding or superseded memory.'),
+  model: z.string().nullable().describe('The model (or `pier-rules/v1`) that decided.'),
 });
 export const historyReply = z.object({
   memoryId: id,
@@ -257,6 +364,7 @@ export const idParam = <K extends string>(name: K) => z.object({ [name]: ref } a
 export type StoreMemoryInput = z.infer<typeof storeMemoryBody>;
 export type UpdateMemoryInput = z.infer<typeof updateMemoryBody>;
 export type RecallInput = z.infer<typeof recallBody>;
+export type AddMemoriesInput = z.infer<typeof addMemoriesBody>;
 export type SearchInput = z.infer<typeof searchQuery>;
 export type ListMemoriesInput = z.infer<typeof listMemoriesQuery>;
 export type CreateAgentInput = z.infer<typeof createAgentBody>;

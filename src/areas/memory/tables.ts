@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigserial,
   boolean,
   customType,
   index,
@@ -19,6 +20,30 @@ import {
 export type MemoryType = 'episodic' | 'semantic' | 'procedural' | 'identity';
 export type MemoryTier = 'hot' | 'warm' | 'cold' | 'archived';
 export type Environment = 'production' | 'sandbox';
+/** How much of time a memory's `eventAt` stands for: the instant, or the day, week, month or year it starts. */
+export type EventPrecision = 'instant' | 'day' | 'week' | 'month' | 'year';
+/** Inference's decisions (mem0's vocabulary), recorded in memory_history.decision. */
+export type InferDecision = 'ADD' | 'UPDATE' | 'DELETE' | 'NONE';
+export type HistoryEvent =
+  | 'updated'
+  | 'archived'
+  | 'compacted'
+  | 'added'
+  | 'superseded'
+  | 'deleted'
+  | 'confirmed';
+
+/** Where a memory came from and what it replaced (docs/memory.md, "Inference"). */
+export type Lineage = {
+  /** The message it was extracted from: its place in the call, role, the client's id, time and an excerpt. */
+  source?: { index: number; role: string; id?: string; at?: string; excerpt: string };
+  /** The memories it superseded (archived by an UPDATE), with what they said. */
+  supersedes?: { id: string; content: string }[];
+  /** The memory that superseded this one. */
+  supersededBy?: { id: string; content: string };
+  /** The model that extracted or reconciled it (`pier-rules/v1` for the deterministic fallback). */
+  model?: string;
+};
 
 const ts = (name: string) => timestamp(name, { withTimezone: true });
 const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
@@ -42,6 +67,10 @@ export const memoryAgents = pgTable(
     description: text('description'),
     instructions: text('instructions'),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull().default({}),
+    /** Adds through `POST /memories/add` infer facts unless the call says `infer: false`. */
+    infer: boolean('infer').notNull().default(false),
+    /** The model that infers for this agent (`provider/model`); null: the call's, else TEXT_MODEL, else rules. */
+    inferModel: text('infer_model'),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -92,6 +121,12 @@ export const memories = pgTable(
     embeddingAltModel: text('embedding_alt_model'),
     /** Stored so keyword ranking does not re-parse every matching row's content. */
     searchTsv: tsvector('search_tsv').generatedAlwaysAs(sql`to_tsvector('english', content)`),
+    /** When what the memory says happened (or began to hold); null when neither told nor found in the text. */
+    eventAt: ts('event_at'),
+    eventPrecision: text('event_precision').$type<EventPrecision>(),
+    /** When a superseded or deleted fact stopped holding (Zep's invalid_at); null while it holds. */
+    validUntil: ts('valid_until'),
+    lineage: jsonb('lineage').$type<Lineage>(),
     createdAt: ts('created_at').notNull().defaultNow(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -101,6 +136,7 @@ export const memories = pgTable(
     index('memories_agent_idx').on(t.agentId, t.createdAt),
     index('memories_hash_idx').on(t.contentHash),
     index('memories_collection_idx').on(t.collectionId, t.createdAt),
+    index('memories_event_idx').on(t.orgId, t.environment, t.eventAt),
     index('memories_metadata_gin').using('gin', sql`${t.metadata} jsonb_path_ops`),
     index('memories_tags_gin').using('gin', t.tags),
     index('memories_fts_gin').using('gin', t.searchTsv),
@@ -149,9 +185,17 @@ export const memoryHistory = pgTable(
     confidence: real('confidence').notNull(),
     tags: text('tags').array().notNull(),
     metadata: jsonb('metadata').$type<Record<string, unknown>>().notNull(),
-    event: text('event').$type<'updated' | 'archived' | 'compacted'>().notNull(),
+    event: text('event').$type<HistoryEvent>().notNull(),
     validFrom: ts('valid_from').notNull(),
     validTo: ts('valid_to').notNull(),
+    /** Inference's decision and why (null for edits, archiving and compaction). */
+    decision: text('decision').$type<InferDecision>(),
+    reason: text('reason'),
+    /** The memory the decision links to: the superseding one, or the one superseded. No foreign key: either may be deleted later. */
+    relatedMemoryId: uuid('related_memory_id'),
+    model: text('model'),
+    /** Write order: entries written at one instant (one memory.add call) read back in the order they were made. */
+    seq: bigserial('seq', { mode: 'number' }).notNull(),
   },
   (t) => [index('memory_history_memory_idx').on(t.memoryId, t.validTo)],
 );

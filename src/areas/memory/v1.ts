@@ -4,6 +4,7 @@ import * as agents from './agents.ts';
 import * as collections from './collections.ts';
 import { getCompactionJob, requestCompaction } from './compaction.ts';
 import { assertVector, type MemoryContext, memoryContext, type Scope } from './context.ts';
+import { addMemories } from './inference.ts';
 import * as svc from './memories.ts';
 import { recall, searchMemories } from './recall.ts';
 import * as S from './schema.ts';
@@ -125,6 +126,33 @@ const memoryRoutes = [
       const { ctx, s } = open(c);
       const out = await svc.storeMemories(ctx, s, body.agentId, body.memories);
       return { created: out.created, memories: out.memories };
+    },
+  }),
+  defineRoute({
+    method: 'POST',
+    url: '/memories/add',
+    name: 'memory.add',
+    summary: 'Add messages, inferring facts from them',
+    description:
+      "Takes `content` or up to 100 chat `messages` for an agent. With `infer` (per call, or the agent's `infer`), standalone facts are extracted and reconciled with the agent's most similar memories: ADD, UPDATE (the old memory archived, with `validUntil` and lineage to the new), DELETE (archived) or NONE, each written into the history of the memories it touches with its reason. The model is `model`, else the agent's `inferModel`, else TEXT_MODEL; with none, rules split the messages into statements and resolve exact and near duplicates. Without inference each message is stored as it is.",
+    body: S.addMemoriesBody,
+    response: S.addMemoriesReply,
+    status: 201,
+    errors: [
+      'AGENT_NOT_FOUND',
+      'COLLECTION_NOT_FOUND',
+      'MEMORY_INFERENCE_FAILED',
+      'MODEL_NOT_AVAILABLE',
+      'INVALID_MODEL',
+      'MODEL_PROVIDER_REJECTED',
+      'MODEL_PROVIDER_RATE_LIMITED',
+      'MODEL_PROVIDER_ERROR',
+      'MODEL_PROVIDER_UNAVAILABLE',
+      V,
+    ],
+    handler: async (c, { body }) => {
+      const { ctx, s } = open(c);
+      return addMemories(ctx, s, body);
     },
   }),
   defineRoute({
