@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
-import { digestPage, type PageDigest } from './content.ts';
+import type { PageDigest } from './content.ts';
 import { PageFailure } from './fetch-page.ts';
+import { digestScoped, type ScopeOptions } from './options/scope.ts';
 
 // Conversion off the fetch path: a crawl hands each fetched page to a small pool of worker threads that
 // parse it once and return its title, canonical URL, links and markdown. On real documentation pages
@@ -16,6 +17,7 @@ type Job = {
   html: string;
   url: string;
   markdown: boolean;
+  scope?: ScopeOptions;
   resolve: (d: PageDigest) => void;
   reject: (e: Error) => void;
 };
@@ -36,17 +38,17 @@ export class ConvertPool {
     this.timeoutMs = timeoutMs;
   }
 
-  digest(html: string, url: string, markdown: boolean): Promise<PageDigest> {
+  digest(html: string, url: string, markdown: boolean, scope?: ScopeOptions): Promise<PageDigest> {
     if (this.size === 0) {
       try {
-        return Promise.resolve(digestPage(html, url, markdown));
+        return Promise.resolve(digestScoped(html, url, markdown, scope));
       } catch (err) {
         return Promise.reject(err);
       }
     }
     if (this.closed) return Promise.reject(new Error('The conversion pool is closed.'));
     return new Promise((resolve, reject) => {
-      this.waiting.push({ id: this.nextId++, html, url, markdown, resolve, reject });
+      this.waiting.push({ id: this.nextId++, html, url, markdown, scope, resolve, reject });
       this.dispatch();
     });
   }
@@ -67,7 +69,13 @@ export class ConvertPool {
       const job = this.waiting.shift()!;
       slot.job = job;
       slot.timer = setTimeout(() => this.fail(slot, timeoutError(this.timeoutMs)), this.timeoutMs);
-      slot.worker.postMessage({ id: job.id, html: job.html, url: job.url, markdown: job.markdown });
+      slot.worker.postMessage({
+        id: job.id,
+        html: job.html,
+        url: job.url,
+        markdown: job.markdown,
+        scope: job.scope,
+      });
     }
   }
 

@@ -1,12 +1,15 @@
 import { parentPort } from 'node:worker_threads';
-import { digestPage } from './content.ts';
+import { digestScoped, type ScopeOptions } from './options/scope.ts';
 
 // A conversion thread of convert-pool.ts: one page at a time, parsed once, answered with its digest.
 parentPort?.postMessage({ ready: true });
-parentPort?.on('message', (m: { id: number; html: string; url: string; markdown: boolean }) => {
-  try {
-    parentPort?.postMessage({ id: m.id, digest: digestPage(m.html, m.url, m.markdown) });
-  } catch (err) {
-    parentPort?.postMessage({ id: m.id, error: (err as Error).message });
-  }
-});
+parentPort?.on(
+  'message',
+  (m: { id: number; html: string; url: string; markdown: boolean; scope?: ScopeOptions }) => {
+    try {
+      parentPort?.postMessage({ id: m.id, digest: digestScoped(m.html, m.url, m.markdown, m.scope) });
+    } catch (err) {
+      parentPort?.postMessage({ id: m.id, error: (err as Error).message });
+    }
+  },
+);

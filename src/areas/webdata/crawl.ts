@@ -123,7 +123,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     }
     let digest: PageDigest;
     try {
-      digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'));
+      digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'), o.scrapeOptions);
     } catch (err) {
       return pageFailed(item, err, page.status);
     }

@@ -35,6 +35,7 @@ export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
         excludePaths: body.excludePaths,
         sitemap: body.sitemap,
         allowSubdomains: body.allowSubdomains,
+        scrapeOptions: body.scrapeOptions,
       },
       createdAt: deps.clock.now(),
     })

@@ -9,10 +9,10 @@ import type { CrawlOptions } from './tables.ts';
 
 // Crawl options through the API with the job worker, against the local test site (its robots.txt names a
 // sitemap index with a plain and a gzip child): includePaths/excludePaths as path regexes, sitemap seeding
-// (include, only, skip), and 400s for a bad or exponential regex. Subdomains are checked on the scope
+// (include, only, skip), each page's content chosen by scrapeOptions, and 400s for a bad or exponential regex. Subdomains are checked on the scope
 // itself: the test site is one IP address, with no names under it.
 
-type Page = { url: string; depth: number; title: string | null };
+type Page = { url: string; depth: number; title: string | null; markdown: string | null };
 
 const base: CrawlOptions = {
   maxDepth: 2,
@@ -127,6 +127,23 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
     expect(site.hits.get('/copy-of-first')).toBeUndefined();
   });
 
+  it("scrapeOptions choose each page's content; links are still followed from the whole page", async () => {
+    const headings = await crawl({
+      maxDepth: 1,
+      maxPages: 100,
+      includePaths: ['^/(docs|about)$'],
+      scrapeOptions: { includeTags: ['h1'] },
+    });
+    expect(headings.pages.map((p) => p.markdown).sort()).toEqual(['# About', '# Documentation', '# Welcome']);
+    const whole = await crawl({
+      maxDepth: 0,
+      scrapeOptions: { onlyMainContent: false, excludeTags: ['footer'] },
+    });
+    expect(whole.pages[0]!.markdown).toContain(`[Members](${site.url}/private/secret)`);
+    expect(whole.pages[0]!.markdown).not.toContain('© Example site');
+    expect(whole.scrapeOptions).toEqual({ onlyMainContent: false, excludeTags: ['footer'] });
+  });
+
   it('answers 400 for a regex that does not compile or can backtrack for ever, and a bad sitemap mode', async () => {
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ includePaths: ['^/blog/('] }, /includePaths.*not a usable regex/],
@@ -134,6 +151,8 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
       [{ includePaths: [] }, /includePaths/],
       [{ sitemap: 'sometimes' }, /sitemap/],
       [{ allowSubdomains: 'yes' }, /allowSubdomains/],
+      [{ scrapeOptions: { includeTags: ['h1['] } }, /not a valid CSS selector/],
+      [{ scrapeOptions: { formats: ['html'] } }, /scrapeOptions/],
     ];
     for (const [extra, message] of bad) {
       const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${site.url}/`, ...extra });

@@ -198,6 +198,13 @@ export const crawlOut = z.object({
   excludePaths: z.array(z.string()).optional(),
   sitemap: z.enum(SITEMAP_MODES).optional().describe('Pier: skip (default), include or only.'),
   allowSubdomains: z.boolean().optional(),
+  scrapeOptions: z
+    .object({
+      onlyMainContent: z.boolean().optional(),
+      includeTags: z.array(z.string()).optional(),
+      excludeTags: z.array(z.string()).optional(),
+    })
+    .optional(),
   pagesCrawled: z.number().describe('Pier: pages stored so far (progress).'),
   pagesFailed: z.number(),
   pagesQueued: z.number().describe('Pier: URLs found and not yet fetched.'),

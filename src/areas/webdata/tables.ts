@@ -138,6 +138,8 @@ export type CrawlOptions = {
   /** skip: links only; include: the sitemap's URLs seeded beside the links; only: the sitemap's URLs. */
   sitemap?: 'skip' | 'include' | 'only';
   allowSubdomains?: boolean;
+  /** What each page's markdown keeps: the extraction options of the same names. */
+  scrapeOptions?: { onlyMainContent?: boolean; includeTags?: string[]; excludeTags?: string[] };
 };
 
 export const webdataCrawls = pgTable(

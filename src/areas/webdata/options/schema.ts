@@ -134,6 +134,15 @@ export const SITEMAP_MODES = ['skip', 'include', 'only'] as const;
 
 /** Fields a crawl takes beside the contract's. */
 export const crawlOptionFields = {
+  /** What each page's markdown keeps (Firecrawl's crawl scrapeOptions, the content part of them). */
+  scrapeOptions: z
+    .object({
+      onlyMainContent: scrapeOptionFields.onlyMainContent,
+      includeTags: scrapeOptionFields.includeTags,
+      excludeTags: scrapeOptionFields.excludeTags,
+    })
+    .strict()
+    .optional(),
   includePaths: z.array(pathRegex).min(1).max(50).optional(),
   excludePaths: z.array(pathRegex).min(1).max(50).optional(),
   sitemap: z.enum(SITEMAP_MODES).default('skip'),

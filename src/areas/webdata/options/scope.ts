@@ -1,4 +1,12 @@
-import { type parseDocument, toContent } from '../content.ts';
+import {
+  canonicalUrl,
+  digestPage,
+  type PageDigest,
+  pageLinks,
+  pageMetadata,
+  parseDocument,
+  toContent,
+} from '../content.ts';
 
 // Which part of a page is its content, as the caller chose: `excludeTags` elements are removed first;
 // `includeTags` makes the content exactly the elements they match (outermost, page order), with no
@@ -23,4 +31,20 @@ export function scopedContent(
     return toContent(doc, baseUrl, { full: true });
   }
   return toContent(doc, baseUrl, { full: o.onlyMainContent === false });
+}
+
+const isDefault = (o?: ScopeOptions) =>
+  !o || (!o.includeTags?.length && !o.excludeTags?.length && o.onlyMainContent !== false);
+
+/**
+ * A crawl's page digest with the crawl's scrapeOptions: title, canonical and links read from the whole
+ * page (the crawl follows every link whatever the content is), the markdown from the chosen part.
+ */
+export function digestScoped(html: string, url: string, markdown: boolean, o?: ScopeOptions): PageDigest {
+  if (!markdown || isDefault(o)) return digestPage(html, url, markdown);
+  const doc = parseDocument(html);
+  const title = pageMetadata(doc, url).title;
+  const canonical = canonicalUrl(doc, url);
+  const links = pageLinks(doc, url);
+  return { title, canonical, links, markdown: scopedContent(doc, url, o!).markdown };
 }
