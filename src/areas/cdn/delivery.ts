@@ -7,7 +7,7 @@ import { addVary, allowCors } from '../../http/cors.ts';
 import { cdnErrors } from './errors.ts';
 import { cdnAssets } from './tables.ts';
 import { serveTransform, settleTransforms } from './transform.ts';
-import { verifyTransformQuery } from './transform-query.ts';
+import { resolveTransformRequest } from './transform-request.ts';
 
 // Public delivery under {base}/cdn: `GET /cdn/<assetId>/<filename>` (originals) and `GET /cdn/t/<assetId>?…`
 // (signed transforms). No credential: the unguessable asset id (and the signature for transforms) is the
@@ -34,7 +34,8 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
   app.get('/cdn/t/:id', async (req: TransformReq, reply: FastifyReply) => {
     const id = req.params.id;
     if (!isUuid(id)) throw cdnErrors.assetNotFound();
-    const options = verifyTransformQuery(deps.keyring, id, req.query);
+    const rawQuery = req.url.slice(req.url.indexOf('?') + 1);
+    const options = await resolveTransformRequest(deps, id, req.query, req.url.includes('?') ? rawQuery : '');
     const accept = String(req.headers.accept ?? '');
     const out = await serveTransform(deps, id, options, accept);
     const etag = `"t-${out.variant.slice(-32)}"`;

@@ -16,6 +16,10 @@ export const cdnCatalogue = defineCatalogue({
   MERGE_INPUT_INVALID: { status: 400, message: 'The merge input is not valid.' },
   ASSET_NOT_FOUND: { status: 404, message: 'Asset not found.' },
   MERGE_JOB_NOT_FOUND: { status: 404, message: 'Merge job not found.' },
+  PRESET_NOT_FOUND: { status: 404, message: 'Transform preset not found.' },
+  URL_KEY_NOT_FOUND: { status: 404, message: 'URL signing key not found.' },
+  PRESET_LIMIT: { status: 409, message: 'An organization environment holds at most 100 presets.' },
+  URL_KEY_LIMIT: { status: 409, message: 'An organization environment holds at most 10 URL signing keys.' },
   UPLOAD_ALREADY_CONFIRMED: { status: 409, message: 'This upload was already confirmed.' },
   UPLOAD_INCOMPLETE: {
     status: 409,
@@ -50,6 +54,10 @@ export const cdnErrors = {
   tooManyFrames: (frames: number, max: number) =>
     error('IMAGE_TOO_MANY_FRAMES', `The animation has ${frames} frames; at most ${max} can be transformed.`),
   imageUndecodable: () => error('IMAGE_UNDECODABLE'),
+  presetNotFound: (name: string) => error('PRESET_NOT_FOUND', `Transform preset "${name}" not found.`),
+  presetLimit: () => error('PRESET_LIMIT'),
+  urlKeyNotFound: () => error('URL_KEY_NOT_FOUND'),
+  urlKeyLimit: () => error('URL_KEY_LIMIT'),
   mergeJobNotFound: () => error('MERGE_JOB_NOT_FOUND'),
   mergeNotCancellable: (status: string) =>
     error(

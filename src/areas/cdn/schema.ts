@@ -172,15 +172,45 @@ export const transformOptions = z
   })
   .strict();
 export type TransformOptions = z.infer<typeof transformOptions>;
+
+/** A preset's name: what goes in `?p=` (decision 120). */
+export const presetName = z
+  .string()
+  .regex(
+    /^[a-z0-9][a-z0-9_-]{0,63}$/,
+    'a preset name is 1–64 of a–z, 0–9, "_" and "-", starting alphanumeric',
+  );
+/** What a transform may ask for: options, a preset, or a preset with options that override it. */
+export const transformRequestOptions = transformOptions.extend({ preset: presetName.optional() }).strict();
+export type TransformRequestOptions = z.infer<typeof transformRequestOptions>;
 export const transformBody = z.object({
   assetId: z.string().min(1).max(200),
-  options: transformOptions.default({}),
+  options: transformRequestOptions.default({}),
 });
 export const transformResponse = z.object({
   url: z.string(),
   assetId: z.string(),
-  options: transformOptions,
+  options: transformRequestOptions,
 });
+
+// Presets and URL-signing keys.
+export const presetParams = z.object({ name: presetName });
+export const presetBody = z.object({ options: transformOptions });
+export const preset = z.object({
+  name: z.string(),
+  options: transformOptions,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export const presetList = z.object({ items: z.array(preset) });
+export const urlKeyParams = z.object({ keyId: z.string().min(1).max(200) });
+export const urlKeyBody = z.object({ label: z.string().min(1).max(100).optional() });
+export const urlKey = z.object({ keyId: z.string(), label: z.string().nullable(), createdAt: z.string() });
+export const urlKeyCreated = urlKey.extend({
+  /** Shown once: Pier keeps it encrypted and never answers it again. */
+  secret: z.string(),
+});
+export const urlKeyList = z.object({ items: z.array(urlKey) });
 
 // Video merges.
 const seconds = z.number().min(0);

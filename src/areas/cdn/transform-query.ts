@@ -1,6 +1,6 @@
 import { blobErrors } from '../../core/blobs/errors.ts';
 import type { Keyring } from '../../core/crypto.ts';
-import { type TransformOptions, transformOptions } from './schema.ts';
+import { type TransformRequestOptions, transformRequestOptions } from './schema.ts';
 
 // A transform URL's query: short, stable parameter names in one canonical order. Pier signs the canonical
 // query of the options it was given (`sig`), and the cache keys a variant by the same string, so two URLs
@@ -22,15 +22,16 @@ export const PARAMS = [
   ['sharpen', 'sh'],
   ['background', 'bg'],
   ['pad', 'pad'],
+  ['preset', 'p'],
 ] as const;
 const KNOWN = new Set<string>(PARAMS.map(([, s]) => s));
 
-export function canonicalQuery(opts: TransformOptions): string {
+export function canonicalQuery(opts: TransformRequestOptions): string {
   const q = new URLSearchParams();
   for (const [name, short] of PARAMS) {
     const v = opts[name];
     if (v === undefined || v === false) continue;
-    // Colours in either case are one variant.
+    // Colours in either case are one variant (preset names are lower case already).
     q.set(short, v === true ? '1' : String(v).toLowerCase());
   }
   return q.toString();
@@ -44,7 +45,10 @@ export function signTransform(keyring: Keyring, assetId: string, query: string):
  * The options a query names (short names), or null when a parameter is unknown or a value is out of range.
  * `allow` lists further parameters the caller handles itself (a signature, a key id, a preset).
  */
-export function optionsFromQuery(raw: Record<string, string>, allow: string[] = []): TransformOptions | null {
+export function optionsFromQuery(
+  raw: Record<string, string>,
+  allow: string[] = [],
+): TransformRequestOptions | null {
   const opts: Record<string, unknown> = {};
   for (const [name, short] of PARAMS) {
     const v = raw[short];
@@ -52,7 +56,7 @@ export function optionsFromQuery(raw: Record<string, string>, allow: string[] = 
     opts[name] = name === 'grayscale' ? v === '1' : NUMBERS.has(name) ? Number(v) : v;
   }
   if (Object.keys(raw).some((k) => !KNOWN.has(k) && !allow.includes(k))) return null;
-  const parsed = transformOptions.safeParse(opts);
+  const parsed = transformRequestOptions.safeParse(opts);
   return parsed.success ? parsed.data : null;
 }
 

@@ -8,8 +8,9 @@ import type { Deps } from '../../deps.ts';
 import type { AssetRow, CdnScope } from './assets.ts';
 import { findAsset } from './assets.ts';
 import { cdnErrors } from './errors.ts';
+import { presetOptions } from './presets.ts';
 import { CONTENT_TYPES, chooseFormat, type Format, renderImage } from './render.ts';
-import type { TransformOptions } from './schema.ts';
+import type { TransformOptions, TransformRequestOptions } from './schema.ts';
 import { rememberedImage, rememberImage, type SourceImage } from './source-images.ts';
 import { cdnAssets, cdnTransformCache } from './tables.ts';
 import { canonicalQuery, signTransform } from './transform-query.ts';
@@ -23,13 +24,22 @@ import { canonicalQuery, signTransform } from './transform-query.ts';
 export const TRANSFORM_CACHE_DAYS = 90;
 const CACHE_MS = TRANSFORM_CACHE_DAYS * 86_400_000;
 
-export async function createTransformUrl(deps: Deps, s: CdnScope, assetId: string, opts: TransformOptions) {
+export async function createTransformUrl(
+  deps: Deps,
+  s: CdnScope,
+  assetId: string,
+  opts: TransformRequestOptions,
+) {
   const row = await findAsset(deps, s, assetId);
   usableImage(row);
+  if (opts.preset) await presetOptions(deps, s, opts.preset);
   const query = canonicalQuery(opts);
+  const base = `${deps.config.publicUrl}/cdn/t/${row.id}?`;
+  // A preset alone needs no signature (decision 120); anything else is signed.
+  if (opts.preset && Object.keys(opts).length === 1)
+    return { url: base + query, assetId: row.id, options: opts };
   const sig = signTransform(deps.keyring, row.id, query);
-  const url = `${deps.config.publicUrl}/cdn/t/${row.id}?${query ? `${query}&` : ''}sig=${sig}`;
-  return { url, assetId: row.id, options: opts };
+  return { url: `${base}${query ? `${query}&` : ''}sig=${sig}`, assetId: row.id, options: opts };
 }
 
 function usableImage(row: AssetRow): void {

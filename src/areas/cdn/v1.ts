@@ -1,9 +1,11 @@
 import { defineRoute, defineV1Routes, type V1Context } from '../../http/v1-kit.ts';
 import * as assets from './assets.ts';
 import { cancelMerge, createMerge, getMerge, listMerges } from './merge.ts';
+import * as presets from './presets.ts';
 import * as S from './schema.ts';
 import { createTransformUrl } from './transform.ts';
 import { confirmUpload, requestUpload } from './uploads.ts';
+import * as urlKeys from './url-keys.ts';
 import { storageUsage } from './usage.ts';
 
 // HTTP only: each CDN operation's zod contract and a call into the service. The v1 plugin does auth (API
@@ -116,8 +118,70 @@ export const cdnV1 = defineV1Routes({
       summary: 'Get a signed URL of a transformed image',
       body: S.transformBody,
       response: S.transformResponse,
-      errors: [NF, 'ASSET_NOT_READY', 'ASSET_NOT_IMAGE'],
+      errors: [NF, 'ASSET_NOT_READY', 'ASSET_NOT_IMAGE', 'PRESET_NOT_FOUND'],
       handler: (c, { body }) => createTransformUrl(c.deps, scope(c), body.assetId, body.options),
+    }),
+    defineRoute({
+      method: 'PUT',
+      url: '/presets/:name',
+      name: 'cdn.presets.put',
+      summary: 'Create or replace a transform preset',
+      description: 'A URL naming only the preset (`/cdn/t/<assetId>?p=<name>`) needs no signature.',
+      params: S.presetParams,
+      body: S.presetBody,
+      response: S.preset,
+      errors: ['PRESET_LIMIT'],
+      handler: (c, { params, body }) => presets.putPreset(c.deps, scope(c), params.name, body.options),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/presets',
+      name: 'cdn.presets.list',
+      summary: 'List transform presets',
+      response: S.presetList,
+      errors: [],
+      handler: (c) => presets.listPresets(c.deps, scope(c)),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/presets/:name',
+      name: 'cdn.presets.delete',
+      summary: 'Delete a transform preset',
+      params: S.presetParams,
+      response: S.successResponse,
+      errors: ['PRESET_NOT_FOUND'],
+      handler: (c, { params }) => presets.deletePreset(c.deps, scope(c), params.name),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/url-keys',
+      name: 'cdn.urlKeys.create',
+      summary: 'Create a key to sign transform URLs with',
+      description: 'The secret is answered once. Sign `<assetId>?<query>` with HMAC-SHA-256 (docs/cdn.md).',
+      body: S.urlKeyBody,
+      response: S.urlKeyCreated,
+      status: 201,
+      errors: ['URL_KEY_LIMIT'],
+      handler: (c, { body }) => urlKeys.createUrlKey(c.deps, scope(c), body.label),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/url-keys',
+      name: 'cdn.urlKeys.list',
+      summary: 'List URL signing keys (without secrets)',
+      response: S.urlKeyList,
+      errors: [],
+      handler: (c) => urlKeys.listUrlKeys(c.deps, scope(c)),
+    }),
+    defineRoute({
+      method: 'DELETE',
+      url: '/url-keys/:keyId',
+      name: 'cdn.urlKeys.delete',
+      summary: 'Delete a URL signing key; URLs it signed stop working',
+      params: S.urlKeyParams,
+      response: S.successResponse,
+      errors: ['URL_KEY_NOT_FOUND'],
+      handler: (c, { params }) => urlKeys.deleteUrlKey(c.deps, scope(c), params.keyId),
     }),
     defineRoute({
       method: 'POST',
