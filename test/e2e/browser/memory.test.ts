@@ -147,4 +147,53 @@ describe('memory page in a browser', () => {
     expect(await page.getByText('No agents in this environment yet.').isVisible()).toBe(true);
     await shot(page, 'memory-04-sandbox');
   });
+  it('the recall panel shows where each fact came from and what it superseded', async () => {
+    if (!t.deps.db.features.has('vector')) return;
+    // The app adds a conversation with inference (rules: no model here), then a fuller statement.
+    const agent = await v1(live, 'POST', '/memory/agents', { name: 'Companion', infer: true });
+    const said = '2026-03-10T09:00:00Z';
+    await v1(live, 'POST', '/memory/memories/add', {
+      agentId: agent.id,
+      messages: [
+        {
+          role: 'user',
+          content: 'I moved to Lisbon last month, the Berlin flat is sold.',
+          id: 'chat-7',
+          createdAt: said,
+        },
+      ],
+    });
+    const upd = await v1(live, 'POST', '/memory/memories/add', {
+      agentId: agent.id,
+      messages: [{ role: 'user', content: 'The Berlin flat is sold to a friend.', createdAt: said }],
+    });
+    expect(upd.results[0].event).toBe('UPDATE');
+
+    await page.getByLabel(/^Production/).check();
+    await page.getByTestId('agent-Companion').click();
+    await page.getByRole('heading', { name: 'Memories of Companion' }).waitFor();
+    await page.getByLabel('Query').fill('Berlin flat sold');
+    await page.getByLabel('Threshold').fill('');
+    await page.getByRole('button', { name: 'Recall', exact: true }).click();
+    const first = page.getByTestId('recall-result').first();
+    await first.getByTestId('lineage').waitFor();
+    expect(await first.textContent()).toContain('The Berlin flat is sold to a friend.');
+    expect(await first.getByTestId('lineage-source').textContent()).toMatch(
+      /Extracted from message 1 \(user.*\): .*The Berlin flat is sold to a friend\./,
+    );
+    expect(await first.getByTestId('lineage-supersedes').textContent()).toContain('The Berlin flat is sold.');
+    // The Lisbon fact: from the first conversation's message (its client id kept), about February 2026.
+    await page.getByLabel('Query').fill('moved to Lisbon');
+    await page.getByRole('button', { name: 'Recall', exact: true }).click();
+    const lisbon = page.getByTestId('recall-result').filter({ hasText: 'I moved to Lisbon last month.' });
+    await lisbon.getByTestId('lineage').waitFor();
+    expect(await lisbon.getByTestId('lineage-source').textContent()).toContain('id chat-7');
+    expect(await lisbon.getByTestId('lineage-time').textContent()).toMatch(/February 2026/);
+    await shot(page, 'memory-05-recall-lineage');
+
+    // The superseded memory's history says which decision archived it, and why.
+    const old = upd.results[0].previous.id;
+    const detail = await v1(live, 'GET', `/memory/memories/${old}/history`);
+    expect(detail.items.at(-1)).toMatchObject({ event: 'superseded', decision: 'UPDATE' });
+  });
 });

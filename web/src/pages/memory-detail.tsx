@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'preact/hooks';
 import { fn } from '../api.ts';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
+import { Lineage } from './memory-lineage.tsx';
 import { fmtScore, type MemoryDetail, type MemoryScope } from './memory-types.ts';
 
 // One memory: its full content, facts, tags, metadata as JSON, and its earlier versions.
@@ -39,6 +40,7 @@ export function MemoryDetailPanel(props: { scope: MemoryScope; memoryId: string;
           <p class="memory-content" data-testid="memory-content">
             {m.content}
           </p>
+          <Lineage memory={m} />
           <dl class="facts">
             <dt>Type</dt>
             <dd>{m.type}</dd>
@@ -85,13 +87,16 @@ export function MemoryDetailPanel(props: { scope: MemoryScope; memoryId: string;
             <p class="empty">Never changed since it was stored.</p>
           ) : (
             <ol class="history" data-testid="memory-history">
-              {data.history.map((h) => (
-                <li key={`${h.validFrom}-${h.validTo}`}>
+              {data.history.map((h, i) => (
+                // Entries of one memory.add call share their times: the position keeps keys apart.
+                <li key={`${i}-${h.validTo}`}>
                   <p class="muted">
-                    {fmtDate(h.validFrom)} – {fmtDate(h.validTo)} · {h.event} · {h.type}, {h.tier},{' '}
-                    {fmtScore(h.confidence)}
+                    {fmtDate(h.validFrom)} – {fmtDate(h.validTo)} · {h.event}
+                    {h.decision ? ` (${h.decision}${h.model ? `, ${h.model}` : ''})` : ''} · {h.type},{' '}
+                    {h.tier}, {fmtScore(h.confidence)}
                   </p>
                   <p>{h.content}</p>
+                  {h.reason ? <p class="muted small">Why: {h.reason}</p> : null}
                 </li>
               ))}
             </ol>

@@ -1,10 +1,11 @@
 import { useState } from 'preact/hooks';
 import { fn } from '../api.ts';
 import { ErrorNote } from '../ui.tsx';
+import { Lineage } from './memory-lineage.tsx';
 import { type AgentChoice, excerpt, fmtScore, type MemoryScope, type Recalled } from './memory-types.ts';
 
-// Try a recall as an app would (POST /v1/memory/memories/recall) and see each result's similarity and
-// which leg found it. A look,
+// Try a recall as an app would (POST /v1/memory/memories/recall) and see each result's similarity, which
+// leg found it and its lineage (extracted from which message, superseding what). A look,
 // not a use: the server does not count these as accesses, so trying queries never moves tiers.
 
 // Which leg of the recall found each result, so a person can see why a memory came back.
@@ -116,6 +117,7 @@ function RecallResults(props: { answer: Answer; onOpen: (id: string) => void }) 
               </span>
             </div>
             <p class="recalled-content">{excerpt(m.content, 240)}</p>
+            <Lineage memory={m} />
             <p class="muted small">
               {m.foundBy ? (
                 <span class="found-by" data-testid="found-by" title={FOUND_BY_HINT[m.foundBy]}>
