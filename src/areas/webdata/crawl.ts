@@ -5,6 +5,7 @@ import { ConvertPool } from './convert-pool.ts';
 import { loadRobots, normalizeUrl, type Robots } from './crawl-site.ts';
 import { describeFetchError, fetchRaw, isHtml, needsJavaScript, PageFailure } from './fetch-page.ts';
 import { keepAlive, releaseStamp } from './heartbeat.ts';
+import { recentCrawlPage } from './options/crawl-cache.ts';
 import { crawlScope, sitemapSeeds } from './options/crawl-scope.ts';
 import { rendererOf } from './plugins.ts';
 import { type CrawlOptions, webdataCrawlPages, webdataCrawls } from './tables.ts';
@@ -110,22 +111,28 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
   };
 
   const crawlOne = async (item: Item) => {
-    if (delayMs > 0) {
-      const wait = lastStart + delayMs - Date.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      lastStart = Date.now();
-    }
     let page: { html: string; finalUrl: string; status: number };
-    try {
-      page = await fetchPage(deps, item.url, signal);
-    } catch (err) {
-      return pageFailed(item, err, err instanceof HttpFailure ? err.status : null);
-    }
     let digest: PageDigest;
-    try {
-      digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'), o.scrapeOptions);
-    } catch (err) {
-      return pageFailed(item, err, page.status);
+    const reused = o.maxAge ? await recentCrawlPage(deps, crawl, item.url) : null;
+    if (reused) {
+      page = { html: reused.html ?? '', finalUrl: reused.url, status: reused.statusCode ?? 200 };
+      digest = { title: reused.title, canonical: null, links: reused.links, markdown: reused.markdown };
+    } else {
+      if (delayMs > 0) {
+        const wait = lastStart + delayMs - Date.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+        lastStart = Date.now();
+      }
+      try {
+        page = await fetchPage(deps, item.url, signal);
+      } catch (err) {
+        return pageFailed(item, err, err instanceof HttpFailure ? err.status : null);
+      }
+      try {
+        digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'), o.scrapeOptions);
+      } catch (err) {
+        return pageFailed(item, err, page.status);
+      }
     }
     const finalKey = normalizeUrl(page.finalUrl) ?? item.url;
     const canonical = digest.canonical;
@@ -158,7 +165,8 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       title: digest.title,
       markdown: digest.markdown,
       html: o.formats.includes('html') ? page.html : null,
-      links: o.formats.includes('links') ? links : null,
+      // Kept whatever the formats (shown only with `links`): a later crawl's maxAge reuse follows them.
+      links,
       createdAt: deps.clock.now(),
     });
     await deps.db.orm

@@ -36,6 +36,7 @@ export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
         sitemap: body.sitemap,
         allowSubdomains: body.allowSubdomains,
         scrapeOptions: body.scrapeOptions,
+        maxAge: body.maxAge,
       },
       createdAt: deps.clock.now(),
     })

@@ -53,11 +53,13 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
   let t: TestApp;
   let site: Site;
   let a: V1Tenant;
+  let b: V1Tenant;
 
   beforeAll(async () => {
     site = await startSite({ articles: 8 });
     t = await webdataTestApp();
     a = await seedV1Tenant(t.deps);
+    b = await seedV1Tenant(t.deps);
   }, 180_000);
   afterAll(async () => {
     await t?.close();
@@ -144,6 +146,32 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
     expect(whole.scrapeOptions).toEqual({ onlyMainContent: false, excludeTags: ['footer'] });
   });
 
+  it('maxAge takes pages the organization stored recently instead of fetching them, and only those', async () => {
+    const body = { maxDepth: 1, maxPages: 100, excludePaths: ['^/articles/', '^/missing$'] };
+    const first = await crawl(body);
+    expect(paths(first.pages)).toEqual(['/', '/about', '/copy-of-first', '/docs', '/products/oak-chair']);
+
+    site.reset();
+    const again = await crawl({ ...body, maxAge: 600_000 });
+    expect(paths(again.pages)).toEqual(paths(first.pages));
+    const md = (c: { pages: Page[] }) => c.pages.map((p) => p.markdown).sort();
+    expect(md(again)).toEqual(md(first));
+    expect([...site.hits.keys()]).toEqual(['/robots.txt']);
+    expect(again.maxAge).toBe(600_000);
+
+    // Content chosen differently, or another organization: fetched.
+    site.reset();
+    await crawl({ ...body, maxAge: 600_000, scrapeOptions: { onlyMainContent: false } });
+    expect(site.hits.get('/docs')).toBe(1);
+    const other = await t.v1('POST', '/webdata/crawl', b.live, {
+      url: `${site.url}/`,
+      ...body,
+      maxAge: 600_000,
+    });
+    expect((await settled(t, b.live, `/webdata/crawl/${other.json().id}`)).status).toBe('completed');
+    expect(site.hits.get('/docs')).toBe(2);
+  });
+
   it('answers 400 for a regex that does not compile or can backtrack for ever, and a bad sitemap mode', async () => {
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ includePaths: ['^/blog/('] }, /includePaths.*not a usable regex/],
@@ -153,6 +181,7 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
       [{ allowSubdomains: 'yes' }, /allowSubdomains/],
       [{ scrapeOptions: { includeTags: ['h1['] } }, /not a valid CSS selector/],
       [{ scrapeOptions: { formats: ['html'] } }, /scrapeOptions/],
+      [{ maxAge: 'soon' }, /maxAge/],
     ];
     for (const [extra, message] of bad) {
       const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${site.url}/`, ...extra });

@@ -205,6 +205,7 @@ export const crawlOut = z.object({
       excludeTags: z.array(z.string()).optional(),
     })
     .optional(),
+  maxAge: z.number().optional(),
   pagesCrawled: z.number().describe('Pier: pages stored so far (progress).'),
   pagesFailed: z.number(),
   pagesQueued: z.number().describe('Pier: URLs found and not yet fetched.'),

@@ -140,6 +140,8 @@ export type CrawlOptions = {
   allowSubdomains?: boolean;
   /** What each page's markdown keeps: the extraction options of the same names. */
   scrapeOptions?: { onlyMainContent?: boolean; includeTags?: string[]; excludeTags?: string[] };
+  /** Pages this organization stored in another crawl within maxAge ms are reused, not fetched. */
+  maxAge?: number;
 };
 
 export const webdataCrawls = pgTable(
@@ -184,7 +186,11 @@ export const webdataCrawlPages = pgTable(
     error: text('error'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
   },
-  (t) => [uniqueIndex('webdata_crawl_pages_seq_idx').on(t.crawlId, t.seq)],
+  (t) => [
+    uniqueIndex('webdata_crawl_pages_seq_idx').on(t.crawlId, t.seq),
+    // maxAge: a page of the same URL stored recently by another crawl (options/crawl-cache.ts).
+    index('webdata_crawl_pages_url_idx').on(t.url, t.createdAt),
+  ],
 );
 
 export const SCHEDULE_FREQUENCIES = ['hourly', 'daily', 'weekly'] as const;

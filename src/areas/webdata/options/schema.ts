@@ -147,4 +147,5 @@ export const crawlOptionFields = {
   excludePaths: z.array(pathRegex).min(1).max(50).optional(),
   sitemap: z.enum(SITEMAP_MODES).default('skip'),
   allowSubdomains: z.boolean().default(false),
+  maxAge: scrapeOptionFields.maxAge,
 };

@@ -1,0 +1,1 @@
+CREATE INDEX "webdata_crawl_pages_url_idx" ON "webdata_crawl_pages" USING btree ("url","created_at");
