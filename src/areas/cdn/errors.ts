@@ -13,6 +13,10 @@ export const cdnCatalogue = defineCatalogue({
     message: 'The upload URL of this asset has expired; request a new upload.',
   },
   ASSET_NOT_IMAGE: { status: 400, message: 'Only image assets can be transformed.' },
+  WATERMARK_INVALID: {
+    status: 400,
+    message: 'The watermark must be a ready image asset of the same organization environment.',
+  },
   MERGE_INPUT_INVALID: { status: 400, message: 'The merge input is not valid.' },
   ASSET_NOT_FOUND: { status: 404, message: 'Asset not found.' },
   MERGE_JOB_NOT_FOUND: { status: 404, message: 'Merge job not found.' },
@@ -55,6 +59,7 @@ export const cdnErrors = {
     error('IMAGE_TOO_MANY_FRAMES', `The animation has ${frames} frames; at most ${max} can be transformed.`),
   imageUndecodable: () => error('IMAGE_UNDECODABLE'),
   presetNotFound: (name: string) => error('PRESET_NOT_FOUND', `Transform preset "${name}" not found.`),
+  watermarkInvalid: () => error('WATERMARK_INVALID'),
   presetLimit: () => error('PRESET_LIMIT'),
   urlKeyNotFound: () => error('URL_KEY_NOT_FOUND'),
   urlKeyLimit: () => error('URL_KEY_LIMIT'),

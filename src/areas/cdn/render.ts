@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { ApiError } from '../../core/errors.ts';
 import { cdnErrors } from './errors.ts';
 import type { TransformOptions } from './schema.ts';
+import { watermarkFor } from './watermark.ts';
 
 // The sharp side of a transform: no storage, no database, so benchmarks and tests call it directly. The input
 // is the image's bytes or the path of a local file (sharp then reads it on its own thread).
@@ -61,10 +62,12 @@ export async function renderImage(
   input: Buffer | string,
   opts: TransformOptions,
   format: Format,
-  source: { mimeType?: string } = {},
+  source: { mimeType?: string; watermark?: Buffer | string } = {},
 ): Promise<Buffer> {
   try {
-    const animated = (await framesOf(input, source.mimeType, format)) > 1;
+    // A watermark is drawn on one picture: a marked animation is its first frame (documented).
+    const marked = !!(opts.watermarkText || source.watermark);
+    const animated = !marked && (await framesOf(input, source.mimeType, format)) > 1;
     let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated }).rotate();
     const dpr = opts.dpr ?? 1;
     const scaled = (n: number | undefined) => (n ? Math.min(MAX_SIDE, Math.round(n * dpr)) : undefined);
@@ -89,6 +92,13 @@ export async function renderImage(
       img = img.extend({ top: p, bottom: p, left: p, right: p, background });
     }
     if (bg && format === 'jpeg') img = img.flatten({ background: bg });
+    if (marked) {
+      // The mark is sized to the finished picture, which is known only once it is rendered.
+      const { data, info } = await img.raw().toBuffer({ resolveWithObject: true });
+      const mark = await watermarkFor(opts, info.width, info.height, source.watermark);
+      const raw = { width: info.width, height: info.height, channels: info.channels };
+      img = sharp(data, { raw }).composite(mark ? [mark] : []);
+    }
     const q = opts.quality;
     img =
       format === 'png'

@@ -169,6 +169,14 @@ export const transformOptions = z
       .optional(),
     /** Pixels of background added on every side, after the resize. */
     pad: z.number().int().min(1).max(1000).optional(),
+    /** Text drawn over the picture (white on a translucent band). */
+    watermarkText: z.string().min(1).max(100).optional(),
+    /** An image asset of the same organization environment drawn over the picture (its alpha kept). */
+    watermarkAsset: z.string().uuid().optional(),
+    watermarkPosition: z.enum(GRAVITIES).optional(),
+    watermarkOpacity: z.number().min(0.05).max(1).optional(),
+    /** The mark's width as a share of the output's width (default 0.25). */
+    watermarkScale: z.number().min(0.05).max(1).optional(),
   })
   .strict();
 export type TransformOptions = z.infer<typeof transformOptions>;

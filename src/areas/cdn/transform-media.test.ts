@@ -41,6 +41,12 @@ async function framesOf(body: Buffer) {
   return { format: meta.format, pages, width: meta.width, pageHeight, colours };
 }
 
+/** An opaque black square: where it is drawn shows exactly. */
+const logoPng = () =>
+  sharp({ create: { width: 100, height: 100, channels: 4, background: '#000000ff' } })
+    .png()
+    .toBuffer();
+
 describe('CDN transforms: animation, smart crop and canvas options', () => {
   let t: TestApp;
   let a: V1Tenant;
@@ -82,6 +88,14 @@ describe('CDN transforms: animation, smart crop and canvas options', () => {
       .png()
       .toBuffer();
     await up('busy.png', 'image/png', busy);
+    await up(
+      'plain.png',
+      'image/png',
+      await sharp({ create: { width: 800, height: 600, channels: 3, background: '#fff' } })
+        .png()
+        .toBuffer(),
+    );
+    await up('logo.png', 'image/png', await logoPng());
   });
   afterAll(() => t.close());
 
@@ -194,6 +208,51 @@ describe('CDN transforms: animation, smart crop and canvas options', () => {
     ).toBe(false);
   });
 
+  it('draws a text watermark and an image watermark in the chosen corner, faded', async () => {
+    // A plain white picture: anything not white is the mark.
+    const white = async (body: Buffer) => {
+      const { data, info } = await sharp(body).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+      const marked = (x0: number, y0: number, w: number, h: number) => {
+        let n = 0;
+        for (let y = y0; y < y0 + h; y++) {
+          for (let x = x0; x < x0 + w; x++) if (data[(y * info.width + x) * 3]! < 200) n++;
+        }
+        return n;
+      };
+      return { info, marked };
+    };
+    const text = await render('plain.png', { width: 400, format: 'png', watermarkText: '© Pier <3' });
+    expect(text.statusCode).toBe(200);
+    const t1 = await white(text.rawPayload);
+    expect(t1.marked(200, 150, 200, 150)).toBeGreaterThan(50); // south-east quarter
+    expect(t1.marked(0, 0, 200, 150)).toBe(0);
+    const logo = await render('plain.png', {
+      width: 400,
+      format: 'png',
+      watermarkAsset: ids['logo.png'],
+      watermarkPosition: 'northwest',
+      watermarkScale: 0.3,
+      watermarkOpacity: 0.5,
+    });
+    const l1 = await white(logo.rawPayload);
+    expect(l1.marked(0, 0, 200, 150)).toBeGreaterThan(1000);
+    expect(l1.marked(200, 150, 200, 150)).toBe(0);
+    // Faded: a black logo at half opacity over white is mid grey, not black.
+    const { data } = await sharp(logo.rawPayload).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+    const px = data[(40 * 400 + 60) * 3]!;
+    expect(px > 100 && px < 160).toBe(true);
+    // Another tenant's image, or a non-image, cannot be a watermark.
+    const other = await seedV1Tenant(t.deps);
+    const foreign = (
+      await uploadAsset(t, other.live, { filename: 'x.png', mimeType: 'image/png', bytes: await logoPng() })
+    ).confirm!.json();
+    const r = await t.v1('POST', '/cdn/transform', a.live, {
+      assetId: ids['plain.png'],
+      options: { watermarkAsset: foreign.assetId },
+    });
+    expect([r.statusCode, r.json().error.code]).toEqual([400, 'WATERMARK_INVALID']);
+  });
+
   it('validates the new options', async () => {
     for (const options of [
       { gravity: 'middle' },
@@ -203,6 +262,9 @@ describe('CDN transforms: animation, smart crop and canvas options', () => {
       { pad: 1001 },
       { sharpen: 11 },
       { format: 'bmp' },
+      { watermarkText: '' },
+      { watermarkAsset: 'not-a-uuid' },
+      { watermarkOpacity: 2 },
     ]) {
       const r = await t.v1('POST', '/cdn/transform', a.live, { assetId: ids['a.gif'], options });
       expect([r.statusCode, r.json().error.code], JSON.stringify(options)).toEqual([400, 'VALIDATION_ERROR']);

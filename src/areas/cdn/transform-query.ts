@@ -6,7 +6,17 @@ import { type TransformRequestOptions, transformRequestOptions } from './schema.
 // query of the options it was given (`sig`), and the cache keys a variant by the same string, so two URLs
 // asking for the same thing in another order share a rendition.
 
-const NUMBERS = new Set(['width', 'height', 'quality', 'blur', 'dpr', 'sharpen', 'pad']);
+const NUMBERS = new Set([
+  'width',
+  'height',
+  'quality',
+  'blur',
+  'dpr',
+  'sharpen',
+  'pad',
+  'watermarkOpacity',
+  'watermarkScale',
+]);
 
 // The order here is the canonical order.
 export const PARAMS = [
@@ -22,6 +32,11 @@ export const PARAMS = [
   ['sharpen', 'sh'],
   ['background', 'bg'],
   ['pad', 'pad'],
+  ['watermarkText', 'wm'],
+  ['watermarkAsset', 'wmi'],
+  ['watermarkPosition', 'wmp'],
+  ['watermarkOpacity', 'wmo'],
+  ['watermarkScale', 'wms'],
   ['preset', 'p'],
 ] as const;
 const KNOWN = new Set<string>(PARAMS.map(([, s]) => s));
@@ -31,8 +46,8 @@ export function canonicalQuery(opts: TransformRequestOptions): string {
   for (const [name, short] of PARAMS) {
     const v = opts[name];
     if (v === undefined || v === false) continue;
-    // Colours in either case are one variant (preset names are lower case already).
-    q.set(short, v === true ? '1' : String(v).toLowerCase());
+    // Colours in either case are one variant.
+    q.set(short, v === true ? '1' : name === 'background' ? String(v).toLowerCase() : String(v));
   }
   return q.toString();
 }

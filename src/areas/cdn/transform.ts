@@ -32,7 +32,12 @@ export async function createTransformUrl(
 ) {
   const row = await findAsset(deps, s, assetId);
   usableImage(row);
-  if (opts.preset) await presetOptions(deps, s, opts.preset);
+  const preset = opts.preset ? await presetOptions(deps, s, opts.preset) : {};
+  const mark = opts.watermarkAsset ?? preset.watermarkAsset;
+  if (mark) {
+    const wm = await findAsset(deps, s, mark).catch(() => null);
+    if (wm?.status !== 'ready' || wm.type !== 'image') throw cdnErrors.watermarkInvalid();
+  }
   const query = canonicalQuery(opts);
   const base = `${deps.config.publicUrl}/cdn/t/${row.id}?`;
   // A preset alone needs no signature (decision 120); anything else is signed.
@@ -187,7 +192,10 @@ async function produce(
       deps.blobs.localFile?.(row.blobKey) ?? (await readSource(deps, row)),
       opts,
       format,
-      { mimeType: row.mimeType },
+      {
+        mimeType: row.mimeType,
+        watermark: opts.watermarkAsset ? await watermarkSource(deps, row.id, opts.watermarkAsset) : undefined,
+      },
     );
     return { body, contentType, cached: false, variant };
   };
@@ -223,6 +231,23 @@ async function produce(
     early(r);
     return store(tx, r);
   });
+}
+
+/** The watermark image, found only in the tenant of the asset it marks. */
+async function watermarkSource(deps: Deps, assetId: string, markId: string): Promise<Buffer | string> {
+  const { rows } = await deps.db.query<{ blob_key: string }>(
+    `SELECT w.blob_key FROM cdn_assets w JOIN cdn_assets s
+       ON s.org_id = w.org_id AND s.environment = w.environment
+     WHERE s.id = $1 AND w.id = $2 AND w.status = 'ready' AND w.type = 'image'`,
+    [assetId, markId],
+  );
+  const key = rows[0]?.blob_key;
+  if (!key) throw cdnErrors.watermarkInvalid();
+  const local = deps.blobs.localFile?.(key);
+  if (local) return local;
+  const body = await readBlob(deps, key);
+  if (!body) throw cdnErrors.watermarkInvalid();
+  return body;
 }
 
 /** A cached rendition found by its file (disk driver), served only while its row says it is fresh. */
