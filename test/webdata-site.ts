@@ -225,6 +225,8 @@ export async function startSite(opts: SiteOptions = {}): Promise<Site> {
         return html(shop);
       case '/reveal':
         return html(reveal);
+      case '/tall':
+        return html(page('Tall', '<h1>Tall</h1><div style="height:20000px">A very long page.</div>'));
       case '/robots.txt':
         return (res) => {
           res.writeHead(200, { 'content-type': 'text/plain' });

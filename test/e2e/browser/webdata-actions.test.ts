@@ -32,7 +32,10 @@ describe('web data extraction actions in Chromium', { timeout: 300_000 }, () => 
   });
 
   const extract = async (body: Record<string, unknown>) => {
-    const res = await t.v1('POST', '/webdata/extractions', a.live, { url: `${site.url}/reveal`, ...body });
+    const res = await t.v1('POST', '/webdata/extractions', a.live, {
+      url: `${site.url}/reveal`,
+      ...body,
+    });
     expect(res.statusCode, res.body).toBe(200);
     return settled(t, a.live, `/webdata/extractions/${res.json().id}`, 4000);
   };
@@ -65,6 +68,18 @@ describe('web data extraction actions in Chromium', { timeout: 300_000 }, () => 
     expect(before.markdown).toContain('hides its best part');
     expect(before.markdown).not.toContain('The hidden part');
     expect(await corner(before.screenshot.url)).toEqual([255, 255, 255]);
+  });
+
+  it('a full-page screenshot is the whole page, cut at 16,384 px and saying so', async () => {
+    const short = await extract({ mode: 'markdown', formats: ['screenshot@fullPage'] });
+    expect(short.status, short.error).toBe('completed');
+    expect(short.markdown).toBeNull();
+    expect(short.screenshot).toMatchObject({ width: 1280, truncated: false });
+    const tall = await extract({ url: `${site.url}/tall`, formats: ['screenshot@fullPage'] });
+    expect(tall.status, tall.error).toBe('completed');
+    expect(tall.screenshot).toMatchObject({ width: 1280, height: 16_384, truncated: true });
+    const meta = await sharp((await getCdn(t, tall.screenshot.url)).rawPayload).metadata();
+    expect([meta.width, meta.height]).toEqual([1280, 16_384]);
   });
 
   it('writes into a field, presses keys and scrolls', async () => {
