@@ -1,5 +1,6 @@
 import jsonata from 'jsonata';
 import { z } from 'zod';
+import { waitDef, waitProblems } from './waits/def.ts';
 
 // A workflow's definition: the step and variable schemas (the contract's fields plus each type's own), and
 // the checks run at create and update. Every problem is collected, so one answer lists them all.
@@ -14,6 +15,7 @@ export const STEP_TYPES = [
   'transform',
   'condition',
   'loop',
+  'wait',
 ] as const;
 export type StepType = (typeof STEP_TYPES)[number];
 /** What a loop may run per item (kept in-process, so a loop is one durable unit: docs/workflows.md). */
@@ -82,6 +84,8 @@ const stepFields = {
   items: z.string().max(20_000).optional(),
   maxItems: z.number().int().min(1).max(1000).optional(),
   concurrency: z.number().int().min(1).max(20).optional(),
+  /** wait: what it waits for (waits/def.ts). */
+  wait: waitDef.optional(),
 };
 export const subStepDef = z.object(stepFields);
 export const stepDef = z.object({ ...stepFields, steps: z.array(subStepDef).max(50).optional() });
@@ -170,7 +174,7 @@ type Scope = { variables: Set<string>; visible: Set<string>; inLoop: boolean };
 
 function checkRefs(at: string, step: StepDef, scope: Scope, problems: string[]) {
   const headerValues = Object.values(step.headers ?? {});
-  const templates = [step.prompt, step.system, step.url, ...headerValues];
+  const templates = [step.prompt, step.system, step.url, step.wait?.until, ...headerValues];
   if (typeof step.body === 'string') templates.push(step.body);
   if (step.items?.includes('{{')) templates.push(step.items);
   for (const ref of templates.flatMap(templateRefs)) {
@@ -236,6 +240,9 @@ async function checkStep(
       need('items');
       if (s.items && !s.items.includes('{{')) checkExpression(at, 'items', s.items, problems);
       if (!s.steps?.length) problems.push(`${at}: type loop needs 'steps' (the sub-steps run per item).`);
+      break;
+    case 'wait':
+      problems.push(...waitProblems(at, s.wait));
       break;
   }
   checkRefs(at, s, scope, problems);

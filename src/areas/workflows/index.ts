@@ -1,8 +1,12 @@
+import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getWorkflowRunForCli, runWorkflowForCli } from './cli-fn.ts';
 import { getWorkflowRunViewForCli, listWorkflowsForCli } from './dashboard-fn.ts';
 import { startEngine } from './engine.ts';
 import { workflowsCatalogue } from './errors.ts';
+import { workflowsPublicRoutes } from './http.ts';
+import { triggersTickJob, waitDueJob } from './jobs.ts';
+import { TRIGGERS_TICK_CRON, TRIGGERS_TICK_JOB } from './triggers/schedules.ts';
 import { getWorkflowUsageByDayForCli, getWorkflowUsageForCli } from './usage-fn.ts';
 import { workflowsV1 } from './v1.ts';
 
@@ -23,8 +27,24 @@ export const workflowsArea = defineArea({
   // The dashboard's chart series; getWorkflowUsageForCli stays a tool.
   notTools: ['getWorkflowUsageByDayForCli'],
   v1: [workflowsV1],
-  migrations: [{ area: 'workflows', schema: ['src/areas/workflows/tables.ts'] }],
+  // The inbound webhook and the approval links: signed URLs, no API key (public-links.ts).
+  http: workflowsPublicRoutes,
+  jobs: [waitDueJob, triggersTickJob],
+  schedules: [{ job: TRIGGERS_TICK_JOB, cron: TRIGGERS_TICK_CRON }],
+  migrations: [
+    {
+      area: 'workflows',
+      schema: ['src/areas/workflows/tables.ts', 'src/areas/workflows/trigger-tables.ts'],
+    },
+  ],
   start: async (deps, { worker }) => (worker ? startEngine(deps) : undefined),
 });
 
 export { workflowUsage } from './usage-fn.ts';
+
+declare module '../../core/jobs.ts' {
+  interface JobPayloads {
+    'workflows.wait.due': PayloadOf<typeof waitDueJob>;
+    'workflows.triggers.tick': PayloadOf<typeof triggersTickJob>;
+  }
+}

@@ -6,7 +6,10 @@ import type { Deps } from '../../deps.ts';
 import { projectForApiKey } from '../orgs/index.ts';
 import { runVariableProblems } from './definition.ts';
 import { workflowsErrors } from './errors.ts';
-import { advanceRun, notifyWorkers, WAKE_CANCEL } from './scheduler.ts';
+import { advanceRun, notifyWorkers, runEnded, WAKE_CANCEL } from './scheduler.ts';
+import { approvalUrl } from './public-links.ts';
+import { createRun } from './start.ts';
+import { workflowWaits } from './trigger-tables.ts';
 import type { RunBody, RunOut } from './schema.ts';
 import { type RunStatus, workflowRuns, workflowStepStates } from './tables.ts';
 import { findWorkflow, type WfScope } from './workflows.ts';
@@ -26,35 +29,18 @@ export async function startRun(deps: Deps, s: WfScope, workflowId: string, body:
   if (project.id !== wf.projectId) throw workflowsErrors.workflowNotFound();
   const { values, problems } = runVariableProblems(wf.variables, body.variables);
   if (problems.length) throw workflowsErrors.workflowVariablesInvalid(problems);
-  const now = deps.clock.now();
-  const run = await deps.db.transaction(async (tx) => {
-    const { rows } = await tx.query<{ id: string }>(
-      `insert into workflow_runs (org_id, environment, project_id, workflow_id, status, steps, variables,
-         metadata, output, webhook_url, webhook_secret_enc, created_at)
-       values ($1, $2, $3, $4, 'pending', $5, $6, $7, '{}', $8, $9, $10) returning id`,
-      [
-        s.orgId,
-        s.environment,
-        project.id,
-        wf.id,
-        JSON.stringify(wf.steps),
-        JSON.stringify(values),
-        JSON.stringify(body.metadata),
-        body.webhook?.url ?? null,
-        body.webhook ? deps.keyring.encrypt(body.webhook.secret) : null,
-        now.toISOString(),
-      ],
-    );
-    const id = rows[0]!.id;
-    if (wf.steps.length)
-      await tx.query(
-        `insert into workflow_step_states (run_id, step_id, position, status)
-         select $1, s.id, s.pos, 'pending' from unnest($2::text[]) with ordinality as s(id, pos)`,
-        [id, wf.steps.map((x) => x.id)],
-      );
-    return id;
+  const started = await createRun(deps, wf, {
+    projectId: project.id,
+    variables: values,
+    metadata: body.metadata,
+    ...(body.webhook ? { webhook: body.webhook } : {}),
+    trigger: { type: 'api' },
   });
-  await advanceRun(deps, run);
+  if (!started.ok)
+    throw started.reason === 'rate_limited'
+      ? workflowsErrors.workflowRateLimited(started.retryAfterSec)
+      : workflowsErrors.workflowVariablesInvalid([started.message]);
+  const run = started.id;
   const out = await getRun(deps, s, run);
   return {
     id: out.id,
@@ -68,9 +54,10 @@ export async function startRun(deps: Deps, s: WfScope, workflowId: string, body:
   };
 }
 
-export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
+export function toRunOut(r: RunRow, steps: StepRow[], waits: WaitOut[] = []): RunOut {
   const stepStates: RunOut['stepStates'] = {};
-  for (const st of steps)
+  for (const st of steps) {
+    const w = waits.find((x) => x.runId === r.id && x.stepId === st.stepId);
     stepStates[st.stepId] = {
       status: st.status,
       startedAt: st.startedAt?.toISOString() ?? null,
@@ -81,7 +68,9 @@ export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
       crashRecoveries: st.crashes,
       completedItems: st.completedItems,
       totalItems: st.totalItems,
+      ...(w ? { wait: { ...w.wait, approvalUrl: st.status === 'waiting' ? w.wait.approvalUrl : null } } : {}),
     };
+  }
   const end = r.completedAt ?? (r.startedAt ? new Date() : null);
   return {
     id: r.id,
@@ -96,10 +85,30 @@ export function toRunOut(r: RunRow, steps: StepRow[]): RunOut {
     totalDurationMs: r.startedAt && end ? Math.max(0, end.getTime() - r.startedAt.getTime()) : null,
     creditsUsed: r.creditsUsed,
     error: r.error,
+    trigger: r.trigger,
+    queued: r.held && r.status === 'pending',
+    concurrencyKey: r.concurrencyKey,
     startedAt: r.startedAt?.toISOString() ?? null,
     completedAt: r.completedAt?.toISOString() ?? null,
     createdAt: r.createdAt.toISOString(),
   };
+}
+
+type WaitOut = { runId: string; stepId: string; wait: NonNullable<RunOut['stepStates'][string]['wait']> };
+
+async function waitsOf(deps: Deps, runIds: string[]): Promise<WaitOut[]> {
+  const rows = await deps.db.orm.select().from(workflowWaits).where(inArray(workflowWaits.runId, runIds));
+  return rows.map((w) => ({
+    runId: w.runId,
+    stepId: w.stepId,
+    wait: {
+      kind: w.kind,
+      dueAt: w.dueAt?.toISOString() ?? null,
+      event: w.eventName,
+      approvalUrl: w.kind === 'approval' && !w.decidedAt ? approvalUrl(deps, w.id) : null,
+      decidedAt: w.decidedAt?.toISOString() ?? null,
+    },
+  }));
 }
 
 export async function findRun(deps: Deps, s: WfScope, id: string): Promise<RunRow> {
@@ -124,10 +133,15 @@ async function withSteps(deps: Deps, rows: RunRow[]): Promise<RunOut[]> {
       ),
     )
     .orderBy(asc(workflowStepStates.position));
+  const waits = await waitsOf(
+    deps,
+    rows.map((r) => r.id),
+  );
   return rows.map((r) =>
     toRunOut(
       r,
       steps.filter((x) => x.runId === r.id),
+      waits,
     ),
   );
 }
@@ -182,13 +196,14 @@ export async function cancelRun(deps: Deps, s: WfScope, id: string): Promise<Run
       `update workflow_step_states set status = 'skipped', lease_until = null,
          completed_at = case when status = 'running' then now() else completed_at end,
          last_error = case when status = 'running' then 'Cancelled while running.' else last_error end
-        where run_id = $1 and status in ('pending', 'ready', 'running')`,
+        where run_id = $1 and status in ('pending', 'ready', 'running', 'waiting')`,
       [run.id],
     );
     return true;
   });
   if (!done) throw workflowsErrors.workflowRunNotCancellable(run.status);
   await notifyWorkers(deps, `${WAKE_CANCEL}${run.id}`);
+  await runEnded(deps, run.id);
   return getRun(deps, s, run.id);
 }
 

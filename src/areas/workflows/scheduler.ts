@@ -1,8 +1,10 @@
 import type { Queryable } from '../../core/db/client.ts';
 import { queueWebhook } from '../../core/webhooks.ts';
 import type { Deps } from '../../deps.ts';
+import { unholdIn } from './admission.ts';
 import type { StepDef } from './definition.ts';
 import type { RunStatus, StepStatus } from './tables.ts';
+import { beginWaitsIn } from './waits/begin.ts';
 
 // The scheduler decides, under a lock on the run row, which pending steps may start: a step whose
 // dependencies are all finished becomes ready (up to the run's parallel cap), or skipped when it lies on a
@@ -24,12 +26,20 @@ const TERMINAL: StepStatus[] = ['completed', 'skipped', 'failed'];
 /** Promotes/skips the run's pending steps; completes the run when nothing is left. Inside `tx`. */
 export async function advanceIn(tx: Queryable, deps: Deps, runId: string): Promise<Effects> {
   const none: Effects = { promoted: 0, finished: null, runId };
-  const { rows: runs } = await tx.query<{ status: RunStatus; steps: StepDef[] }>(
-    'select status, steps from workflow_runs where id = $1 for update',
+  const { rows: runs } = await tx.query<{
+    status: RunStatus;
+    steps: StepDef[];
+    held: boolean;
+    variables: Record<string, unknown>;
+    org_id: string;
+    environment: string;
+  }>(
+    'select status, steps, held, variables, org_id, environment from workflow_runs where id = $1 for update',
     [runId],
   );
   const run = runs[0];
-  if (!run || (run.status !== 'pending' && run.status !== 'running')) return none;
+  // A held run waits for its concurrency key or its schedule's previous run (admission.ts).
+  if (!run || run.held || (run.status !== 'pending' && run.status !== 'running')) return none;
   const { rows } = await tx.query<{ step_id: string; status: StepStatus; output: unknown }>(
     'select step_id, status, output from workflow_step_states where run_id = $1',
     [runId],
@@ -66,13 +76,24 @@ export async function advanceIn(tx: Queryable, deps: Deps, runId: string): Promi
         where run_id = $1 and step_id = any($2::text[]) and status = 'pending'`,
       [runId, skipped],
     );
-  if (promote.length)
+  // A wait step is parked (waits/begin.ts), not handed to a worker.
+  const waits = promote.filter((id) => defs.get(id)?.type === 'wait');
+  const ready = promote.filter((id) => !waits.includes(id));
+  if (ready.length)
     await tx.query(
       `update workflow_step_states set status = 'ready', next_attempt_at = null
         where run_id = $1 and step_id = any($2::text[]) and status = 'pending'`,
-      [runId, promote],
+      [runId, ready],
     );
-  for (const id of promote) state.set(id, 'ready');
+  if (waits.length)
+    await beginWaitsIn(
+      tx,
+      deps,
+      { id: runId, orgId: run.org_id, environment: run.environment, variables: run.variables, outputs: output },
+      waits.map((id) => defs.get(id)!),
+    );
+  for (const id of ready) state.set(id, 'ready');
+  for (const id of waits) state.set(id, 'waiting');
   if (![...state.values()].every((v) => v === 'completed' || v === 'skipped'))
     return { promoted: promote.length, finished: null, runId };
   const out: Record<string, unknown> = {};
@@ -93,6 +114,26 @@ export async function applyEffects(deps: Deps, e: Effects): Promise<void> {
   if (e.promoted) await notifyWorkers(deps, WAKE_READY);
   if (e.finished === 'failed') await notifyWorkers(deps, `${WAKE_CANCEL}${e.runId}`);
   if (e.finished) await sendRunWebhook(deps, e.runId);
+  if (e.finished) await runEnded(deps, e.runId);
+}
+
+/** A run ended (completed, failed, cancelled): the runs of its workflow held behind it may start. */
+export async function runEnded(deps: Deps, runId: string): Promise<void> {
+  const { rows } = await deps.db.query<{ workflow_id: string }>(
+    'select workflow_id from workflow_runs where id = $1',
+    [runId],
+  );
+  if (rows[0]) await releaseHeld(deps, rows[0].workflow_id);
+}
+
+/** Starts the held runs of a workflow that now may (also swept every minute, for a process that died). */
+export async function releaseHeld(deps: Deps, workflowId: string): Promise<void> {
+  const effects = await deps.db.transaction(async (tx) => {
+    const out: Effects[] = [];
+    for (const id of await unholdIn(tx, workflowId)) out.push(await advanceIn(tx, deps, id));
+    return out;
+  });
+  for (const e of effects) await applyEffects(deps, e);
 }
 
 export async function advanceRun(deps: Deps, runId: string): Promise<void> {
@@ -116,7 +157,7 @@ export async function failRunIn(
   if (!rows.length) return { promoted: 0, finished: null, runId };
   await tx.query(
     `update workflow_step_states set status = 'skipped', lease_until = null
-      where run_id = $1 and status in ('pending', 'ready', 'running')`,
+      where run_id = $1 and status in ('pending', 'ready', 'running', 'waiting')`,
     [runId],
   );
   return { promoted: 0, finished: 'failed', runId };

@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { offsetPageSchema, offsetQuery } from '../../core/pagination.ts';
 import { stepDef, variableDefs } from './definition.ts';
 import { RUN_STATUSES, STEP_STATUSES } from './tables.ts';
+import { FIRE_OUTCOMES } from './trigger-tables.ts';
+import { eventName, limitsDef, triggersDef } from './triggers/config.ts';
 
 // The zod contract of each workflows operation (request and response), one per operation.
 
@@ -17,6 +19,10 @@ export const createBody = z.object({
   description: z.string().max(2000).optional(),
   steps: z.array(stepDef).max(500).default([]),
   variables: variableDefs.default({}),
+  /** Beyond the contract: schedules, events and the inbound webhook that start runs (docs/workflows.md). */
+  triggers: triggersDef.default({}),
+  /** Beyond the contract: a concurrency key and a rate limit on starts. */
+  limits: limitsDef.default({}),
 });
 export type CreateBody = z.infer<typeof createBody>;
 
@@ -26,6 +32,8 @@ export const patchBody = z.object({
   description: z.string().max(2000).nullable().optional(),
   steps: z.array(stepDef).max(500).optional(),
   variables: variableDefs.optional(),
+  triggers: triggersDef.optional(),
+  limits: limitsDef.optional(),
 });
 export type PatchBody = z.infer<typeof patchBody>;
 
@@ -37,6 +45,10 @@ export const workflowOut = z.object({
   description: z.string().nullable(),
   steps: z.array(stepDef),
   variables: variableDefs,
+  triggers: triggersDef,
+  limits: limitsDef,
+  /** The signed inbound webhook URL when `triggers.webhook.enabled` (a secret: anyone with it starts runs). */
+  webhookUrl: z.string().nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -67,6 +79,16 @@ export const stepStateOut = z.object({
   /** Beyond the contract, loops only: items whose sub-steps all completed, of how many. */
   completedItems: z.number().int().nullable(),
   totalItems: z.number().int().nullable(),
+  /** Beyond the contract: a wait step's wait (what, until when, its approval link while it waits). */
+  wait: z
+    .object({
+      kind: z.enum(['sleep', 'event', 'approval']),
+      dueAt: z.string().nullable(),
+      event: z.string().nullable(),
+      approvalUrl: z.string().nullable(),
+      decidedAt: z.string().nullable(),
+    })
+    .optional(),
 });
 
 export const runOut = z.object({
@@ -82,6 +104,10 @@ export const runOut = z.object({
   totalDurationMs: z.number().int().nullable(),
   creditsUsed: z.number(),
   error: z.string().nullable(),
+  /** Beyond the contract: what started the run, and whether it waits for its concurrency key or schedule. */
+  trigger: z.lazy(() => runTriggerOut),
+  queued: z.boolean(),
+  concurrencyKey: z.string().nullable(),
   startedAt: z.string().nullable(),
   completedAt: z.string().nullable(),
   createdAt: z.string(),
@@ -105,3 +131,46 @@ export const runListQuery = offsetQuery({ defaultLimit: 50, maxLimit: 100 }).ext
   status: z.enum(RUN_STATUSES).optional(),
 });
 export const runPage = offsetPageSchema(runOut);
+
+export const runTriggerOut = z.object({
+  type: z.enum(['api', 'schedule', 'event', 'webhook']),
+  ref: z.string().optional(),
+  slot: z.string().optional(),
+  eventId: z.string().optional(),
+});
+
+export const eventBody = z.object({ name: eventName, payload: z.unknown().optional() });
+export const eventOut = z.object({
+  id: z.string(),
+  name: z.string(),
+  receivedAt: z.string(),
+  runs: z.array(z.object({ workflowId: z.string(), runId: z.string(), status: z.enum(['started', 'queued']) })),
+  skipped: z.array(z.object({ workflowId: z.string(), outcome: z.enum(FIRE_OUTCOMES), reason: z.string() })),
+  resumedWaits: z.number().int(),
+});
+
+const fireOut = z.object({
+  firedAt: z.string(),
+  slot: z.string().nullable(),
+  outcome: z.enum(FIRE_OUTCOMES),
+  runId: z.string().nullable(),
+  runStatus: z.enum(RUN_STATUSES).nullable(),
+  detail: z.string().nullable(),
+});
+export const triggersOut = z.object({
+  schedules: z.array(
+    z.object({
+      cron: z.string(),
+      timezone: z.string(),
+      overlap: z.enum(['skip', 'allow', 'queue']),
+      catchUp: z.boolean(),
+      nextRunAt: z.string().nullable(),
+      lastFires: z.array(fireOut),
+    }),
+  ),
+  events: z.array(z.object({ name: z.string(), filters: z.array(z.string().nullable()), lastFires: z.array(fireOut) })),
+  webhook: z.object({ enabled: z.boolean(), url: z.string().nullable(), lastFires: z.array(fireOut) }),
+});
+
+export const approvalParams = z.object({ id: z.string().max(100), stepId: z.string().max(64) });
+export const approvalBody = z.object({ approved: z.boolean(), comment: z.string().max(2000).optional() });

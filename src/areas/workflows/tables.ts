@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  boolean,
   doublePrecision,
   index,
   integer,
@@ -12,6 +13,7 @@ import {
   uuid,
 } from 'drizzle-orm/pg-core';
 import type { StepDef, VariableDefs } from './definition.ts';
+import type { Limits, RunTrigger, Triggers } from './triggers/config.ts';
 
 // Workflows: every row carries its organization and environment (production for live keys, sandbox for
 // test keys). A run is a row; each of its steps is a row of workflow_step_states, written when the step
@@ -21,8 +23,11 @@ import type { StepDef, VariableDefs } from './definition.ts';
 export const RUN_STATUSES = ['pending', 'running', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
-/** pending: waits for dependencies; ready: claimable (at nextAttemptAt); running: leased by a worker. */
-export const STEP_STATUSES = ['pending', 'ready', 'running', 'completed', 'failed', 'skipped'] as const;
+/**
+ * pending: waits for dependencies; ready: claimable (at nextAttemptAt); running: leased by a worker;
+ * waiting: a `wait` step, held by no worker (workflow_waits).
+ */
+export const STEP_STATUSES = ['pending', 'ready', 'running', 'waiting', 'completed', 'failed', 'skipped'] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export const workflows = pgTable(
@@ -37,6 +42,10 @@ export const workflows = pgTable(
     description: text('description'),
     steps: jsonb('steps').$type<StepDef[]>().notNull(),
     variables: jsonb('variables').$type<VariableDefs>().notNull(),
+    triggers: jsonb('triggers').$type<Triggers>().notNull().default({}),
+    limits: jsonb('limits').$type<Limits>().notNull().default({}),
+    /** Part of what the inbound webhook URL signs: rotating it kills the old URL. Not a secret alone. */
+    hookNonce: text('hook_nonce'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
   },
@@ -65,11 +74,21 @@ export const workflowRuns = pgTable(
     /** Encrypted with the keyring; never returned. */
     webhookSecretEnc: text('webhook_secret_enc'),
     creditsUsed: doublePrecision('credits_used').notNull().default(0),
+    /** What started it: `{ type: api | schedule | event | webhook, ref?, slot?, eventId? }`. */
+    trigger: jsonb('trigger').$type<RunTrigger>().notNull().default({ type: 'api' }),
+    /** `schedule:<ref>`, `event:<name>` or `webhook` (null for API calls): overlap checks and trigger history. */
+    triggerRef: text('trigger_ref'),
+    /** A run waiting for its concurrency key or its schedule's previous run: pending, no step promoted. */
+    held: boolean('held').notNull().default(false),
+    concurrencyKey: text('concurrency_key'),
+    /** Runs sharing it run one at a time (a schedule with overlap `queue`). */
+    serialKey: text('serial_key'),
     startedAt: timestamp('started_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
   },
   (t) => [
+    index('workflow_runs_held_idx').on(t.workflowId, t.createdAt).where(sql`held`),
     index('workflow_runs_tenant_created_idx').on(t.orgId, t.environment, t.projectId, t.createdAt),
     index('workflow_runs_workflow_idx').on(t.workflowId),
   ],

@@ -1,7 +1,18 @@
 import { defineRoute, defineV1Routes, type V1Context } from '../../http/v1-kit.ts';
 import { cancelRun, getRun, listRuns, retryRun, startRun } from './runs.ts';
 import * as S from './schema.ts';
-import { createWorkflow, deleteWorkflow, getWorkflow, listWorkflows, patchWorkflow } from './workflows.ts';
+import { postEvent } from './triggers/events.ts';
+import { triggersView } from './triggers/history.ts';
+import { decideByApi } from './waits/approvals.ts';
+import {
+  createWorkflow,
+  deleteWorkflow,
+  findWorkflow,
+  getWorkflow,
+  listWorkflows,
+  patchWorkflow,
+  rotateWebhook,
+} from './workflows.ts';
 
 // HTTP only: each workflows operation's zod contract and a call into the service. Mounted at /v1/workflows.
 
@@ -77,6 +88,52 @@ export const workflowsV1 = defineV1Routes({
       handler: (c, { params }) => retryRun(c.deps, scope(c), params.id),
     }),
     defineRoute({
+      method: 'POST',
+      url: '/events',
+      name: 'workflows.events.send',
+      summary: 'Send an event (beyond the contract)',
+      description:
+        'Starts every workflow of the environment subscribed to the name whose filter passes, and resumes every step waiting for it. A name nobody subscribes to is accepted.',
+      body: S.eventBody,
+      response: S.eventOut,
+      status: 202,
+      errors: [],
+      handler: (c, { body }) => postEvent(c.deps, scope(c), { name: body.name, payload: body.payload }),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/runs/:id/approvals/:stepId',
+      name: 'workflows.runs.approve',
+      summary: "Approve or reject a step waiting for an approval (beyond the contract)",
+      description: 'The first decision wins, by API or by the signed link; a later one is refused.',
+      params: S.approvalParams,
+      body: S.approvalBody,
+      response: S.runOut,
+      errors: [RNF, 'WORKFLOW_STEP_NOT_WAITING', 'WORKFLOW_APPROVAL_USED'],
+      handler: (c, { params, body }) => decideByApi(c.deps, scope(c), params.id, params.stepId, body),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/:id/triggers',
+      name: 'workflows.triggers.get',
+      summary: "A workflow's triggers with their last fires (beyond the contract)",
+      params: S.idParams,
+      response: S.triggersOut,
+      errors: [NF],
+      handler: async (c, { params }) => triggersView(c.deps, await findWorkflow(c.deps, scope(c), params.id)),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/:id/webhook/rotate',
+      name: 'workflows.webhook.rotate',
+      summary: "Give a workflow's inbound webhook a new URL (beyond the contract)",
+      description: 'The old URL stops working at once.',
+      params: S.idParams,
+      response: S.workflowOut,
+      errors: [NF, 'WORKFLOW_WEBHOOK_NOT_FOUND'],
+      handler: (c, { params }) => rotateWebhook(c.deps, scope(c), params.id),
+    }),
+    defineRoute({
       method: 'GET',
       url: '/:id',
       name: 'workflows.get',
@@ -116,7 +173,7 @@ export const workflowsV1 = defineV1Routes({
       body: S.runBody,
       response: S.runCreated,
       status: 201,
-      errors: [NF, 'PROJECT_NOT_FOUND', 'WORKFLOW_VARIABLES_INVALID'],
+      errors: [NF, 'PROJECT_NOT_FOUND', 'WORKFLOW_VARIABLES_INVALID', 'WORKFLOW_RATE_LIMITED'],
       handler: (c, { params, body }) => startRun(c.deps, scope(c), params.id, body),
     }),
   ],

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import { and, count, desc, eq, inArray } from 'drizzle-orm';
 
 import { isProvider, PROVIDERS } from '../../core/ai/providers.ts';
@@ -9,7 +10,10 @@ import { projectForApiKey, projects } from '../orgs/index.ts';
 import { definitionProblems, type StepDef, type VariableDefs } from './definition.ts';
 import { workflowsErrors } from './errors.ts';
 import type { CreateBody, PatchBody, WorkflowOut } from './schema.ts';
+import { webhookUrl } from './public-links.ts';
 import { workflows } from './tables.ts';
+import { type Limits, type Triggers, triggerProblems } from './triggers/config.ts';
+import { syncSchedules } from './triggers/schedules.ts';
 
 // Workflow definitions: CRUD per project, every definition checked (definition.ts) before it is stored.
 
@@ -22,7 +26,13 @@ const tenant = (s: WfScope) => and(eq(workflows.orgId, s.orgId), eq(workflows.en
 export const modelRefOf = (s: Pick<StepDef, 'provider' | 'model'>) =>
   s.provider && !s.model?.startsWith(`${s.provider}/`) ? `${s.provider}/${s.model}` : s.model!;
 
-async function validate(deps: Deps, s: WfScope, steps: StepDef[], variables: VariableDefs): Promise<void> {
+async function validate(
+  deps: Deps,
+  s: WfScope,
+  steps: StepDef[],
+  variables: VariableDefs,
+  extras: { triggers: Triggers; limits: Limits },
+): Promise<void> {
   const problems = await definitionProblems(steps, variables, async (step) => {
     // Checked apart: with Pier's own gateway configured, an unknown `provider/model` would pass as a gateway model.
     if (step.provider && !isProvider(step.provider))
@@ -34,6 +44,7 @@ async function validate(deps: Deps, s: WfScope, steps: StepDef[], variables: Var
       return `model '${modelRefOf(step)}': ${(err as Error).message}`;
     }
   });
+  problems.push(...triggerProblems(extras.triggers, extras.limits, deps.clock.now()));
   if (problems.length) throw workflowsErrors.workflowInvalid(problems);
 }
 
@@ -53,6 +64,9 @@ export async function toWorkflowOuts(deps: Deps, rows: Row[]): Promise<WorkflowO
     description: r.description,
     steps: r.steps,
     variables: r.variables,
+    triggers: r.triggers,
+    limits: r.limits,
+    webhookUrl: r.triggers.webhook?.enabled && r.hookNonce ? webhookUrl(deps, r.id, r.hookNonce) : null,
     createdAt: r.createdAt.toISOString(),
     updatedAt: r.updatedAt.toISOString(),
   }));
@@ -78,7 +92,8 @@ async function slugFree(deps: Deps, s: WfScope, projectId: string, slug: string,
 
 export async function createWorkflow(deps: Deps, s: WfScope, body: CreateBody): Promise<WorkflowOut> {
   const project = await projectForApiKey(deps, s.orgId, body.projectSlug);
-  await validate(deps, s, body.steps, body.variables);
+  const extras = { triggers: body.triggers, limits: body.limits };
+  await validate(deps, s, body.steps, body.variables, extras);
   await slugFree(deps, s, project.id, body.slug);
   const now = deps.clock.now();
   const [row] = await deps.db.orm
@@ -92,13 +107,14 @@ export async function createWorkflow(deps: Deps, s: WfScope, body: CreateBody): 
       description: body.description ?? null,
       steps: body.steps,
       variables: body.variables,
+      ...extras,
       createdAt: now,
       updatedAt: now,
     })
     .onConflictDoNothing()
     .returning();
   if (!row) throw workflowsErrors.workflowSlugTaken(body.slug);
-  return (await toWorkflowOuts(deps, [row]))[0]!;
+  return synced(deps, row);
 }
 
 export async function getWorkflow(deps: Deps, s: WfScope, id: string): Promise<WorkflowOut> {
@@ -129,7 +145,8 @@ export async function patchWorkflow(deps: Deps, s: WfScope, id: string, body: Pa
   const row = await findWorkflow(deps, s, id);
   const steps = body.steps ?? row.steps;
   const variables = body.variables ?? row.variables;
-  await validate(deps, s, steps, variables);
+  const extras = { triggers: body.triggers ?? row.triggers, limits: body.limits ?? row.limits };
+  await validate(deps, s, steps, variables, extras);
   if (body.slug && body.slug !== row.slug) await slugFree(deps, s, row.projectId, body.slug, row.id);
   const [updated] = await deps.db.orm
     .update(workflows)
@@ -139,11 +156,30 @@ export async function patchWorkflow(deps: Deps, s: WfScope, id: string, body: Pa
       description: body.description === undefined ? row.description : body.description,
       steps,
       variables,
+      ...extras,
       updatedAt: deps.clock.now(),
     })
     .where(and(tenant(s), eq(workflows.id, row.id)))
     .returning();
-  return (await toWorkflowOuts(deps, [updated!]))[0]!;
+  return synced(deps, updated!);
+}
+
+/** Schedule rows and the webhook's nonce follow the stored triggers. */
+async function synced(deps: Deps, row: Row): Promise<WorkflowOut> {
+  await syncSchedules(deps, row);
+  const [fresh] = await deps.db.orm.select().from(workflows).where(eq(workflows.id, row.id));
+  return (await toWorkflowOuts(deps, [fresh ?? row]))[0]!;
+}
+
+/** A new inbound webhook URL; the old one stops working at once. */
+export async function rotateWebhook(deps: Deps, s: WfScope, id: string): Promise<WorkflowOut> {
+  const row = await findWorkflow(deps, s, id);
+  if (!row.triggers.webhook?.enabled) throw workflowsErrors.webhookNotFound();
+  await deps.db.orm
+    .update(workflows)
+    .set({ hookNonce: crypto.randomBytes(12).toString('base64url') })
+    .where(eq(workflows.id, row.id));
+  return getWorkflow(deps, s, row.id);
 }
 
 /** Runs keep their own copy of the definition, so they outlive the workflow (and stay readable). */

@@ -1,6 +1,6 @@
 import type { StepDef, StepType } from '../definition.ts';
 import { runCode } from './code.ts';
-import type { StepCtx, StepResult } from './context.ts';
+import { type StepCtx, StepError, type StepResult } from './context.ts';
 import { runHttp } from './http.ts';
 import { runAudio, runImage, runLlm, runVideo } from './llm.ts';
 import { runLoop } from './loop.ts';
@@ -17,6 +17,10 @@ const byType: Record<Exclude<StepType, 'loop'>, (c: StepCtx, s: StepDef) => Prom
   http: runHttp,
   transform: runTransform,
   condition: runCondition,
+  // The scheduler parks a wait step in workflow_waits; no worker ever claims one (waits/begin.ts).
+  wait: async () => {
+    throw new StepError('A wait step is resumed by its wait, not run by a worker.');
+  },
 };
 
 export function executeStep(c: StepCtx, s: StepDef): Promise<StepResult> {

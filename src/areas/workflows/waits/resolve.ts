@@ -1,0 +1,137 @@
+import jsonata from 'jsonata';
+import type { Queryable } from '../../../core/db/client.ts';
+import type { Deps } from '../../../deps.ts';
+import type { StepDef } from '../definition.ts';
+import { advanceIn, applyEffects, failRunIn } from '../scheduler.ts';
+import type { StepStatus } from '../tables.ts';
+import { durationMs } from './def.ts';
+
+// How a waiting step ends: its due job runs (a sleep ends, a timeout passes), a matching event arrives, or
+// a person decides an approval. Each happens in one transaction that locks the wait row and finds the step
+// still `waiting` (else nothing changes: a run cancelled meanwhile, a second click on an approval link),
+// writes the step's output or failure, and lets the scheduler go on, as a worker finishing a step does.
+
+export type EventIn = { id: string; name: string; payload: unknown; receivedAt: string };
+export type Decision = { approved: boolean; by: 'link' | 'api'; comment?: string | undefined };
+type How = { kind: 'due' } | { kind: 'event'; event: EventIn } | { kind: 'approval'; decision: Decision };
+
+export type WaitRow = {
+  id: string;
+  run_id: string;
+  step_id: string;
+  kind: 'sleep' | 'event' | 'approval';
+  error: string | null;
+  decided_at: Date | null;
+  step_status: StepStatus;
+  steps: StepDef[];
+};
+
+export type Resolution = 'resolved' | 'not_waiting' | 'already_decided';
+
+async function lockWait(tx: Queryable, waitId: string): Promise<WaitRow | null> {
+  const { rows } = await tx.query<WaitRow>(
+    `select w.id, w.run_id, w.step_id, w.kind, w.error, w.decided_at, s.status as step_status, r.steps
+       from workflow_waits w
+       join workflow_step_states s on s.run_id = w.run_id and s.step_id = w.step_id
+       join workflow_runs r on r.id = w.run_id
+      where w.id = $1 for update of w`,
+    [waitId],
+  );
+  return rows[0] ?? null;
+}
+
+function outcome(w: WaitRow, how: How, now: Date): { output: unknown } | { error: string } {
+  const def = w.steps.find((s) => s.id === w.step_id)?.wait ?? {};
+  if (how.kind === 'event') return { output: { event: how.event } };
+  if (how.kind === 'approval') {
+    const d = how.decision;
+    if (!d.approved)
+      return { error: `Rejected (by ${d.by === 'link' ? 'the approval link' : 'an API call'})${d.comment ? `: ${d.comment}` : '.'}` };
+    return { output: { approved: true, by: d.by, comment: d.comment ?? null, decidedAt: now.toISOString() } };
+  }
+  if (w.error) return { error: w.error };
+  if (w.kind === 'sleep') return { output: { resumedAt: now.toISOString() } };
+  if (def.onTimeout === 'continue') return { output: { timedOut: true } };
+  const span = def.timeout === undefined ? '' : ` ${(durationMs(def.timeout) ?? 0) / 1000} s`;
+  const what = w.kind === 'event' ? `event '${def.event}'` : 'an approval';
+  return { error: `Timed out after${span} waiting for ${what}.` };
+}
+
+export async function resolveWait(deps: Deps, waitId: string, how: How): Promise<Resolution> {
+  const now = deps.clock.now();
+  const result = await deps.db.transaction(async (tx) => {
+    const w = await lockWait(tx, waitId);
+    if (!w || w.step_status !== 'waiting') return { r: 'not_waiting' as const, effects: null };
+    if (how.kind === 'approval' && (w.kind !== 'approval' || w.decided_at))
+      return { r: w.decided_at ? ('already_decided' as const) : ('not_waiting' as const), effects: null };
+    if (how.kind === 'approval')
+      await tx.query('update workflow_waits set decided_at = $2 where id = $1', [w.id, now.toISOString()]);
+    const o = outcome(w, how, now);
+    if ('error' in o) {
+      await tx.query(
+        `update workflow_step_states set status = 'failed', last_error = $3, completed_at = $4
+          where run_id = $1 and step_id = $2 and status = 'waiting'`,
+        [w.run_id, w.step_id, o.error, now.toISOString()],
+      );
+      return { r: 'resolved' as const, effects: await failRunIn(tx, w.run_id, w.step_id, o.error) };
+    }
+    await tx.query(
+      `update workflow_step_states set status = 'completed', output = $3, completed_at = $4, last_error = null
+        where run_id = $1 and step_id = $2 and status = 'waiting'`,
+      [w.run_id, w.step_id, JSON.stringify(o.output), now.toISOString()],
+    );
+    return { r: 'resolved' as const, effects: await advanceIn(tx, deps, w.run_id) };
+  });
+  if (result.effects) await applyEffects(deps, result.effects);
+  return result.r;
+}
+
+/**
+ * An event resumes every step of the organization's environment waiting for its name whose `match` is
+ * truthy for it, over `{ event, variables, steps }`. Only waits begun before the event count. Returns how
+ * many it resumed.
+ */
+export async function deliverToWaits(
+  deps: Deps,
+  scope: { orgId: string; environment: string },
+  event: EventIn,
+): Promise<number> {
+  const { rows } = await deps.db.query<{
+    id: string;
+    run_id: string;
+    match: string | null;
+    variables: Record<string, unknown>;
+  }>(
+    `select w.id, w.run_id, w.match, r.variables
+       from workflow_waits w
+       join workflow_step_states s on s.run_id = w.run_id and s.step_id = w.step_id
+       join workflow_runs r on r.id = w.run_id
+      where w.org_id = $1 and w.environment = $2 and w.kind = 'event' and w.event_name = $3
+        and s.status = 'waiting' and w.created_at <= $4
+      order by w.created_at`,
+    [scope.orgId, scope.environment, event.name, event.receivedAt],
+  );
+  let resumed = 0;
+  for (const w of rows) {
+    if (w.match) {
+      const { rows: done } = await deps.db.query<{ step_id: string; output: unknown }>(
+        `select step_id, output from workflow_step_states where run_id = $1 and status = 'completed'`,
+        [w.run_id],
+      );
+      const data = {
+        event: { name: event.name, payload: event.payload },
+        variables: w.variables,
+        steps: Object.fromEntries(done.map((d) => [d.step_id, { output: d.output }])),
+      };
+      let hit: unknown;
+      try {
+        hit = await jsonata(w.match).evaluate(data);
+      } catch {
+        hit = false; // an expression that fails on this event does not match it
+      }
+      if (!hit) continue;
+    }
+    if ((await resolveWait(deps, w.id, { kind: 'event', event })) === 'resolved') resumed++;
+  }
+  return resumed;
+}
