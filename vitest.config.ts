@@ -8,6 +8,7 @@ import { defineConfig } from 'vitest/config';
 const dbFree = [
   'src/cli/browser-login.test.ts',
   'src/areas/workflows/steps/code.test.ts',
+  'src/areas/workflows/triggers/cron.test.ts',
   'src/cli/config-store.test.ts',
   'src/cli/output.test.ts',
   'src/cli/program.test.ts',

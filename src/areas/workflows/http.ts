@@ -84,7 +84,13 @@ export async function workflowsPublicRoutes(app: FastifyInstance, opts: { deps: 
     const { row } = hit;
     const about = `<p>Workflow <strong>${escapeHtml(row.workflow_name ?? 'deleted workflow')}</strong>, step
 <strong>${escapeHtml(row.step_id)}</strong>.</p>${row.message ? `<p>${escapeHtml(row.message)}</p>` : ''}`;
-    if (row.decided_at) return html(reply, 409, 'Already decided', `${about}<p>This approval was already given or refused.</p>`);
+    if (row.decided_at)
+      return html(
+        reply,
+        409,
+        'Already decided',
+        `${about}<p>This approval was already given or refused.</p>`,
+      );
     if (row.status !== 'waiting')
       return html(reply, 409, 'No longer waiting', `${about}<p>The step is ${escapeHtml(row.status)}.</p>`);
     return html(
@@ -101,7 +107,8 @@ export async function workflowsPublicRoutes(app: FastifyInstance, opts: { deps: 
     if (!hit) throw workflowsErrors.approvalNotFound();
     const b = (req.body ?? {}) as { decision?: string; approved?: boolean; comment?: string };
     const approved = b.approved ?? b.decision !== 'reject';
-    const comment = typeof b.comment === 'string' && b.comment.trim() ? b.comment.trim().slice(0, 2000) : undefined;
+    const comment =
+      typeof b.comment === 'string' && b.comment.trim() ? b.comment.trim().slice(0, 2000) : undefined;
     await decide(deps, hit.waitId, hit.row.step_id, { approved, by: 'link', comment });
     if (!String(req.headers.accept ?? '').includes('text/html'))
       return reply.header('cache-control', 'no-store').send({ approved });

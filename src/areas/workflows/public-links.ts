@@ -21,10 +21,10 @@ export function webhookUrl(deps: Deps, workflowId: string, nonce: string): strin
 export async function readHookToken(deps: Deps, token: string): Promise<string | null> {
   const [id, sig, extra] = token.split('.');
   if (!id || !sig || extra !== undefined || !isUuid(id)) return null;
-  const { rows } = await deps.db.query<{ hook_nonce: string | null; triggers: { webhook?: { enabled?: boolean } } }>(
-    'select hook_nonce, triggers from workflows where id = $1',
-    [id],
-  );
+  const { rows } = await deps.db.query<{
+    hook_nonce: string | null;
+    triggers: { webhook?: { enabled?: boolean } };
+  }>('select hook_nonce, triggers from workflows where id = $1', [id]);
   const r = rows[0];
   if (!r?.hook_nonce || !r.triggers.webhook?.enabled) return null;
   return safeEqual(short(deps, `wf-hook.${id}.${r.hook_nonce}`), sig) ? id : null;

@@ -6,12 +6,12 @@ import type { Deps } from '../../deps.ts';
 import { projectForApiKey } from '../orgs/index.ts';
 import { runVariableProblems } from './definition.ts';
 import { workflowsErrors } from './errors.ts';
-import { advanceRun, notifyWorkers, runEnded, WAKE_CANCEL } from './scheduler.ts';
 import { approvalUrl } from './public-links.ts';
-import { createRun } from './start.ts';
-import { workflowWaits } from './trigger-tables.ts';
+import { advanceRun, notifyWorkers, runEnded, WAKE_CANCEL } from './scheduler.ts';
 import type { RunBody, RunOut } from './schema.ts';
+import { createRun } from './start.ts';
 import { type RunStatus, workflowRuns, workflowStepStates } from './tables.ts';
+import { workflowWaits } from './trigger-tables.ts';
 import { findWorkflow, type WfScope } from './workflows.ts';
 
 // Runs: created with every step as a pending row, then the scheduler promotes what can start. Reads

@@ -89,7 +89,13 @@ export async function advanceIn(tx: Queryable, deps: Deps, runId: string): Promi
     await beginWaitsIn(
       tx,
       deps,
-      { id: runId, orgId: run.org_id, environment: run.environment, variables: run.variables, outputs: output },
+      {
+        id: runId,
+        orgId: run.org_id,
+        environment: run.environment,
+        variables: run.variables,
+        outputs: output,
+      },
       waits.map((id) => defs.get(id)!),
     );
   for (const id of ready) state.set(id, 'ready');

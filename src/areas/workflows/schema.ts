@@ -144,7 +144,9 @@ export const eventOut = z.object({
   id: z.string(),
   name: z.string(),
   receivedAt: z.string(),
-  runs: z.array(z.object({ workflowId: z.string(), runId: z.string(), status: z.enum(['started', 'queued']) })),
+  runs: z.array(
+    z.object({ workflowId: z.string(), runId: z.string(), status: z.enum(['started', 'queued']) }),
+  ),
   skipped: z.array(z.object({ workflowId: z.string(), outcome: z.enum(FIRE_OUTCOMES), reason: z.string() })),
   resumedWaits: z.number().int(),
 });
@@ -168,7 +170,9 @@ export const triggersOut = z.object({
       lastFires: z.array(fireOut),
     }),
   ),
-  events: z.array(z.object({ name: z.string(), filters: z.array(z.string().nullable()), lastFires: z.array(fireOut) })),
+  events: z.array(
+    z.object({ name: z.string(), filters: z.array(z.string().nullable()), lastFires: z.array(fireOut) }),
+  ),
   webhook: z.object({ enabled: z.boolean(), url: z.string().nullable(), lastFires: z.array(fireOut) }),
 });
 

@@ -31,7 +31,11 @@ export async function createRun(deps: Deps, wf: WorkflowRow, r: NewRun): Promise
   try {
     concurrencyKey = await concurrencyKeyOf(wf.limits, r.variables);
   } catch (err) {
-    return { ok: false, reason: 'invalid', message: `limits.concurrency.key failed: ${(err as Error).message}` };
+    return {
+      ok: false,
+      reason: 'invalid',
+      message: `limits.concurrency.key failed: ${(err as Error).message}`,
+    };
   }
   const now = deps.clock.now();
   const started = await deps.db.transaction(async (tx): Promise<Started> => {

@@ -27,7 +27,15 @@ export type RunStatus = (typeof RUN_STATUSES)[number];
  * pending: waits for dependencies; ready: claimable (at nextAttemptAt); running: leased by a worker;
  * waiting: a `wait` step, held by no worker (workflow_waits).
  */
-export const STEP_STATUSES = ['pending', 'ready', 'running', 'waiting', 'completed', 'failed', 'skipped'] as const;
+export const STEP_STATUSES = [
+  'pending',
+  'ready',
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'skipped',
+] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
 
 export const workflows = pgTable(

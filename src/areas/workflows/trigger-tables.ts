@@ -82,8 +82,6 @@ export const workflowWaits = pgTable(
   },
   (t) => [
     uniqueIndex('workflow_waits_step_idx').on(t.runId, t.stepId),
-    index('workflow_waits_event_idx')
-      .on(t.orgId, t.environment, t.eventName)
-      .where(sql`kind = 'event'`),
+    index('workflow_waits_event_idx').on(t.orgId, t.environment, t.eventName).where(sql`kind = 'event'`),
   ],
 );

@@ -104,7 +104,7 @@ export const workflowsV1 = defineV1Routes({
       method: 'POST',
       url: '/runs/:id/approvals/:stepId',
       name: 'workflows.runs.approve',
-      summary: "Approve or reject a step waiting for an approval (beyond the contract)",
+      summary: 'Approve or reject a step waiting for an approval (beyond the contract)',
       description: 'The first decision wins, by API or by the signed link; a later one is refused.',
       params: S.approvalParams,
       body: S.approvalBody,

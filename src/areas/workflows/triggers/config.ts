@@ -46,7 +46,10 @@ export const limitsDef = z.object({
     .optional(),
   /** At most `limit` starts per `periodSeconds`; starts beyond it are refused (429) or not made. */
   rateLimit: z
-    .object({ limit: z.number().int().min(1).max(100_000), periodSeconds: z.number().int().min(1).max(86_400) })
+    .object({
+      limit: z.number().int().min(1).max(100_000),
+      periodSeconds: z.number().int().min(1).max(86_400),
+    })
     .optional(),
 });
 export type Limits = z.infer<typeof limitsDef>;

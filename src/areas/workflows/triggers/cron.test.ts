@@ -45,7 +45,15 @@ describe('cron', () => {
   });
 
   it('refuses bad expressions and zones with a reason', () => {
-    for (const bad of ['* * * *', '60 * * * *', '* 24 * * *', '*/0 * * * *', '5-1 * * * *', 'x * * * *', '* * * FOO *'])
+    for (const bad of [
+      '* * * *',
+      '60 * * * *',
+      '* 24 * * *',
+      '*/0 * * * *',
+      '5-1 * * * *',
+      'x * * * *',
+      '* * * FOO *',
+    ])
       expect(() => parseCron(bad), bad).toThrow(CronError);
     expect(() => checkTimeZone('Mars/Olympus')).toThrow(RangeError);
     expect(() => checkTimeZone('America/New_York')).not.toThrow();

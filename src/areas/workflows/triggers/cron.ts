@@ -119,7 +119,8 @@ function formatter(tz: string): Intl.DateTimeFormat {
 /** The zone's wall-clock time of an instant, as a "naive" epoch (its fields read with getUTC*). */
 function wallOf(ms: number, tz: string): number {
   const p: Record<string, number> = {};
-  for (const x of formatter(tz).formatToParts(new Date(ms))) if (x.type !== 'literal') p[x.type] = Number(x.value);
+  for (const x of formatter(tz).formatToParts(new Date(ms)))
+    if (x.type !== 'literal') p[x.type] = Number(x.value);
   return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour!, p.minute!);
 }
 

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
-import jsonata from 'jsonata';
 import { and, eq, sql } from 'drizzle-orm';
+import jsonata from 'jsonata';
 import type { Deps } from '../../../deps.ts';
 import { workflows } from '../tables.ts';
 import { deliverToWaits } from '../waits/resolve.ts';
@@ -55,7 +55,9 @@ export async function postEvent(deps: Deps, s: WfScope, body: EventBody) {
     try {
       given = await inputOf(sub.input, data, event.payload);
     } catch (err) {
-      fired.push(await recordFire(deps, wf, f, 'invalid', null, `The event's input failed: ${(err as Error).message}`));
+      fired.push(
+        await recordFire(deps, wf, f, 'invalid', null, `The event's input failed: ${(err as Error).message}`),
+      );
       continue;
     }
     fired.push(

@@ -56,7 +56,9 @@ export async function inputOf(expr: string | undefined, data: Record<string, unk
   const v = expr ? await jsonata(expr).evaluate(data) : payload;
   if (v === undefined || v === null) return {};
   if (typeof v !== 'object' || Array.isArray(v))
-    throw new Error(`the ${expr ? 'input expression' : 'payload'} gave ${Array.isArray(v) ? 'an array' : typeof v}, not an object`);
+    throw new Error(
+      `the ${expr ? 'input expression' : 'payload'} gave ${Array.isArray(v) ? 'an array' : typeof v}, not an object`,
+    );
   return v as Record<string, unknown>;
 }
 
@@ -65,7 +67,8 @@ export async function fire(deps: Deps, wf: WorkflowRow, f: Fire): Promise<Fired>
   // What the workflow does not declare is left out rather than refused: one event feeds many workflows.
   const known = Object.fromEntries(Object.entries(given).filter(([k]) => k in wf.variables));
   const { values, problems } = runVariableProblems(wf.variables, known);
-  if (problems.length) return recordFire(deps, wf, f, 'invalid', null, `Bad variables: ${problems.join(' ')}`);
+  if (problems.length)
+    return recordFire(deps, wf, f, 'invalid', null, `Bad variables: ${problems.join(' ')}`);
   const started = await createRun(deps, wf, {
     projectId: wf.projectId,
     variables: values,
@@ -76,7 +79,14 @@ export async function fire(deps: Deps, wf: WorkflowRow, f: Fire): Promise<Fired>
   });
   if (!started.ok)
     return started.reason === 'rate_limited'
-      ? recordFire(deps, wf, f, 'rate_limited', null, `Rate limit reached; room again in ${started.retryAfterSec} s.`)
+      ? recordFire(
+          deps,
+          wf,
+          f,
+          'rate_limited',
+          null,
+          `Rate limit reached; room again in ${started.retryAfterSec} s.`,
+        )
       : recordFire(deps, wf, f, 'invalid', null, started.message);
   return recordFire(deps, wf, f, started.held ? 'queued' : 'started', started.id, null);
 }

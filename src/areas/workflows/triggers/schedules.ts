@@ -26,10 +26,10 @@ type WorkflowRow = typeof workflows.$inferSelect;
 export async function syncSchedules(deps: Deps, wf: WorkflowRow): Promise<void> {
   const wanted = wf.triggers.schedules ?? [];
   const refs = wanted.map(scheduleRef);
-  await deps.db.query('delete from workflow_schedules where workflow_id = $1 and not (ref = any($2::text[]))', [
-    wf.id,
-    refs,
-  ]);
+  await deps.db.query(
+    'delete from workflow_schedules where workflow_id = $1 and not (ref = any($2::text[]))',
+    [wf.id, refs],
+  );
   const now = deps.clock.now().toISOString();
   for (const s of wanted)
     await deps.db.query(
@@ -92,7 +92,14 @@ export async function tickSchedules(deps: Deps): Promise<void> {
     if (!wf) continue;
     const f = { trigger: 'schedule' as const, ref: s.ref, slot };
     if (!s.catch_up && now.getTime() - slot.getTime() > LATE_MS) {
-      await recordFire(deps, wf, f, 'missed', null, 'Pier was not running at this time and catchUp is false.');
+      await recordFire(
+        deps,
+        wf,
+        f,
+        'missed',
+        null,
+        'Pier was not running at this time and catchUp is false.',
+      );
       continue;
     }
     if (s.overlap === 'skip') {
@@ -102,7 +109,14 @@ export async function tickSchedules(deps: Deps): Promise<void> {
         [wf.id, `schedule:${s.ref}`],
       );
       if (busy.length) {
-        await recordFire(deps, wf, f, 'skipped', null, "The schedule's previous run is still going (overlap: skip).");
+        await recordFire(
+          deps,
+          wf,
+          f,
+          'skipped',
+          null,
+          "The schedule's previous run is still going (overlap: skip).",
+        );
         continue;
       }
     }

@@ -20,7 +20,8 @@ export type WaitingRun = {
 
 function sleepUntil(def: StepDef, run: WaitingRun, now: Date): { dueAt: Date; error: string | null } {
   const w = def.wait!;
-  if (w.duration !== undefined) return { dueAt: new Date(now.getTime() + (durationMs(w.duration) ?? 0)), error: null };
+  if (w.duration !== undefined)
+    return { dueAt: new Date(now.getTime() + (durationMs(w.duration) ?? 0)), error: null };
   const data = {
     variables: run.variables,
     steps: Object.fromEntries([...run.outputs].map(([k, output]) => [k, { output }])),
@@ -41,6 +42,12 @@ export async function beginWaitsIn(
   defs: StepDef[],
 ): Promise<void> {
   const now = deps.clock.now();
+  // A run whose first step waits has started, like one whose first step a worker claimed.
+  await tx.query(
+    `update workflow_runs set status = 'running', started_at = coalesce(started_at, $2)
+      where id = $1 and status = 'pending'`,
+    [run.id, now.toISOString()],
+  );
   for (const def of defs) {
     const w = def.wait ?? {};
     const kind = waitKindOf(w);
@@ -73,6 +80,8 @@ export async function beginWaitsIn(
       [run.id, def.id, now.toISOString()],
     );
     if (dueAt)
-      await deps.jobs.insert([{ name: WAIT_DUE_JOB, data: { waitId: rows[0]!.id }, startAfter: dueAt }], { tx });
+      await deps.jobs.insert([{ name: WAIT_DUE_JOB, data: { waitId: rows[0]!.id }, startAfter: dueAt }], {
+        tx,
+      });
   }
 }

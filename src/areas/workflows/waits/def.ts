@@ -68,7 +68,13 @@ export function waitProblems(at: string, w: WaitDef | undefined): string[] {
       problems.push(`${at}.wait.match: not a valid JSONata expression (${(err as Error).message}).`);
     }
   }
-  if ((w.timeout !== undefined || w.onTimeout !== undefined) && w.event === undefined && w.approval === undefined)
-    problems.push(`${at}.wait.timeout: a sleep has no timeout; timeouts belong to waits for an event or approval.`);
+  if (
+    (w.timeout !== undefined || w.onTimeout !== undefined) &&
+    w.event === undefined &&
+    w.approval === undefined
+  )
+    problems.push(
+      `${at}.wait.timeout: a sleep has no timeout; timeouts belong to waits for an event or approval.`,
+    );
   return problems;
 }

@@ -46,7 +46,9 @@ function outcome(w: WaitRow, how: How, now: Date): { output: unknown } | { error
   if (how.kind === 'approval') {
     const d = how.decision;
     if (!d.approved)
-      return { error: `Rejected (by ${d.by === 'link' ? 'the approval link' : 'an API call'})${d.comment ? `: ${d.comment}` : '.'}` };
+      return {
+        error: `Rejected (by ${d.by === 'link' ? 'the approval link' : 'an API call'})${d.comment ? `: ${d.comment}` : '.'}`,
+      };
     return { output: { approved: true, by: d.by, comment: d.comment ?? null, decidedAt: now.toISOString() } };
   }
   if (w.error) return { error: w.error };
@@ -61,9 +63,9 @@ export async function resolveWait(deps: Deps, waitId: string, how: How): Promise
   const now = deps.clock.now();
   const result = await deps.db.transaction(async (tx) => {
     const w = await lockWait(tx, waitId);
-    if (!w || w.step_status !== 'waiting') return { r: 'not_waiting' as const, effects: null };
-    if (how.kind === 'approval' && (w.kind !== 'approval' || w.decided_at))
-      return { r: w.decided_at ? ('already_decided' as const) : ('not_waiting' as const), effects: null };
+    if (how.kind === 'approval' && w?.decided_at) return { r: 'already_decided' as const, effects: null };
+    if (w?.step_status !== 'waiting' || (how.kind === 'approval' && w.kind !== 'approval'))
+      return { r: 'not_waiting' as const, effects: null };
     if (how.kind === 'approval')
       await tx.query('update workflow_waits set decided_at = $2 where id = $1', [w.id, now.toISOString()]);
     const o = outcome(w, how, now);

@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type TestApp, testApp } from '../../../test/harness.ts';
+import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
+import { type V1Client, v1Client } from '../../../test/v1-client.ts';
+import type { V1Tenant } from '../../../test/v1-security.ts';
+import { systemClock } from '../../core/clock.ts';
+
+// Wait steps and concurrency as a user meets them: a sleep and a wait for an event that outlive a restart of
+// Pier (the wait is rows and a queued job, not a timer), a timeout, an approval link that works once, an
+// approval by API, and a concurrency key holding a second run for the same customer until the first ends.
+
+type Run = Record<string, any>;
+
+describe('workflow waits and concurrency', { timeout: 180_000 }, () => {
+  let t: TestApp;
+  let a: V1Tenant;
+  let b: V1Tenant;
+  let api: V1Client;
+  let other: V1Client;
+  let slug: string;
+  const env = { V1_RATE_LIMIT_BURST: '1000000', V1_RATE_LIMIT_PER_SEC: '100000' };
+
+  beforeAll(async () => {
+    // The real clock: a wait's due time is a run-at of the Postgres queue, which reads the database's time.
+    t = await testApp({ background: true, persist: true, env, clock: systemClock });
+    a = await seedV1Tenant(t.deps);
+    b = await seedV1Tenant(t.deps);
+    slug = (await seedProject(t.deps, a.org)).slug;
+    api = v1Client(t, a.live);
+    other = v1Client(t, b.live);
+  }, 180_000);
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const create = async (body: Record<string, unknown>) => {
+    const r = await api.post('/workflows', { projectSlug: slug, name: 'wf', ...body });
+    expect(r.statusCode, r.body).toBe(201);
+    return r.json().id as string;
+  };
+  const start = async (id: string, variables: Record<string, unknown> = {}) => {
+    const r = await api.post(`/workflows/${id}/run`, { projectSlug: slug, variables });
+    expect(r.statusCode, r.body).toBe(201);
+    return r.json().id as string;
+  };
+  const get = async (runId: string): Promise<Run> => (await api.get(`/workflows/runs/${runId}`)).json();
+  const until = async (runId: string, done: (r: Run) => boolean, ms = 60_000) => {
+    const end = Date.now() + ms;
+    for (;;) {
+      const r = await get(runId);
+      if (done(r)) return r;
+      if (Date.now() > end) throw new Error(`run stuck: ${JSON.stringify(r)}`);
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+  };
+  const finished = (r: Run) => ['completed', 'failed', 'cancelled'].includes(r.status);
+  const waiting = (step: string) => (r: Run) => r.stepStates[step]?.status === 'waiting';
+
+  it('resumes a sleep and a wait for an event after Pier restarts', async () => {
+    const sleeper = await create({
+      slug: 'sleeper',
+      steps: [
+        { id: 'nap', type: 'wait', wait: { duration: '3s' } },
+        { id: 'after', type: 'transform', expression: '"woke"', dependsOn: ['nap'] },
+      ],
+    });
+    const listener = await create({
+      slug: 'listener',
+      variables: { orderId: { type: 'string', required: true } },
+      steps: [
+        {
+          id: 'paid',
+          type: 'wait',
+          wait: { event: 'order.paid', match: 'event.payload.orderId = variables.orderId', timeout: '1h' },
+        },
+        {
+          id: 'total',
+          type: 'transform',
+          expression: 'steps.paid.output.event.payload.total',
+          dependsOn: ['paid'],
+        },
+      ],
+    });
+    const s = await start(sleeper);
+    const l = await start(listener, { orderId: 'A1' });
+    const napping = await until(s, waiting('nap'));
+    expect(napping.status).toBe('running');
+    expect(napping.stepStates.nap.wait.kind).toBe('sleep');
+    expect(napping.stepStates.after.status).toBe('pending');
+    expect((await until(l, waiting('paid'))).stepStates.paid.wait).toMatchObject({
+      kind: 'event',
+      event: 'order.paid',
+    });
+
+    t = await t.restart();
+    api = v1Client(t, a.live);
+    other = v1Client(t, b.live);
+
+    // Another order's event does not match; another organization's event with the same name is not seen.
+    const wrong = (
+      await api.post('/workflows/events', { name: 'order.paid', payload: { orderId: 'B2', total: 1 } })
+    ).json();
+    expect(wrong.resumedWaits).toBe(0);
+    const foreign = (
+      await other.post('/workflows/events', { name: 'order.paid', payload: { orderId: 'A1', total: 2 } })
+    ).json();
+    expect(foreign.resumedWaits).toBe(0);
+    expect((await get(l)).stepStates.paid.status).toBe('waiting');
+    const right = (
+      await api.post('/workflows/events', { name: 'order.paid', payload: { orderId: 'A1', total: 42 } })
+    ).json();
+    expect(right.resumedWaits).toBe(1);
+    const listened = await until(l, finished);
+    expect(listened.status).toBe('completed');
+    expect(listened.output.total).toBe(42);
+
+    const slept = await until(s, finished);
+    expect(slept.status).toBe('completed');
+    expect(slept.output.after).toBe('woke');
+    expect(new Date(slept.output.nap.resumedAt).getTime()).toBeGreaterThanOrEqual(
+      new Date(napping.stepStates.nap.startedAt).getTime() + 3000,
+    );
+  });
+
+  it('fails a wait for an event at its timeout, or goes on with onTimeout continue', async () => {
+    const id = await create({
+      slug: 'impatient',
+      steps: [{ id: 'w', type: 'wait', wait: { event: 'never.comes', timeout: '1s' } }],
+    });
+    const failed = await until(await start(id), finished);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toBe("Step 'w' failed: Timed out after 1 s waiting for event 'never.comes'.");
+    const calm = await create({
+      slug: 'calm',
+      steps: [{ id: 'w', type: 'wait', wait: { approval: {}, timeout: '1s', onTimeout: 'continue' } }],
+    });
+    const done = await until(await start(calm), finished);
+    expect(done.status).toBe('completed');
+    expect(done.output.w).toEqual({ timedOut: true });
+  });
+
+  it('takes an approval link once; a second use and a forged link are refused', async () => {
+    const id = await create({
+      slug: 'approve',
+      steps: [
+        { id: 'ok', type: 'wait', wait: { approval: { message: 'Send invoice 42?' } } },
+        { id: 'send', type: 'transform', expression: '"sent"', dependsOn: ['ok'] },
+      ],
+    });
+    const runId = await start(id);
+    const w = await until(runId, waiting('ok'));
+    const link = new URL(w.stepStates.ok.wait.approvalUrl).pathname;
+    const page = await t.app.inject({ method: 'GET', url: link });
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('Send invoice 42?');
+    expect((await get(runId)).stepStates.ok.status).toBe('waiting'); // a GET (a link scanner) decides nothing
+    const yes = await t.app.inject({
+      method: 'POST',
+      url: link,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'decision=approve&comment=looks+good',
+    });
+    expect(yes.statusCode, yes.body).toBe(200);
+    const again = await t.app.inject({ method: 'POST', url: link, payload: { approved: false } });
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.code).toBe('WORKFLOW_APPROVAL_USED');
+    const done = await until(runId, finished);
+    expect(done.status).toBe('completed');
+    expect(done.output.ok).toMatchObject({ approved: true, by: 'link', comment: 'looks good' });
+    expect(done.stepStates.ok.wait.approvalUrl).toBeNull();
+    const forged = await t.app.inject({ method: 'POST', url: `${link.slice(0, -4)}AAAA`, payload: {} });
+    expect(forged.statusCode).toBe(404);
+    expect(forged.json().error.code).toBe('WORKFLOW_APPROVAL_NOT_FOUND');
+
+    // By API: another organization gets a 404; a rejection fails the step with the comment.
+    const second = await start(id);
+    await until(second, waiting('ok'));
+    expect((await other.post(`/workflows/runs/${second}/approvals/ok`, { approved: true })).statusCode).toBe(
+      404,
+    );
+    expect(
+      (await api.post(`/workflows/runs/${second}/approvals/send`, { approved: true })).json().error.code,
+    ).toBe('WORKFLOW_STEP_NOT_WAITING');
+    const no = await api.post(`/workflows/runs/${second}/approvals/ok`, {
+      approved: false,
+      comment: 'wrong amount',
+    });
+    expect(no.statusCode, no.body).toBe(200);
+    const rejected = await until(second, finished);
+    expect(rejected.status).toBe('failed');
+    expect(rejected.error).toBe("Step 'ok' failed: Rejected (by an API call): wrong amount");
+    expect((await api.post(`/workflows/runs/${second}/approvals/ok`, { approved: true })).statusCode).toBe(
+      409,
+    );
+  });
+
+  it('holds a second run with the same concurrency key until the first ends, and limits the start rate', async () => {
+    const id = await create({
+      slug: 'per-customer',
+      variables: { customer: { type: 'string', required: true } },
+      steps: [{ id: 'ok', type: 'wait', wait: { approval: {} } }],
+      limits: {
+        concurrency: { key: 'variables.customer', limit: 1 },
+        rateLimit: { limit: 3, periodSeconds: 3600 },
+      },
+    });
+    const first = await start(id, { customer: 'c1' });
+    const second = await start(id, { customer: 'c1' });
+    const third = await start(id, { customer: 'c2' });
+    await until(first, waiting('ok'));
+    await until(third, waiting('ok'));
+    const held = await get(second);
+    expect(held).toMatchObject({ status: 'pending', queued: true, concurrencyKey: 'c1' });
+    expect(held.stepStates.ok.status).toBe('pending');
+    const limited = await api.post(`/workflows/${id}/run`, {
+      projectSlug: slug,
+      variables: { customer: 'c3' },
+    });
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json().error.code).toBe('WORKFLOW_RATE_LIMITED');
+    expect(limited.headers['retry-after']).toBeDefined();
+
+    await api.post(`/workflows/runs/${first}/approvals/ok`, { approved: true });
+    expect((await until(first, finished)).status).toBe('completed');
+    const released = await until(second, waiting('ok'));
+    expect(released.queued).toBe(false);
+    for (const r of [second, third]) await api.post(`/workflows/runs/${r}/cancel`);
+  });
+});
