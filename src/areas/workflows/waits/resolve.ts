@@ -2,7 +2,9 @@ import jsonata from 'jsonata';
 import type { Queryable } from '../../../core/db/client.ts';
 import type { Deps } from '../../../deps.ts';
 import type { StepDef } from '../definition.ts';
+import { failureOutput } from '../retry-policy.ts';
 import { advanceIn, applyEffects, failRunIn } from '../scheduler.ts';
+import { StepError } from '../steps/context.ts';
 import type { StepStatus } from '../tables.ts';
 import { durationMs } from './def.ts';
 
@@ -68,7 +70,10 @@ export async function resolveWait(deps: Deps, waitId: string, how: How): Promise
       return { r: 'not_waiting' as const, effects: null };
     if (how.kind === 'approval')
       await tx.query('update workflow_waits set decided_at = $2 where id = $1', [w.id, now.toISOString()]);
-    const o = outcome(w, how, now);
+    let o = outcome(w, how, now);
+    // continueOnError: a rejection or timeout completes the step with `{ error }`, as a failed step would.
+    const continues = w.steps.find((s) => s.id === w.step_id)?.continueOnError;
+    if ('error' in o && continues) o = { output: failureOutput(new StepError(o.error), 1) };
     if ('error' in o) {
       await tx.query(
         `update workflow_step_states set status = 'failed', last_error = $3, completed_at = $4
