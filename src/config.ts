@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
+import { type IntegrationClientConfig, loadIntegrationClients } from './config-integrations.ts';
 import { loadModelPrices, type ModelPrice } from './config-prices.ts';
 import { type OutboundAllow, parseOutboundAllow } from './core/net/outbound-allow.ts';
 
@@ -14,39 +15,7 @@ const optionalString = z
   .optional()
   .transform((v) => (v === '' ? undefined : v));
 
-/** Connectors whose OAuth client the operator may configure (src/areas/integrations/connectors). */
-export const INTEGRATION_CONNECTORS = [
-  'hubspot',
-  'salesforce',
-  'pipedrive',
-  'google-drive',
-  'dropbox',
-  'slack',
-  'notion',
-  'airtable',
-] as const;
-export type IntegrationConnectorSlug = (typeof INTEGRATION_CONNECTORS)[number];
-const INTEGRATION_SETTINGS = [
-  'CLIENT_ID',
-  'CLIENT_SECRET',
-  'AUTH_URL',
-  'TOKEN_URL',
-  'API_URL',
-  'CONTENT_URL',
-] as const;
-const integrationEnvName = (slug: string, setting: string) =>
-  `INTEGRATIONS_${slug.toUpperCase().replace(/-/g, '_')}_${setting}`;
-const integrationEnv = Object.fromEntries(
-  INTEGRATION_CONNECTORS.flatMap((slug) =>
-    INTEGRATION_SETTINGS.map((setting) => [
-      integrationEnvName(slug, setting),
-      setting.endsWith('_URL') ? optionalString.pipe(z.url().optional()) : optionalString,
-    ]),
-  ),
-);
-
 const envSchema = z.object({
-  ...integrationEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8787),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./.pier'),
@@ -279,7 +248,7 @@ export type Config = {
    * Integrations: per connector, the operator's OAuth client (a connector without one cannot be connected)
    * and URL overrides (gateways, regional hosts, tests). Secrets: never logged.
    */
-  integrations: Record<IntegrationConnectorSlug, IntegrationClientConfig>;
+  integrations: Record<string, IntegrationClientConfig>;
   /** Whether anyone may sign up in the dashboard (SIGNUP=off: only invited users). */
   signup: boolean;
   /**
@@ -353,15 +322,7 @@ export type Config = {
   browser: { executablePath: string; maxPages: number; recycleAfter: number; pageTimeoutMs: number };
 };
 
-export type IntegrationClientConfig = {
-  clientId?: string;
-  clientSecret?: string;
-  authUrl?: string;
-  tokenUrl?: string;
-  apiUrl?: string;
-  /** A second API host (Dropbox's content host); defaults to apiUrl when only that is set. */
-  contentUrl?: string;
-};
+export type { IntegrationClientConfig };
 
 export type VendorId = 'openai' | 'anthropic' | 'google' | 'mistral';
 
@@ -414,6 +375,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const modelPrices = loadModelPrices(e);
   if (modelPrices.problems.length) throw new ConfigError(modelPrices.problems);
+  const integrationClients = loadIntegrationClients(env);
+  if (integrationClients.problems.length) throw new ConfigError(integrationClients.problems);
   const publicUrl = (
     e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`
   ).replace(/\/+$/, '');
@@ -437,24 +400,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       crawlConcurrency: e.WEBDATA_CRAWL_CONCURRENCY,
       convertThreads: e.WEBDATA_CONVERT_THREADS ?? Math.min(4, os.availableParallelism()),
     },
-    integrations: Object.fromEntries(
-      INTEGRATION_CONNECTORS.map((slug) => {
-        const get = (setting: string) =>
-          (e as unknown as Record<string, string | undefined>)[integrationEnvName(slug, setting)];
-        const apiUrl = get('API_URL');
-        return [
-          slug,
-          {
-            clientId: get('CLIENT_ID'),
-            clientSecret: get('CLIENT_SECRET'),
-            authUrl: get('AUTH_URL'),
-            tokenUrl: get('TOKEN_URL'),
-            apiUrl,
-            contentUrl: get('CONTENT_URL') ?? apiUrl,
-          },
-        ];
-      }),
-    ) as Record<IntegrationConnectorSlug, IntegrationClientConfig>,
+    integrations: integrationClients.clients,
     trustProxy: e.TRUST_PROXY,
     appHealthTimeoutMs: e.APP_HEALTH_TIMEOUT_MS,
     appConnectionHandoff:

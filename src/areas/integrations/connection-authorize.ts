@@ -2,6 +2,8 @@ import crypto from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.ts';
 import { forgetConnection } from './connection-cache.ts';
+import { resolveConnectionConfig } from './connection-config.ts';
+import { type Credentials, connectWithCredentials } from './connection-credentials.ts';
 import { session } from './connection-sessions.ts';
 import {
   clientFor,
@@ -29,17 +31,24 @@ export const callbackUrl = (d: IntegrationDeps) => `${d.config.publicUrl}${CALLB
 
 const hashState = (d: IntegrationDeps, state: string) => d.keyring.hashSecret(`oauth-state:${state}`);
 
-export async function createConnection(
-  d: IntegrationDeps,
-  s: Scope,
-  input: { connectorSlug: string; endUserId: string; redirectUrl?: string },
-) {
+export type CreateConnectionInput = {
+  connectorSlug: string;
+  endUserId: string;
+  redirectUrl?: string;
+  connectionConfig?: Record<string, string>;
+  credentials?: Credentials;
+};
+
+export async function createConnection(d: IntegrationDeps, s: Scope, input: CreateConnectionInput) {
   const connector = connectorBySlug(input.connectorSlug);
   if (!connector) throw integrationsErrors.connectorNotFound(input.connectorSlug);
+  const connectionConfig = resolveConnectionConfig(connector, input.connectionConfig);
+  if (connector.authType !== 'oauth2')
+    return connectWithCredentials(d, s, connector, input, connectionConfig);
   const client = clientFor(d, connector);
   if (!client) throw integrationsErrors.connectorNotConfigured(connector.slug, envPrefix(connector.slug));
   const state = crypto.randomBytes(32).toString('base64url');
-  const pkce = connector.oauth.pkce ? pkcePair() : null;
+  const pkce = connector.oauth?.pkce ? pkcePair() : null;
   const now = d.clock.now();
   const [row] = await d.db.orm
     .insert(conns)
@@ -49,6 +58,7 @@ export async function createConnection(
       connectorSlug: connector.slug,
       endUserId: input.endUserId,
       redirectUrl: input.redirectUrl,
+      connectionConfig,
       // Until the end user finishes the provider's consent screen there is no grant to use: `expired`
       // in the contract's vocabulary (docs/decisions/032-integrations-connections.md).
       status: 'expired',
@@ -60,13 +70,17 @@ export async function createConnection(
       updatedAt: now,
     })
     .returning({ id: conns.id });
-  const url = authorizationUrl(connector, urlsFor(d, connector).authUrl, {
+  const url = authorizationUrl(connector, urlsFor(d, connector, connectionConfig).authUrl, {
     clientId: client.clientId,
     redirectUri: callbackUrl(d),
     state,
     challenge: pkce?.challenge,
   });
-  return { connectionId: row!.id, authorizationUrl: url };
+  return {
+    connectionId: row!.id,
+    authorizationUrl: url as string | null,
+    status: 'expired' as ConnectionStatus,
+  };
 }
 
 /**
@@ -119,7 +133,7 @@ export async function completeAuthorization(
   try {
     tokens = await tokenRequest(
       connector,
-      urlsFor(d, connector).tokenUrl,
+      urlsFor(d, connector, row.connectionConfig).tokenUrl,
       client,
       params,
       d.config.outboundAllow,

@@ -1,14 +1,15 @@
 import { eq } from 'drizzle-orm';
 import ipaddr from 'ipaddr.js';
-import type { IntegrationConnectorSlug } from '../../config.ts';
+import { ApiError } from '../../core/errors.ts';
 import { hostListed, inAllowedRange, type OutboundAllow } from '../../core/net/outbound-allow.ts';
 import { forgetConnection } from './connection-cache.ts';
 import {
   type ConnectionRow,
   type IntegrationDeps,
-  REFRESH_MARGIN_MS,
+  operatorConfig,
   readTokens,
   refreshConnection,
+  refreshDueAt,
   urlsFor,
 } from './connection-tokens.ts';
 import { connectorBySlug } from './connectors/index.ts';
@@ -26,14 +27,21 @@ export async function openSession(d: IntegrationDeps, row: ConnectionRow, opts: 
     throw integrationsErrors.connectionNotConnected(row.status, row.statusReason);
   const connector = connectorBySlug(row.connectorSlug)!;
   let current = row;
-  if (row.tokenExpiresAt && row.tokenExpiresAt.getTime() - d.clock.now().getTime() < REFRESH_MARGIN_MS) {
+  const due = refreshDueAt(row);
+  const now = d.clock.now();
+  if (due && due <= now && (!row.refreshRetryAt || row.refreshRetryAt <= now)) {
     // The access token this row holds: when another node already replaced it (this row came from the
     // cache), its tokens are used instead of refreshing twice.
-    current = await refreshConnection(d, row.id, readTokens(d, row)?.accessToken);
+    try {
+      current = await refreshConnection(d, row.id, readTokens(d, row)?.accessToken);
+    } catch (err) {
+      // A refresh ahead of expiry that failed for a transient reason: the current token still works.
+      const stillValid = row.tokenExpiresAt && row.tokenExpiresAt > d.clock.now();
+      if (!(err instanceof ApiError && err.code === 'PROVIDER_ERROR' && stillValid)) throw err;
+    }
   }
   const s = session(d, current, connector);
   // lastUsedAt to the minute: one write per connection per minute, not one per provider call.
-  const now = d.clock.now();
   if (!row.lastUsedAt || now.getTime() - row.lastUsedAt.getTime() > 60_000) {
     await d.db.orm.update(conns).set({ lastUsedAt: now }).where(eq(conns.id, row.id));
     // The cached row (when it is one) now says so too: one write a minute, not one per call.
@@ -70,8 +78,8 @@ function openedByOperator(hostname: string, allow: OutboundAllow): boolean {
 
 export function session(d: IntegrationDeps, row: ConnectionRow, connector: Connector): CallSession {
   let tokens = readTokens(d, row) ?? { accessToken: '' };
-  const urls = urlsFor(d, connector);
-  const overridden = d.config.integrations[connector.slug as IntegrationConnectorSlug]?.apiUrl;
+  const urls = urlsFor(d, connector, row.connectionConfig);
+  const overridden = operatorConfig(d, connector.slug).apiUrl;
   const own = overridden ? null : connector.apiUrlFrom?.(row.providerMeta);
   const base = own ? connectionApiBase(own, d.config.outboundAllow) : null;
   if (base) urls.apiUrl = base;

@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { and, eq, isNull, lt, or } from 'drizzle-orm';
-import type { IntegrationConnectorSlug } from '../../config.ts';
+import { and, eq, gt, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import type { IntegrationClientConfig } from '../../config.ts';
 import type { Deps } from '../../deps.ts';
 import { forgetConnection } from './connection-cache.ts';
+import { onRefreshed, onRefreshFailed } from './connection-events.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import type { Connector, TokenSet } from './connectors/types.ts';
 import { integrationsErrors } from './errors.ts';
@@ -20,20 +21,49 @@ export type Scope = { orgId: string; environment: 'production' | 'sandbox' };
 export type ConnectionRow = typeof conns.$inferSelect;
 
 const REFRESH_LEASE_MS = 30_000;
-/** Tokens are refreshed this long before they expire (on use, and by the schedule). */
+/**
+ * A token is refreshed once this share of its lifetime has passed, or this long before it expires,
+ * whichever comes later: a 1-hour token at 55 min, a 60-second token at 45 s (not before every call).
+ */
 export const REFRESH_MARGIN_MS = 5 * 60_000;
+export const REFRESH_AT_FRACTION = 0.75;
+/** Transient refresh failures in a row before the connection is marked broken (`error`). */
+export const MAX_REFRESH_FAILURES = 5;
+/** Back-off between refresh rounds after a transient failure: 30 s, 1, 2, 4, 8 … min, at most 30 min. */
+export const refreshBackoffMs = (failures: number) => Math.min(30_000 * 2 ** (failures - 1), 30 * 60_000);
+
+/** When the connection's access token is due for a refresh; null for tokens without an expiry. */
+export function refreshDueAt(r: Pick<ConnectionRow, 'tokenExpiresAt' | 'tokenIssuedAt'>): Date | null {
+  if (!r.tokenExpiresAt) return null;
+  const expires = r.tokenExpiresAt.getTime();
+  const byMargin = expires - REFRESH_MARGIN_MS;
+  if (!r.tokenIssuedAt) return new Date(byMargin);
+  const issued = r.tokenIssuedAt.getTime();
+  return new Date(Math.max(byMargin, issued + (expires - issued) * REFRESH_AT_FRACTION));
+}
 
 export function envPrefix(slug: string): string {
   return `INTEGRATIONS_${slug.toUpperCase().replace(/-/g, '_')}`;
 }
 
-export function clientFor(d: IntegrationDeps, c: Connector): Client | null {
-  const o = d.config.integrations[c.slug as IntegrationConnectorSlug];
-  return o?.clientId && o.clientSecret ? { clientId: o.clientId, clientSecret: o.clientSecret } : null;
+/** The operator's settings for one provider (INTEGRATIONS_<SLUG>_…). */
+export function operatorConfig(d: IntegrationDeps, slug: string): IntegrationClientConfig {
+  return d.config.integrations[envPrefix(slug).slice('INTEGRATIONS_'.length)] ?? {};
 }
 
-export function urlsFor(d: IntegrationDeps, c: Connector) {
-  return providerUrls(c, d.config.integrations[c.slug as IntegrationConnectorSlug] ?? {});
+export function clientFor(d: IntegrationDeps, c: Connector): Client | null {
+  const o = operatorConfig(d, c.slug);
+  return o.clientId && o.clientSecret ? { clientId: o.clientId, clientSecret: o.clientSecret } : null;
+}
+
+/** Whether end users can connect: OAuth providers need the operator's client; key-based ones need nothing. */
+export function isConfigured(d: IntegrationDeps, c: Connector): boolean {
+  return c.authType !== 'oauth2' || clientFor(d, c) !== null;
+}
+
+/** The provider's URLs for one connection (its variables filled in) or, without a row, its defaults. */
+export function urlsFor(d: IntegrationDeps, c: Connector, vars: Record<string, string> = {}) {
+  return providerUrls(c, operatorConfig(d, c.slug), vars);
 }
 
 export async function storeTokens(
@@ -55,6 +85,9 @@ export async function storeTokens(
     .set({
       tokensEnc: d.keyring.encrypt(JSON.stringify({ a: t.accessToken, r: refreshToken })),
       tokenExpiresAt: expiresAt,
+      tokenIssuedAt: now,
+      refreshFailures: 0,
+      refreshRetryAt: null,
       ...(Object.keys(providerMeta).length ? { providerMeta } : {}),
       updatedAt: now,
       ...more,
@@ -141,15 +174,21 @@ async function refreshHeld(
     if (!tokens?.refreshToken) throw new TokenRefused('the connection has no refresh token', true);
     const client = clientFor(d, connector);
     if (!client) throw new TokenRefused('the connector is no longer configured', true);
-    const next = await tokenRequest(
-      connector,
-      urlsFor(d, connector).tokenUrl,
-      client,
-      { grant_type: 'refresh_token', refresh_token: tokens.refreshToken },
-      d.config.outboundAllow,
-    );
+    const grant = { grant_type: 'refresh_token', refresh_token: tokens.refreshToken };
+    const url = urlsFor(d, connector, row.connectionConfig).tokenUrl;
+    let next: TokenSet;
+    try {
+      next = await tokenRequest(connector, url, client, grant, d.config.outboundAllow);
+    } catch (err) {
+      // A transient failure (5xx, 429, unreachable) is tried once more at once, then left to the schedule.
+      if (!(err instanceof TokenRefused) || err.grantDead) throw err;
+      await sleep(500);
+      next = await tokenRequest(connector, url, client, grant, d.config.outboundAllow);
+    }
     await storeTokens(d, row.id, next, { ...release, status: 'connected', statusReason: null }, tokens);
-    return (await load(d, row.id))!;
+    const fresh = (await load(d, row.id))!;
+    await onRefreshed(d, row, fresh);
+    return fresh;
   } catch (err) {
     if (err instanceof TokenRefused && err.grantDead) {
       const reason = `the provider refused the token refresh (${safeMessage(tokens ? { tokens: () => tokens } : null, err.message)})`;
@@ -158,23 +197,54 @@ async function refreshHeld(
         .set({ ...release, status: 'expired', statusReason: reason, updatedAt: d.clock.now() })
         .where(eq(conns.id, row.id));
       forgetConnection(d.db, row.id);
+      await onRefreshFailed(d, row, 'expired', reason);
       throw integrationsErrors.connectionNotConnected('expired', reason);
     }
-    await d.db.orm.update(conns).set(release).where(eq(conns.id, row.id));
+    if (!(err instanceof TokenRefused)) {
+      await d.db.orm.update(conns).set(release).where(eq(conns.id, row.id));
+      forgetConnection(d.db, row.id);
+      throw err;
+    }
+    // Transient: back off; after MAX_REFRESH_FAILURES rounds in a row the connection is broken (`error`),
+    // and the schedule keeps trying at the longest back-off so it can recover by itself.
+    const failures = row.refreshFailures + 1;
+    const message = safeMessage(null, err.message);
+    const broken = failures >= MAX_REFRESH_FAILURES;
+    const reason = `the token could not be refreshed (${failures} attempts in a row; last: ${message})`;
+    await d.db.orm
+      .update(conns)
+      .set({
+        ...release,
+        refreshFailures: failures,
+        refreshRetryAt: new Date(d.clock.now().getTime() + refreshBackoffMs(failures)),
+        ...(broken ? { status: 'error' as const, statusReason: reason, updatedAt: d.clock.now() } : {}),
+      })
+      .where(eq(conns.id, row.id));
     forgetConnection(d.db, row.id);
-    if (err instanceof TokenRefused)
-      throw integrationsErrors.providerError(connector.slug, undefined, safeMessage(null, err.message));
-    throw err;
+    if (broken && row.status === 'connected') await onRefreshFailed(d, row, 'error', reason);
+    throw integrationsErrors.providerError(connector.slug, undefined, message);
   }
 }
 
-/** Connections whose access token expires within the margin (the refresh schedule's work list). */
+/**
+ * The refresh schedule's work list: connected connections whose token is due (refreshDueAt), and broken
+ * ones still being retried after transient failures, each past its back-off.
+ */
 export async function dueForRefresh(d: IntegrationDeps, limit = 100): Promise<string[]> {
-  const soon = new Date(d.clock.now().getTime() + REFRESH_MARGIN_MS);
+  const now = d.clock.now();
+  const at = sql`${now.toISOString()}::timestamptz`;
+  const due = sql`greatest(${conns.tokenIssuedAt} + (${conns.tokenExpiresAt} - ${conns.tokenIssuedAt}) * ${REFRESH_AT_FRACTION}, ${conns.tokenExpiresAt} - make_interval(secs => ${REFRESH_MARGIN_MS / 1000})) <= ${at}`;
   const rows = await d.db.orm
     .select({ id: conns.id })
     .from(conns)
-    .where(and(eq(conns.status, 'connected'), lt(conns.tokenExpiresAt, soon)))
+    .where(
+      and(
+        isNotNull(conns.tokenExpiresAt),
+        or(eq(conns.status, 'connected'), and(eq(conns.status, 'error'), gt(conns.refreshFailures, 0))),
+        or(isNull(conns.refreshRetryAt), lte(conns.refreshRetryAt, now)),
+        due,
+      ),
+    )
     .limit(limit);
   return rows.map((r) => r.id);
 }

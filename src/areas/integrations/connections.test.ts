@@ -43,7 +43,12 @@ describe('connectors', () => {
     const slugs = all.json().data.map((c: { slug: string }) => c.slug);
     expect(slugs).toEqual(expect.arrayContaining(['hubspot', 'google-drive', 'slack', 'notion']));
     const crm = await api.get('/integrations/connectors', { category: 'crm' });
-    expect(crm.json().data.every((c: { category: string }) => c.category === 'crm')).toBe(true);
+    const crmList = crm.json().data as { slug: string; categories: string[] }[];
+    expect(crmList.every((c) => c.categories.includes('crm'))).toBe(true);
+    expect(crmList.map((c) => c.slug)).toEqual(
+      expect.arrayContaining(['hubspot', 'zoho-crm', 'attio', 'close']),
+    );
+    expect(crmList.map((c) => c.slug)).not.toContain('slack');
     const one = await api.get('/integrations/connectors/hubspot');
     expect(one.json()).toMatchObject({
       slug: 'hubspot',
@@ -52,6 +57,7 @@ describe('connectors', () => {
       authType: 'oauth2',
       configured: true,
       features: expect.arrayContaining(['contacts']),
+      supports: { unified: ['crm'], passthrough: true },
     });
     expect((await api.get('/integrations/connectors/nope')).json().error.code).toBe('CONNECTOR_NOT_FOUND');
     expect((await api.get('/integrations/connectors', { category: 'games' })).statusCode).toBe(400);

@@ -94,7 +94,7 @@ export async function deleteConnection(d: IntegrationDeps, s: Scope, id: string)
   const connector = connectorBySlug(row.connectorSlug)!;
   const tokens = readTokens(d, row);
   const client = clientFor(d, connector);
-  const revokeUrl = urlsFor(d, connector).revokeUrl;
+  const revokeUrl = urlsFor(d, connector, row.connectionConfig).revokeUrl;
   if (tokens && client && (connector.revoke || revokeUrl)) {
     try {
       if (revokeUrl)

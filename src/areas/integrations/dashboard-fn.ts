@@ -3,8 +3,9 @@ import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { MANAGERS, orgForUser, requireRole, slugInput } from '../orgs/index.ts';
 import { createConnection } from './connection-authorize.ts';
-import { clientFor, envPrefix } from './connection-tokens.ts';
+import { envPrefix } from './connection-tokens.ts';
 import { listConnections, testConnection } from './connections.ts';
+import { connectorView } from './connector-view.ts';
 import { connectors } from './connectors/index.ts';
 import * as S from './schema.ts';
 
@@ -45,19 +46,11 @@ export const listIntegrationConnectorsForCli = defineFn({
     data: connectors.map((c) => {
       const p = envPrefix(c.slug);
       return {
-        slug: c.slug,
-        name: c.name,
-        category: c.category,
-        description: c.description,
-        features: c.features,
-        authType: c.authType,
-        configured: clientFor(deps, c) !== null,
-        pagination: c.pagination,
+        ...connectorView(deps, c),
         env: {
-          required: [`${p}_CLIENT_ID`, `${p}_CLIENT_SECRET`],
+          required: c.authType === 'oauth2' ? [`${p}_CLIENT_ID`, `${p}_CLIENT_SECRET`] : [],
           optional: [
-            `${p}_AUTH_URL`,
-            `${p}_TOKEN_URL`,
+            ...(c.authType === 'oauth2' ? [`${p}_AUTH_URL`, `${p}_TOKEN_URL`] : []),
             `${p}_API_URL`,
             ...(c.contentUrl ? [`${p}_CONTENT_URL`] : []),
           ],
@@ -108,9 +101,19 @@ export const connectIntegrationForDashboard = defineFn({
     ...scoped,
     connectorSlug: z.string().trim().min(1).max(100),
     endUserId: z.string().trim().min(1).max(200).default('dashboard-test'),
+    connectionConfig: S.createConnectionBody.shape.connectionConfig,
+    credentials: S.createConnectionBody.shape.credentials,
   }),
-  output: z.object({ connectionId: z.string(), authorizationUrl: z.string() }),
-  errors: ['ORG_NOT_FOUND', 'FORBIDDEN', 'CONNECTOR_NOT_FOUND', 'CONNECTOR_NOT_CONFIGURED'],
+  output: S.createConnectionResult,
+  errors: [
+    'ORG_NOT_FOUND',
+    'FORBIDDEN',
+    'CONNECTOR_NOT_FOUND',
+    'CONNECTOR_NOT_CONFIGURED',
+    'CONNECTION_CONFIG_INVALID',
+    'CREDENTIALS_REQUIRED',
+    'CREDENTIALS_INVALID',
+  ],
   handler: async ({ deps, caller }, input) => {
     const { scope, role } = await scopeFor(deps, caller.userId, input);
     requireRole(role, MANAGERS);
@@ -120,6 +123,8 @@ export const connectIntegrationForDashboard = defineFn({
       connectorSlug: input.connectorSlug,
       endUserId: input.endUserId,
       redirectUrl: back.toString(),
+      connectionConfig: input.connectionConfig,
+      credentials: input.credentials,
     });
   },
 });

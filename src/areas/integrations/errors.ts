@@ -10,6 +10,15 @@ export const integrationsCatalogue = defineCatalogue({
     message:
       'This authorization link is not valid (unknown, already used or expired); start the connection again.',
   },
+  CONNECTION_CONFIG_INVALID: {
+    status: 400,
+    message: "The connection's variables (connectionConfig) do not fit the provider.",
+  },
+  CREDENTIALS_REQUIRED: {
+    status: 400,
+    message: 'This provider connects with an API key or user name and password: send them in credentials.',
+  },
+  CREDENTIALS_INVALID: { status: 400, message: 'The provider refused these credentials.' },
   PROVIDER_REJECTED: { status: 400, message: 'The provider refused the request.' },
   PASSTHROUGH_PATH_INVALID: {
     status: 400,
@@ -46,6 +55,12 @@ export const integrationsErrors = {
       'CONNECTION_NOT_CONNECTED',
       `This connection is ${status}${reason ? ` (${reason})` : ''}; the end user must connect it again.`,
     ),
+  connectionConfigInvalid: (slug: string, why: string) =>
+    error('CONNECTION_CONFIG_INVALID', `${slug}: ${why}.`),
+  credentialsRequired: (slug: string, what: string) =>
+    error('CREDENTIALS_REQUIRED', `${slug} connects with ${what}: send it in credentials.`),
+  credentialsInvalid: (slug: string, why: string) =>
+    error('CREDENTIALS_INVALID', `${slug} refused these credentials: ${why}`),
   operationNotSupported: (slug: string, category: string) =>
     error('OPERATION_NOT_SUPPORTED', `The connector '${slug}' does not offer ${category} operations.`),
   oauthStateInvalid: () => error('OAUTH_STATE_INVALID'),

@@ -3,9 +3,10 @@ import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
 import { dueForRefresh, refreshConnection } from './connection-tokens.ts';
 
-// Tokens are refreshed before they expire: every minute the connections whose access token ends within
-// REFRESH_MARGIN_MS are refreshed (one at a time per connection across workers, through the row's lease);
-// a call that meets a 401 refreshes on demand as well (provider-client.ts).
+// Tokens are refreshed when due (connection-tokens.ts refreshDueAt: 75 % of the lifetime or 5 minutes
+// before the end, whichever is later): every minute the connections due are refreshed, one at a time per
+// connection across workers through the row's lease, transient failures backing off; a call that meets a
+// 401 refreshes on demand as well (provider-client.ts).
 
 export const INTEGRATIONS_REFRESH_JOB = 'integrations.refresh-tokens';
 export const INTEGRATIONS_REFRESH_CRON = '* * * * *';

@@ -3,7 +3,8 @@ import type { IntegrationClientConfig } from '../../config.ts';
 import { ApiError } from '../../core/errors.ts';
 import type { OutboundAllow } from '../../core/net/outbound-allow.ts';
 import { type SafeResponse, safeFetch } from '../../core/net/safe-fetch.ts';
-import type { Connector, TokenSet } from './connectors/types.ts';
+import { fillTemplate } from './connection-config.ts';
+import type { Connector, OAuthSpec, TokenSet } from './connectors/types.ts';
 
 // The OAuth 2.0 authorization-code flow with each provider's quirks taken from its connector data: PKCE
 // (S256) where supported, client authentication in the body or as HTTP Basic, form or JSON token bodies.
@@ -11,13 +12,17 @@ import type { Connector, TokenSet } from './connectors/types.ts';
 
 export type Client = { clientId: string; clientSecret: string };
 
-/** The provider URLs after the operator's overrides (INTEGRATIONS_<SLUG>_AUTH_URL, …). */
-export function providerUrls(c: Connector, o: IntegrationClientConfig) {
-  const apiUrl = (o.apiUrl ?? c.apiUrl).replace(/\/+$/, '');
-  const tokenUrl = o.tokenUrl ?? c.oauth.tokenUrl;
-  const revoke = c.oauth.revokeUrl ? new URL(c.oauth.revokeUrl) : null;
+/**
+ * The provider URLs after the operator's overrides (INTEGRATIONS_<SLUG>_AUTH_URL, …), with the connection's
+ * variables filled in (overrides may hold placeholders too).
+ */
+export function providerUrls(c: Connector, o: IntegrationClientConfig, vars: Record<string, string> = {}) {
+  const fill = (u: string) => fillTemplate(c, u, vars);
+  const apiUrl = fill(o.apiUrl ?? c.apiUrl).replace(/\/+$/, '');
+  const tokenUrl = c.oauth ? fill(o.tokenUrl ?? c.oauth.tokenUrl) : '';
+  const revoke = c.oauth?.revokeUrl ? new URL(fill(c.oauth.revokeUrl)) : null;
   return {
-    authUrl: o.authUrl ?? c.oauth.authUrl,
+    authUrl: c.oauth ? fill(o.authUrl ?? c.oauth.authUrl) : '',
     revokeUrl: revoke
       ? o.tokenUrl
         ? new URL(revoke.pathname, tokenUrl).toString()
@@ -25,7 +30,7 @@ export function providerUrls(c: Connector, o: IntegrationClientConfig) {
       : null,
     tokenUrl,
     apiUrl,
-    contentUrl: (o.contentUrl ?? c.contentUrl ?? apiUrl).replace(/\/+$/, ''),
+    contentUrl: fill(o.contentUrl ?? c.contentUrl ?? apiUrl).replace(/\/+$/, ''),
   };
 }
 
@@ -39,18 +44,18 @@ export function authorizationUrl(
   authUrl: string,
   p: { clientId: string; redirectUri: string; state: string; challenge?: string },
 ): string {
+  const o = c.oauth as OAuthSpec;
   const url = new URL(authUrl);
   url.searchParams.set('client_id', p.clientId);
   url.searchParams.set('redirect_uri', p.redirectUri);
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('state', p.state);
-  if (c.oauth.scopes.length)
-    url.searchParams.set(c.oauth.scopeParam ?? 'scope', c.oauth.scopes.join(c.oauth.scopeSeparator));
+  if (o.scopes.length) url.searchParams.set(o.scopeParam ?? 'scope', o.scopes.join(o.scopeSeparator));
   if (p.challenge) {
     url.searchParams.set('code_challenge', p.challenge);
     url.searchParams.set('code_challenge_method', 'S256');
   }
-  for (const [k, v] of Object.entries(c.oauth.extraAuthParams ?? {})) url.searchParams.set(k, v);
+  for (const [k, v] of Object.entries(o.extraAuthParams ?? {})) url.searchParams.set(k, v);
   return url.toString();
 }
 
@@ -72,14 +77,15 @@ export async function tokenRequest(
 ): Promise<TokenSet> {
   const headers: Record<string, string> = { accept: 'application/json' };
   const fields: Record<string, string> = { ...params };
-  if (c.oauth.clientAuth === 'basic') {
+  const o = c.oauth as OAuthSpec;
+  if (o.clientAuth === 'basic') {
     headers.authorization = basicAuth(client);
   } else {
     fields.client_id = client.clientId;
     fields.client_secret = client.clientSecret;
   }
   let body: string;
-  if (c.oauth.tokenBody === 'json') {
+  if (o.tokenBody === 'json') {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(fields);
   } else {
@@ -147,7 +153,7 @@ export async function revokeToken(
   outboundAllow: OutboundAllow,
 ): Promise<void> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
-  if (c.oauth.clientAuth === 'basic') headers.authorization = basicAuth(client);
+  if (c.oauth?.clientAuth === 'basic') headers.authorization = basicAuth(client);
   await safeFetch(url, {
     method: 'POST',
     headers,

@@ -41,7 +41,6 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
     accept: 'application/json',
     ...s.connector.apiHeaders,
     ...req.headers,
-    authorization: `Bearer ${s.tokens().accessToken}`,
   };
   let body: string | Buffer | undefined;
   if (req.json !== undefined) {
@@ -52,7 +51,9 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
     body = req.raw.data;
   }
   const base = req.host === 'content' ? s.urls.contentUrl : s.urls.apiUrl;
-  const res = await safeFetch(buildUrl(base, req.path, req.query), {
+  const url = buildUrl(base, req.path, req.query);
+  placeCredential(s, headers, url);
+  const res = await safeFetch(url, {
     method: req.method,
     headers,
     body,
@@ -63,6 +64,19 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
     keepAlive: true,
   });
   return { status: res.status, headers: res.headers, body: res.body, json: res.json };
+}
+
+/** The connection's token or key where its provider wants it: a header (with its format), the query, Basic. */
+function placeCredential(s: CallSession, headers: Record<string, string>, url: URL): void {
+  const p = s.connector.placement;
+  const secret = s.tokens().accessToken;
+  if (p.in === 'basic') headers.authorization = `Basic ${secret}`;
+  else if (p.in === 'query') url.searchParams.set(p.name, secret);
+  else {
+    // The caller's spelling of the same header must not stand beside ours.
+    for (const k of Object.keys(headers)) if (k.toLowerCase() === p.name) delete headers[k];
+    headers[p.name] = p.format.replace('{token}', secret).replace('{apiKey}', secret);
+  }
 }
 
 function retryAfterSec(res: ProviderResponse): number {

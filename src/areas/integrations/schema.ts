@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { dataPageSchema } from '../../core/pagination.ts';
+import { CATEGORIES } from './catalogue/schema.ts';
 
 // The zod contract of every integrations operation (rest-api-v1.md, "Integrations"), one schema each.
 // `connectionId` goes in the query string, and for POST/PATCH also in the body (the contract shows both).
@@ -8,18 +9,35 @@ const id = z.string().min(1).max(300);
 const nullableString = z.string().nullable();
 const raw = z.record(z.string(), z.unknown());
 
-export const category = z.enum(['crm', 'storage', 'communication', 'productivity']);
+export const category = z.enum(CATEGORIES);
 
 export const connector = z.object({
   slug: z.string(),
   name: z.string(),
+  /** The primary category; `categories` lists every one (a filter by category matches any of them). */
   category,
+  categories: z.array(category),
   description: z.string(),
   features: z.array(z.string()),
-  authType: z.literal('oauth2'),
-  /** Whether the operator configured the OAuth client (INTEGRATIONS_<SLUG>_CLIENT_ID/_SECRET). */
+  authType: z.enum(['oauth2', 'api_key', 'basic']),
+  /** Whether end users can connect: OAuth needs the operator's client (INTEGRATIONS_<SLUG>_CLIENT_ID/_SECRET). */
   configured: z.boolean(),
   pagination: z.string(),
+  logo: z.string(),
+  docsUrl: z.string(),
+  supports: z.object({
+    /** The unified categories with mappers (/v1/integrations/<category>/…). */
+    unified: z.array(z.string()),
+    passthrough: z.boolean(),
+    syncs: z.boolean(),
+    webhooks: z.boolean(),
+  }),
+  /** What a connection must say in `connectionConfig` (a subdomain, a region). */
+  variables: z.array(
+    z.object({ name: z.string(), label: z.string(), example: z.string().nullable(), required: z.boolean() }),
+  ),
+  /** What `credentials` takes for API-key and Basic providers (empty for OAuth). */
+  credentials: z.array(z.object({ name: z.enum(['apiKey', 'username', 'password']), label: z.string() })),
 });
 export const connectorList = z.object({ data: z.array(connector) });
 export const connectorsQuery = z.object({ category: category.optional() });
@@ -50,8 +68,23 @@ export const createConnectionBody = z.object({
     .url({ protocol: /^https?$/ })
     .max(2000)
     .optional(),
+  /** The connection's variables (see the connector's `variables`). */
+  connectionConfig: z.record(z.string().max(50), z.string().max(253)).optional(),
+  /** API-key and Basic providers: the end user's key, or user name and password. */
+  credentials: z
+    .strictObject({
+      apiKey: z.string().min(1).max(4000).optional(),
+      username: z.string().min(1).max(500).optional(),
+      password: z.string().max(4000).optional(),
+    })
+    .optional(),
 });
-export const createConnectionResult = z.object({ connectionId: z.string(), authorizationUrl: z.string() });
+export const createConnectionResult = z.object({
+  connectionId: z.string(),
+  /** Where to send the end user's browser (OAuth); null when the credentials connected it at once. */
+  authorizationUrl: z.string().nullable(),
+  status: connectionStatus,
+});
 export const testResult = z.object({ success: z.boolean(), error: z.string().optional() });
 export const success = z.object({ success: z.literal(true) });
 export const idParams = z.object({ id });

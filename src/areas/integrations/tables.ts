@@ -1,4 +1,4 @@
-import { index, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
 
 // Integrations' tables (migration set 'integrations'). A connection belongs to the organization and
 // environment of the API key that created it; every query filters on both.
@@ -26,6 +26,13 @@ export const integrationConnections = pgTable(
     externalAccountName: text('external_account_name'),
     tokensEnc: text('tokens_enc'),
     tokenExpiresAt: ts('token_expires_at'),
+    /** When the current access token was issued: with its expiry, its lifetime (refresh at 75 % of it). */
+    tokenIssuedAt: ts('token_issued_at'),
+    /** The connection's variables (a subdomain, a region) that fill the provider's URL templates. */
+    connectionConfig: jsonb('connection_config').$type<Record<string, string>>().notNull().default({}),
+    /** Transient refresh failures in a row, and when the schedule may try again (back-off). */
+    refreshFailures: integer('refresh_failures').notNull().default(0),
+    refreshRetryAt: ts('refresh_retry_at'),
     /** Pending authorization: HMAC of the state sent to the provider, its expiry and the PKCE verifier. */
     stateHash: text('state_hash'),
     stateExpiresAt: ts('state_expires_at'),

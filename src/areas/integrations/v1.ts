@@ -9,10 +9,10 @@ import {
   type V1Context,
 } from '../../http/v1-kit.ts';
 import { completeAuthorization, createConnection } from './connection-authorize.ts';
-import { clientFor, type Scope } from './connection-tokens.ts';
+import type { Scope } from './connection-tokens.ts';
 import { deleteConnection, getConnection, listConnections, testConnection } from './connections.ts';
+import { connectorView } from './connector-view.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
-import type { Connector } from './connectors/types.ts';
 import { contentRoutes } from './content-v1.ts';
 import { integrationsErrors } from './errors.ts';
 import { passthrough } from './passthrough.ts';
@@ -24,19 +24,6 @@ export const scopeOf = (c: V1Context): Scope => ({
   orgId: c.caller.orgId,
   environment: c.caller.environment,
 });
-
-function connectorView(d: Deps, c: Connector) {
-  return {
-    slug: c.slug,
-    name: c.name,
-    category: c.category,
-    description: c.description,
-    features: c.features,
-    authType: c.authType,
-    configured: clientFor(d, c) !== null,
-    pagination: c.pagination,
-  };
-}
 
 const CONN_ERRORS: readonly ErrorCode[] = ['CONNECTION_NOT_FOUND'];
 
@@ -81,13 +68,19 @@ const connectionRoutes = [
     method: 'POST',
     url: '/connections',
     name: 'integrations.connections.create',
-    summary: 'Create a connection (starts the OAuth flow)',
+    summary: 'Create a connection (starts the OAuth flow, or connects with an API key)',
     description:
-      "Send the end user's browser to `authorizationUrl`; after the provider's consent screen Pier's callback (`/v1/integrations/oauth/callback`) stores the tokens and sends the browser to `redirectUrl` with `connectionId` and `status` (`success` or `error`, with `error`).",
+      "OAuth providers: send the end user's browser to `authorizationUrl`; after the provider's consent screen Pier's callback (`/v1/integrations/oauth/callback`) stores the tokens and sends the browser to `redirectUrl` with `connectionId` and `status` (`success` or `error`, with `error`). API-key and Basic providers: send `credentials`; the connection is checked and `connected` at once (`authorizationUrl` null). Providers with variables (a subdomain, a region) take them in `connectionConfig`.",
     body: S.createConnectionBody,
     response: S.createConnectionResult,
     status: 201,
-    errors: ['CONNECTOR_NOT_FOUND', 'CONNECTOR_NOT_CONFIGURED'],
+    errors: [
+      'CONNECTOR_NOT_FOUND',
+      'CONNECTOR_NOT_CONFIGURED',
+      'CONNECTION_CONFIG_INVALID',
+      'CREDENTIALS_REQUIRED',
+      'CREDENTIALS_INVALID',
+    ],
     handler: async (c, { body }) => createConnection(c.deps, scopeOf(c), body),
   }),
   defineRoute({

@@ -43,7 +43,9 @@ export function IntegrationsPage(props: { org: Org }) {
         ...scope,
         connectorSlug: slug,
       });
-      location.assign(r.authorizationUrl);
+      // Key-based providers connect at once (no consent screen to visit).
+      if (r.authorizationUrl) location.assign(r.authorizationUrl);
+      else connections.reload();
     } catch (err) {
       setActionError(err);
     }

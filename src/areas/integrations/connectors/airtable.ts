@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.ts';
 import { integrationsErrors } from '../errors.ts';
-import { type Connector, iso, type ProviderResponse, type Row, type Table } from './types.ts';
+import { type ConnectorCode, iso, type ProviderResponse, type Row, type Table } from './types.ts';
 
 // Airtable Web API (https://airtable.com/developers/web/api): records under /v0/{baseId}/{tableId} paged by
 // `offset`; the schema under /v0/meta/bases (offset-paged) and /v0/meta/bases/{baseId}/tables. A unified
@@ -41,24 +41,9 @@ function errorMessage(res: ProviderResponse): string | null {
 
 const noDocuments = () => integrationsErrors.operationNotSupported('airtable', 'documents');
 
-export const airtable: Connector = {
-  slug: 'airtable',
-  name: 'Airtable',
-  category: 'productivity',
-  description: 'Airtable: the tables of the bases the end user shared, and their rows.',
-  features: ['tables', 'rows', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://airtable.com/oauth2/v1/authorize',
-    tokenUrl: 'https://airtable.com/oauth2/v1/token',
-    scopes: ['data.records:read', 'data.records:write', 'schema.bases:read', 'user.email:read'],
-    scopeSeparator: ' ',
-    pkce: true,
-    clientAuth: 'basic',
-    tokenBody: 'form',
-  },
-  apiUrl: 'https://api.airtable.com/v0',
-  pagination: 'offset',
+export const airtable: ConnectorCode = {
+  // No documents: Airtable has bases, tables and records only.
+  features: ['tables', 'rows'],
   errorMessage,
   async account(call) {
     const b = (await call({ method: 'GET', path: '/meta/whoami' })).json<{ id: string; email?: string }>();

@@ -1,5 +1,5 @@
 import {
-  type Connector,
+  type ConnectorCode,
   type FileItem,
   type Folder,
   iso,
@@ -93,27 +93,7 @@ function failure(res: ProviderResponse) {
   return { status: 400, message: summary };
 }
 
-export const dropbox: Connector = {
-  slug: 'dropbox',
-  name: 'Dropbox',
-  category: 'storage',
-  description: 'Dropbox: files and folders of the connected account.',
-  features: ['files', 'folders', 'upload', 'download', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://www.dropbox.com/oauth2/authorize',
-    tokenUrl: 'https://api.dropboxapi.com/oauth2/token',
-    scopes: ['account_info.read', 'files.metadata.read', 'files.content.read', 'files.content.write'],
-    scopeSeparator: ' ',
-    pkce: true,
-    clientAuth: 'body',
-    tokenBody: 'form',
-    // Short-lived access tokens plus a refresh token.
-    extraAuthParams: { token_access_type: 'offline' },
-  },
-  apiUrl: 'https://api.dropboxapi.com/2',
-  contentUrl: 'https://content.dropboxapi.com/2',
-  pagination: 'has-more',
+export const dropbox: ConnectorCode = {
   failure,
   errorMessage: (res) => {
     try {

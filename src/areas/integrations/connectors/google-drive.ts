@@ -1,5 +1,12 @@
 import crypto from 'node:crypto';
-import { type Connector, type FileItem, type Folder, iso, messageAt, type ProviderCall } from './types.ts';
+import {
+  type ConnectorCode,
+  type FileItem,
+  type Folder,
+  iso,
+  messageAt,
+  type ProviderCall,
+} from './types.ts';
 
 // Google Drive v3 (https://developers.google.com/drive/api/reference/rest/v3): files and folders are both
 // `files` (folders have the folder MIME type), listed with a `q` filter and paged by `pageToken` /
@@ -50,27 +57,7 @@ async function list(call: ProviderCall, q: string, a: { cursor?: string; limit: 
   return res.json<{ files: GFile[]; nextPageToken?: string }>();
 }
 
-export const googleDrive: Connector = {
-  slug: 'google-drive',
-  name: 'Google Drive',
-  category: 'storage',
-  description: 'Google Drive: files and folders of the connected account.',
-  features: ['files', 'folders', 'upload', 'download', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-    tokenUrl: 'https://oauth2.googleapis.com/token',
-    revokeUrl: 'https://oauth2.googleapis.com/revoke',
-    scopes: ['https://www.googleapis.com/auth/drive'],
-    scopeSeparator: ' ',
-    pkce: true,
-    clientAuth: 'body',
-    tokenBody: 'form',
-    // A refresh token is only issued for offline access, and again only with a fresh consent.
-    extraAuthParams: { access_type: 'offline', prompt: 'consent', include_granted_scopes: 'true' },
-  },
-  apiUrl: 'https://www.googleapis.com',
-  pagination: 'page-token',
+export const googleDrive: ConnectorCode = {
   errorMessage: (res) => messageAt(res, 'error.message', 'error_description', 'error'),
   async account(call) {
     const b = (await call({ method: 'GET', path: '/drive/v3/about', query: { fields: 'user' } })).json<{

@@ -1,6 +1,6 @@
 import {
   type Company,
-  type Connector,
+  type ConnectorCode,
   type Contact,
   type ContactInput,
   type Deal,
@@ -91,31 +91,7 @@ async function list<T>(
   return { items: body.results.map(map), next: body.paging?.next?.after ?? null };
 }
 
-export const hubspot: Connector = {
-  slug: 'hubspot',
-  name: 'HubSpot',
-  category: 'crm',
-  description: 'HubSpot CRM: contacts, companies and deals.',
-  features: ['contacts', 'companies', 'deals', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://app.hubspot.com/oauth/authorize',
-    tokenUrl: 'https://api.hubapi.com/oauth/v1/token',
-    scopes: [
-      'crm.objects.contacts.read',
-      'crm.objects.contacts.write',
-      'crm.objects.companies.read',
-      'crm.objects.companies.write',
-      'crm.objects.deals.read',
-      'crm.objects.deals.write',
-    ],
-    scopeSeparator: ' ',
-    pkce: false,
-    clientAuth: 'body',
-    tokenBody: 'form',
-  },
-  apiUrl: 'https://api.hubapi.com',
-  pagination: 'cursor',
+export const hubspot: ConnectorCode = {
   errorMessage: (res) => messageAt(res, 'message'),
   async account(call, tokens) {
     // HubSpot's token introspection: the hub (portal) the token acts in.

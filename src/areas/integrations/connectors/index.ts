@@ -1,25 +1,77 @@
-import { INTEGRATION_CONNECTORS } from '../../../config.ts';
+import { catalogue } from '../catalogue/index.ts';
+import type { ProviderCategory, ProviderEntry } from '../catalogue/schema.ts';
 import { airtable } from './airtable.ts';
 import { dropbox } from './dropbox.ts';
+import { genericAccount, genericErrorMessage } from './generic.ts';
 import { googleDrive } from './google-drive.ts';
 import { hubspot } from './hubspot.ts';
 import { notion } from './notion.ts';
 import { pipedrive } from './pipedrive.ts';
 import { salesforce } from './salesforce.ts';
 import { slack } from './slack.ts';
-import type { Category, Connector } from './types.ts';
+import type { Category, Connector, ConnectorCode } from './types.ts';
 
-// Every connector, as data. The slugs are those the configuration knows (INTEGRATION_CONNECTORS).
-export const connectors: Connector[] = [
+// Every connector: each catalogue entry, joined by slug to its code module where it has one (the unified
+// mappers and quirks data cannot say). An entry without code is usable through auth + passthrough.
+
+const code: Record<string, ConnectorCode> = {
   hubspot,
   salesforce,
   pipedrive,
-  googleDrive,
+  'google-drive': googleDrive,
   dropbox,
   slack,
   notion,
   airtable,
-];
+};
+
+const UNIFIED_FEATURES: Record<Category, string[]> = {
+  crm: ['contacts', 'companies', 'deals'],
+  storage: ['files', 'folders', 'upload', 'download'],
+  communication: ['channels', 'messages', 'users'],
+  productivity: ['documents', 'tables', 'rows'],
+};
+
+export function buildConnector(e: ProviderEntry, more: ConnectorCode = {}): Connector {
+  const unified = (['crm', 'storage', 'communication', 'productivity'] as const).filter((c) => more[c]);
+  const a = e.auth;
+  return {
+    ...more,
+    slug: e.slug,
+    name: e.name,
+    category: unified[0] ?? e.categories[0]!,
+    categories: [...new Set([...unified, ...e.categories])],
+    description: e.description,
+    features: [...(more.features ?? unified.flatMap((c) => UNIFIED_FEATURES[c])), 'passthrough'],
+    authType: a.kind,
+    entry: e,
+    oauth:
+      a.kind === 'oauth2'
+        ? {
+            authUrl: a.authorizeUrl,
+            tokenUrl: a.tokenUrl,
+            revokeUrl: a.revokeUrl,
+            scopes: a.scopes,
+            scopeSeparator: a.scopeSeparator,
+            scopeParam: a.scopeParam,
+            pkce: a.pkce,
+            clientAuth: a.clientAuth,
+            tokenBody: a.tokenBody,
+            extraAuthParams: a.authParams,
+          }
+        : undefined,
+    placement: a.kind === 'oauth2' ? a.tokenPlacement : a.kind === 'api_key' ? a.placement : { in: 'basic' },
+    apiUrl: e.baseUrl,
+    contentUrl: e.contentUrl,
+    pagination: e.pagination.style,
+    apiHeaders: Object.keys(e.headers).length ? e.headers : undefined,
+    account: more.account ?? genericAccount(e),
+    errorMessage: more.errorMessage ?? genericErrorMessage,
+    unified,
+  };
+}
+
+export const connectors: Connector[] = catalogue.map((e) => buildConnector(e, code[e.slug]));
 
 const bySlug = new Map(connectors.map((c) => [c.slug, c]));
 
@@ -27,8 +79,7 @@ export function connectorBySlug(slug: string): Connector | undefined {
   return bySlug.get(slug);
 }
 
-export function connectorsIn(category?: Category): Connector[] {
-  return category ? connectors.filter((c) => c.category === category) : connectors;
+/** The connectors in a category (any of their categories), or all. */
+export function connectorsIn(category?: ProviderCategory): Connector[] {
+  return category ? connectors.filter((c) => c.categories.includes(category)) : connectors;
 }
-
-export const KNOWN_SLUGS: readonly string[] = INTEGRATION_CONNECTORS;

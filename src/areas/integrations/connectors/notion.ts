@@ -1,6 +1,6 @@
 import { errors } from '../../../core/errors.ts';
 import {
-  type Connector,
+  type ConnectorCode,
   type Document,
   iso,
   messageAt,
@@ -134,26 +134,7 @@ async function search(call: ProviderCall, value: 'page' | 'database', a: { curso
 
 const nextOf = (b: NList) => (b.has_more ? b.next_cursor : null);
 
-export const notion: Connector = {
-  slug: 'notion',
-  name: 'Notion',
-  category: 'productivity',
-  description: 'Notion workspaces: pages as documents, databases as tables with their rows.',
-  features: ['documents', 'tables', 'rows', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://api.notion.com/v1/oauth/authorize',
-    tokenUrl: 'https://api.notion.com/v1/oauth/token',
-    scopes: [],
-    scopeSeparator: ' ',
-    pkce: false,
-    clientAuth: 'basic',
-    tokenBody: 'json',
-    extraAuthParams: { owner: 'user' },
-  },
-  apiUrl: 'https://api.notion.com/v1',
-  pagination: 'has-more',
-  apiHeaders: { 'notion-version': '2022-06-28' },
+export const notion: ConnectorCode = {
   errorMessage: (res) => messageAt(res, 'message', 'error_description', 'error'),
   async account(call, tokens) {
     const ws = tokens.extra as { workspace_id?: string; workspace_name?: string } | undefined;

@@ -1,6 +1,6 @@
 import {
   type Company,
-  type Connector,
+  type ConnectorCode,
   type Contact,
   type ContactInput,
   type Deal,
@@ -95,28 +95,9 @@ function personBody(i: ContactInput, forCreate: boolean): Record<string, unknown
 
 const data = async (p: Promise<{ json<T>(): T }>) => (await p).json<{ data: P }>().data;
 
-export const pipedrive: Connector = {
-  slug: 'pipedrive',
-  name: 'Pipedrive',
-  category: 'crm',
-  description: 'Pipedrive CRM: persons (contacts), organizations (companies) and deals.',
-  features: ['contacts', 'companies', 'deals', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://oauth.pipedrive.com/oauth/authorize',
-    tokenUrl: 'https://oauth.pipedrive.com/oauth/token',
-    revokeUrl: 'https://oauth.pipedrive.com/oauth/revoke',
-    // Pipedrive's scopes are chosen in the app's settings, not per authorization.
-    scopes: [],
-    scopeSeparator: ' ',
-    pkce: false,
-    clientAuth: 'basic',
-    tokenBody: 'form',
-  },
-  apiUrl: 'https://api.pipedrive.com/api/v1',
+export const pipedrive: ConnectorCode = {
   apiUrlFrom: (meta) =>
     typeof meta.api_domain === 'string' ? `${meta.api_domain.replace(/\/+$/, '')}/api/v1` : null,
-  pagination: 'offset',
   errorMessage: (res) => messageAt(res, 'error', 'message'),
   async account(call) {
     const u = await data(call({ method: 'GET', path: '/users/me' }));

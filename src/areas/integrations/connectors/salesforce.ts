@@ -1,7 +1,7 @@
 import { errors } from '../../../core/errors.ts';
 import {
   type Company,
-  type Connector,
+  type ConnectorCode,
   type Contact,
   type ContactInput,
   type Deal,
@@ -117,26 +117,8 @@ function errorMessage(res: ProviderResponse): string | null {
   }
 }
 
-export const salesforce: Connector = {
-  slug: 'salesforce',
-  name: 'Salesforce',
-  category: 'crm',
-  description: 'Salesforce CRM: contacts, accounts (companies) and opportunities (deals).',
-  features: ['contacts', 'companies', 'deals', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://login.salesforce.com/services/oauth2/authorize',
-    tokenUrl: 'https://login.salesforce.com/services/oauth2/token',
-    revokeUrl: 'https://login.salesforce.com/services/oauth2/revoke',
-    scopes: ['api', 'refresh_token', 'offline_access'],
-    scopeSeparator: ' ',
-    pkce: true,
-    clientAuth: 'body',
-    tokenBody: 'form',
-  },
-  apiUrl: 'https://login.salesforce.com',
+export const salesforce: ConnectorCode = {
   apiUrlFrom: (meta) => (typeof meta.instance_url === 'string' ? meta.instance_url : null),
-  pagination: 'cursor',
   errorMessage,
   async account(call) {
     const b = (await call({ method: 'GET', path: '/services/oauth2/userinfo' })).json<{

@@ -1,6 +1,6 @@
 import {
   type Channel,
-  type Connector,
+  type ConnectorCode,
   type Message,
   messageAt,
   type Page,
@@ -79,31 +79,7 @@ const user = (u: Record<string, unknown>): WorkspaceUser => {
   };
 };
 
-export const slack: Connector = {
-  slug: 'slack',
-  name: 'Slack',
-  category: 'communication',
-  description: 'Slack workspaces: channels, messages and members.',
-  features: ['channels', 'messages', 'users', 'passthrough'],
-  authType: 'oauth2',
-  oauth: {
-    authUrl: 'https://slack.com/oauth/v2/authorize',
-    tokenUrl: 'https://slack.com/api/oauth.v2.access',
-    scopes: [
-      'channels:read',
-      'groups:read',
-      'channels:history',
-      'chat:write',
-      'users:read',
-      'users:read.email',
-    ],
-    scopeSeparator: ',',
-    pkce: false,
-    clientAuth: 'body',
-    tokenBody: 'form',
-  },
-  apiUrl: 'https://slack.com/api',
-  pagination: 'cursor',
+export const slack: ConnectorCode = {
   failure,
   errorMessage: (res) => messageAt(res, 'error'),
   async account(call, tokens) {

@@ -1,9 +1,14 @@
-// A connector is data plus mappers: where its OAuth endpoints are, which scopes it asks for, its API base,
-// how it pages, and how its records map to the unified models. It knows nothing of Pier's tables or HTTP;
+// A connector is a catalogue entry (data: catalogue/*.json) plus, for some, code: the unified mappers and
+// the provider's quirks that data cannot say (Slack's `ok: false`, Salesforce's instance URL). It knows
+// nothing of Pier's tables or HTTP;
 // it talks to the provider only through the `ProviderCall` it is handed (provider-client.ts), which injects
 // the connection's token, goes through the SSRF guard, refreshes on 401 and maps errors.
 
-export type Category = 'crm' | 'storage' | 'communication' | 'productivity';
+import type { Placement, ProviderCategory, ProviderEntry, UnifiedCategory } from '../catalogue/schema.ts';
+
+/** A unified category: the operations under /v1/integrations/<category>/. */
+export type Category = UnifiedCategory;
+export type { ProviderCategory };
 
 export type TokenSet = {
   accessToken: string;
@@ -189,11 +194,19 @@ export type ProductivityOps = {
 export type Connector = {
   slug: string;
   name: string;
-  category: Category;
+  /** The primary category (the first unified one it offers, else its first); `categories` lists them all. */
+  category: ProviderCategory;
+  categories: ProviderCategory[];
   description: string;
   features: string[];
-  authType: 'oauth2';
-  oauth: OAuthSpec;
+  authType: ProviderEntry['auth']['kind'];
+  /** The catalogue entry as validated (auth details, variables, pagination, rate-limit headers). */
+  entry: ProviderEntry;
+  /** The OAuth endpoints and quirks; absent for API-key and Basic providers. */
+  oauth?: OAuthSpec;
+  /** Where the access token or API key goes on each API call. */
+  placement: Placement | { in: 'basic' };
+  /** The API base; may hold the connection's `{variables}`. */
   apiUrl: string;
   /** A second API host (Dropbox's content host). */
   contentUrl?: string;
@@ -202,13 +215,13 @@ export type Connector = {
    * Pipedrive's `api_domain`); used unless the operator set INTEGRATIONS_<SLUG>_API_URL.
    */
   apiUrlFrom?(meta: Record<string, unknown>): string | null;
-  /** How the provider pages, for the connectors page (every list answers `{ data, nextCursor }` anyway). */
-  pagination: 'cursor' | 'offset' | 'page-token' | 'has-more';
+  /** How the provider pages (every unified list answers `{ data, nextCursor }` anyway). */
+  pagination: string;
   /** Headers every API call carries (Notion-Version). */
   apiHeaders?: Record<string, string>;
   /** Token endpoint answer → tokens; throws a ProviderFailure-shaped error itself when it is one. */
   parseToken?(json: Record<string, unknown>): TokenSet;
-  /** Who the connection acts as, from the provider (called after the code exchange and by /test). */
+  /** Who the connection acts as, from the provider (called after connecting and by /test). */
   account(call: ProviderCall, tokens: TokenSet): Promise<Account>;
   /** Failures some providers report with HTTP 200 (Slack's `ok: false`), and their error bodies' message. */
   failure?(res: ProviderResponse): ProviderFailure | null;
@@ -219,11 +232,20 @@ export type Connector = {
     tokens: TokenSet,
     client: { clientId: string; clientSecret: string },
   ): Promise<void>;
+  /** The unified categories it has mappers for. */
+  unified: Category[];
   crm?: CrmOps;
   storage?: StorageOps;
   communication?: CommunicationOps;
   productivity?: ProductivityOps;
 };
+
+/** What a provider's code module adds to its catalogue entry (connectors/<slug>.ts). */
+export type ConnectorCode = Partial<Pick<Connector, 'account' | 'errorMessage' | 'features'>> &
+  Pick<
+    Connector,
+    'apiUrlFrom' | 'parseToken' | 'failure' | 'revoke' | 'crm' | 'storage' | 'communication' | 'productivity'
+  >;
 
 /** Reads a JSON error body's message at one of the given paths (`error.message`, `message`). */
 export function messageAt(res: ProviderResponse, ...paths: string[]): string | null {
