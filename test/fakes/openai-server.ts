@@ -28,7 +28,7 @@ type Tool = { function: { name: string; parameters?: Schema } };
 
 /** What GET /models lists per vendor. */
 export const MODEL_LISTS: Record<string, string[]> = {
-  openai: ['gpt-4o-mini', 'text-embedding-3-small'],
+  openai: ['gpt-4o-mini', 'text-embedding-3-small', 'dall-e-3', 'tts-1'],
   mistral: ['mistral-small-latest'],
   pier: ['llama3.2', 'nomic-embed-text'],
 };

@@ -69,8 +69,10 @@ describe('GET /v1/ai/models', () => {
     const common = [
       'anthropic/claude-sonnet-4-5',
       'google/gemini-2.5-flash',
+      'openai/dall-e-3',
       'openai/gpt-4o-mini',
       'openai/text-embedding-3-small',
+      'openai/tts-1',
       'pier/llama3.2',
       'pier/nomic-embed-text',
     ];

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { PROVIDERS, type ProviderId, parseModelRef, type ResolvedModel } from '../../core/ai/providers.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
 import { modelsErrors } from './errors.ts';
+import { fetchList, type Upstream } from './model-lists.ts';
 import type { ProxyContext } from './proxy-context.ts';
 
 // GET /v1/ai/models: what the calling organization can use now, in OpenAI's shape. Which providers it can
@@ -12,7 +13,6 @@ import type { ProxyContext } from './proxy-context.ts';
 // alone and a model the vendor retired disappears without a table here to maintain.
 
 const LIST_TTL_MS = 60_000;
-const LIST_TIMEOUT_MS = 10_000;
 
 export const modelSchema = z
   .object({
@@ -26,38 +26,6 @@ const listSchema = z
   .object({ object: z.literal('list'), data: z.array(modelSchema) })
   .describe('The models the organization can use now (OpenAI format)');
 type Model = z.infer<typeof modelSchema>;
-
-type Upstream = { id: string; created?: number };
-
-/** One provider's list for one key, in its own protocol. */
-async function fetchList(r: ResolvedModel): Promise<Upstream[]> {
-  const signal = AbortSignal.timeout(LIST_TIMEOUT_MS);
-  const get = async (url: string, headers: Record<string, string>) => {
-    const res = await fetch(url, { headers, signal });
-    if (!res.ok) throw new Error(`${r.provider} GET /models answered ${res.status}`);
-    return (await res.json()) as Record<string, unknown>;
-  };
-  if (r.provider === 'anthropic') {
-    const body = await get(`${r.baseUrl}/models?limit=1000`, {
-      'x-api-key': r.apiKey,
-      'anthropic-version': '2023-06-01',
-    });
-    return ((body.data ?? []) as { id: string; created_at?: string }[]).map((m) => ({
-      id: m.id,
-      created: m.created_at ? Math.floor(Date.parse(m.created_at) / 1000) : undefined,
-    }));
-  }
-  if (r.provider === 'google') {
-    const body = await get(`${r.baseUrl}/models?pageSize=1000`, { 'x-goog-api-key': r.apiKey });
-    return ((body.models ?? []) as { name: string }[]).map((m) => ({ id: m.name.replace(/^models\//, '') }));
-  }
-  // OpenAI, Mistral and the OpenAI-compatible `pier` server share OpenAI's shape.
-  const body = await get(`${r.baseUrl}/models`, r.apiKey ? { authorization: `Bearer ${r.apiKey}` } : {});
-  return ((body.data ?? []) as { id: string; created?: number }[]).map((m) => ({
-    id: m.id,
-    created: m.created,
-  }));
-}
 
 export async function modelsListRoutes(app: FastifyInstance, ctx: ProxyContext): Promise<void> {
   const { deps } = ctx;

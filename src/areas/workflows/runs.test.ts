@@ -272,6 +272,32 @@ describe('workflow runs', { timeout: 120_000 }, () => {
     );
   });
 
+  it('refuses at create and update a model the configured provider does not list, naming the step', async () => {
+    const step = (model: string) => ({ id: 'ask', type: 'llm', provider: 'openai', model, prompt: 'hi' });
+    const bad = await api.post('/workflows', {
+      projectSlug: slug,
+      slug: 'no-such-model',
+      name: 'wf',
+      steps: [step('gpt-9-imaginary')],
+    });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error.code).toBe('WORKFLOW_INVALID');
+    expect(bad.json().error.message).toContain(
+      "steps.ask: model 'openai/gpt-9-imaginary': openai does not offer 'gpt-9-imaginary'",
+    );
+    const id = await create({ slug: 'listed-model', steps: [step('gpt-4o-mini')] });
+    const patched = await api.patch(`/workflows/${id}`, {
+      steps: [{ id: 'loop', type: 'loop', items: '[1]', steps: [step('gpt-9-imaginary')] }],
+    });
+    expect(patched.statusCode).toBe(400);
+    expect(patched.json().error.message).toContain('steps.loop.steps.ask: model');
+    // Anthropic is configured but unreachable here: its list cannot be read, so the model is not refused.
+    await create({
+      slug: 'unknowable',
+      steps: [{ id: 'a', type: 'llm', provider: 'anthropic', model: 'claude-x', prompt: 'hi' }],
+    });
+  });
+
   it('retries a step with back-off, fails the run when attempts run out, and retries from the failed step', async () => {
     const id = await create({
       slug: 'flaky',

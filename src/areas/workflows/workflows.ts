@@ -5,7 +5,7 @@ import { isProvider, PROVIDERS } from '../../core/ai/providers.ts';
 import { isUuid } from '../../core/ids.ts';
 import { offsetPage } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { resolveModelFor } from '../models/index.ts';
+import { modelListed, resolveModelFor } from '../models/index.ts';
 import { projectForApiKey, projects } from '../orgs/index.ts';
 import { definitionProblems, type StepDef, type VariableDefs } from './definition.ts';
 import { workflowsErrors } from './errors.ts';
@@ -37,12 +37,17 @@ async function validate(
     // Checked apart: with Pier's own gateway configured, an unknown `provider/model` would pass as a gateway model.
     if (step.provider && !isProvider(step.provider))
       return `provider '${step.provider}' does not exist (one of ${PROVIDERS.join(', ')}).`;
+    let resolved: Awaited<ReturnType<typeof resolveModelFor>>;
     try {
-      await resolveModelFor(deps, s.orgId, modelRefOf(step));
-      return null;
+      resolved = await resolveModelFor(deps, s.orgId, modelRefOf(step));
     } catch (err) {
       return `model '${modelRefOf(step)}': ${(err as Error).message}`;
     }
+    // Where the provider's model list can be read for the key that would serve the step, a model it does not
+    // list is refused now rather than when the run reaches the step; an unreadable list accepts.
+    if ((await modelListed(resolved)) === false)
+      return `model '${modelRefOf(step)}': ${resolved.provider} does not offer '${resolved.model}' (it is not in the provider's model list for this organization's key).`;
+    return null;
   });
   problems.push(...triggerProblems(extras.triggers, extras.limits, deps.clock.now()));
   if (problems.length) throw workflowsErrors.workflowInvalid(problems);
