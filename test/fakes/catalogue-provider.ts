@@ -32,6 +32,8 @@ export type CatalogueFake = {
   calls(slug: string): { path: string; query: string }[];
   revoked(slug: string): string[];
   expireAccessTokens(slug: string): void;
+  /** The next `times` API calls answer `status` (a provider's 5xx), then they work again. */
+  failCalls(slug: string, times: number, status: number): void;
   /** The next `times` refresh grants answer 503 (a provider outage), then they work again. */
   failRefreshes(slug: string, times: number): void;
   /** Refusals the fake made (what Pier got wrong), per slug: empty when every quirk was honoured. */
@@ -69,6 +71,7 @@ export async function startCatalogueFake(): Promise<CatalogueFake> {
   };
 
   const failing = new Map<string, number>();
+  const failingCalls = new Map<string, { times: number; status: number }>();
   const issue = (slug: string, grant: string) => {
     const a = `at_${slug}_${crypto.randomBytes(8).toString('hex')}`;
     const r = `rt_${slug}_${crypto.randomBytes(8).toString('hex')}`;
@@ -139,6 +142,11 @@ export async function startCatalogueFake(): Promise<CatalogueFake> {
     const e = x.entry;
     const a = e.auth;
     of(e.slug).calls.push({ path: rest, query: url.search });
+    const fail = failingCalls.get(e.slug);
+    if (fail && fail.times > 0) {
+      fail.times--;
+      return { status: fail.status, json: { message: `fake failure ${fail.status}` } };
+    }
     for (const [h, v] of Object.entries(e.headers))
       if (req.headers[h] !== v) return refuse(e.slug, `header ${h} missing`);
     // The credential, exactly where the entry says and nowhere else.
@@ -237,6 +245,9 @@ export async function startCatalogueFake(): Promise<CatalogueFake> {
     refusals: (slug) => of(slug).refusals,
     expireAccessTokens: (slug) => {
       for (const [t, s] of access) if (s === slug) access.delete(t);
+    },
+    failCalls: (slug, times, status) => {
+      failingCalls.set(slug, { times, status });
     },
     failRefreshes: (slug, times) => {
       failing.set(slug, times);

@@ -16,6 +16,10 @@ import { integrationsErrors } from './errors.ts';
 // Pier's codes with the provider's message made safe (no tokens, no control characters, bounded length).
 
 export const MAX_RATE_LIMIT_RETRIES = 2;
+/** Idempotent calls (GET, HEAD, PUT, DELETE) are tried again on a 5xx or a timeout, after these waits. */
+export const SERVER_ERROR_BACKOFF_MS = [300, 1200];
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
+const TRANSIENT_FETCH = new Set(['FETCH_TIMEOUT', 'FETCH_FAILED']);
 /** A 429 asking for longer than this is answered to the caller (429 with Retry-After) instead of waited. */
 export const MAX_RETRY_WAIT_SEC = 10;
 
@@ -95,10 +99,28 @@ export function providerCall(s: CallSession, opts: { raw?: boolean } = {}): Prov
   return async (req) => {
     let refreshed = false;
     let waits = 0;
+    let retries = 0;
+    // A provider's 5xx or a timeout on a call that is safe to repeat: tried again with back-off before the
+    // caller sees it. POST and PATCH are never repeated (the provider may have acted on them).
+    const retryable = IDEMPOTENT.has(req.method) ? SERVER_ERROR_BACKOFF_MS : [];
     for (;;) {
-      const res = await send(s, req);
+      let res: ProviderResponse;
+      try {
+        res = await send(s, req);
+      } catch (err) {
+        const code = (err as { code?: string }).code;
+        if (code && TRANSIENT_FETCH.has(code) && retries < retryable.length) {
+          await sleep(retryable[retries++]!);
+          continue;
+        }
+        throw err;
+      }
       const failure = s.connector.failure?.(res) ?? null;
       const status = failure?.status ?? res.status;
+      if (status >= 500 && retries < retryable.length) {
+        await sleep(retryable[retries++]!);
+        continue;
+      }
       const authFailed = status === 401 || failure?.authExpired;
       if (authFailed && !refreshed) {
         refreshed = true;

@@ -10,7 +10,8 @@ import { connectorBySlug } from './connectors/index.ts';
 import { refreshDue } from './jobs.ts';
 import { integrationConnections } from './tables.ts';
 
-// Token refresh that fits the token: refreshed once 75 % of its lifetime has passed or 5 minutes before it
+// Calls that survive a provider's bad moments. Idempotent calls retried on a 5xx with back-off (POST
+// never). Token refresh that fits the token: refreshed once 75 % of its lifetime has passed or 5 minutes before it
 // ends, whichever is later (a 60-second token is not refreshed before every call), and a provider outage
 // at the token endpoint retried with back-off before the connection is marked broken, then recovered.
 // Against the catalogue's fake provider, with Attio's entry (plain OAuth 2) and 60-second tokens.
@@ -123,5 +124,36 @@ describe('token refresh', () => {
     r = await row(id);
     expect(r).toMatchObject({ status: 'connected', statusReason: null, refreshFailures: 0 });
     expect((await call(api, id)).statusCode).toBe(200);
+  }, 60_000);
+});
+
+describe('provider 5xx', () => {
+  it('retries idempotent calls with back-off and never repeats a POST', async () => {
+    const { api, id } = await connect();
+    const calls = () => fake.calls(SLUG).length;
+    let before = calls();
+    fake.failCalls(SLUG, 2, 500);
+    const got = await call(api, id);
+    expect(got.statusCode, got.body).toBe(200);
+    expect(calls()).toBe(before + 3);
+
+    // Still failing after the retries: the provider's own answer comes back (passthrough answers as is).
+    before = calls();
+    fake.failCalls(SLUG, 3, 503);
+    const down = await call(api, id);
+    expect(down.statusCode).toBe(503);
+    expect(down.headers['x-pier-passthrough']).toBe('1');
+    expect(calls()).toBe(before + 3);
+
+    before = calls();
+    fake.failCalls(SLUG, 1, 500);
+    const post = await api.post('/integrations/passthrough', {
+      connectionId: id,
+      method: 'POST',
+      path: '/objects/people/records',
+      body: { data: {} },
+    });
+    expect(post.statusCode).toBe(500);
+    expect(calls()).toBe(before + 1);
   }, 60_000);
 });
