@@ -8,9 +8,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { eq } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { projectDir } from '../src/areas/hosting/runtime/app-databases.ts';
-import { deployments } from '../src/areas/hosting/runtime/tables.ts';
+import { hostingRuntime } from '../src/areas/hosting/runtime/runtime.ts';
+import { appLogs, deployments } from '../src/areas/hosting/runtime/tables.ts';
 import { fixtures, packDir } from '../test/hosting.ts';
 import { startPier } from './hosting-setup.ts';
 
@@ -22,6 +23,31 @@ async function artifact(name: string, version: string): Promise<Buffer> {
   const buf = await packDir(dir);
   fs.rmSync(dir, { recursive: true, force: true });
   return buf;
+}
+
+/**
+ * Where a build's time went, from its own log lines' timestamps: "setup" (cache restore, sandbox start) up to
+ * the first "> command" line, then each command up to the next, the last one up to "build finished".
+ */
+async function stepTimes(pier: Awaited<ReturnType<typeof startPier>>, id: string): Promise<string> {
+  await hostingRuntime(pier.deps)!.logs.flush();
+  const lines = await pier.deps.db.orm
+    .select({ ts: appLogs.ts, line: appLogs.line })
+    .from(appLogs)
+    .where(eq(appLogs.deploymentId, id))
+    .orderBy(asc(appLogs.id));
+  const marks: [string, number][] = [];
+  const start = lines.find((l) => l.line.startsWith('settings exposed to the build'));
+  if (start) marks.push(['setup', start.ts.getTime()]);
+  for (const l of lines)
+    if (l.line.startsWith('> '))
+      marks.push([l.line.slice(2).split(/[ :]/).slice(0, 3).join(' '), l.ts.getTime()]);
+  const end = lines.find((l) => l.line.startsWith('build finished'));
+  if (end) marks.push(['end', end.ts.getTime()]);
+  return marks
+    .slice(0, -1)
+    .map(([name, t], i) => `${name} ${((marks[i + 1]![1] - t) / 1000).toFixed(1)} s`)
+    .join(', ');
 }
 
 const rows: string[] = [];
@@ -38,6 +64,7 @@ for (const name of ['vite-react-ts', 'sveltekit-node']) {
     const run = async (version: string) => {
       const { id, ms } = await pier.deploy(await artifact(name, version));
       const [row] = await pier.deps.db.orm.select().from(deployments).where(eq(deployments.id, id));
+      console.log(`  ${name} ${version}: ${await stepTimes(pier, id)}`);
       return { build: row!.manifest!.buildMs!, live: ms, hit: !!row!.manifest!.buildCacheHit };
     };
     const first = await run('1');

@@ -140,6 +140,8 @@ export const validBodies: Record<FunctionName, (c: SampleCtx) => Record<string, 
   rollbackDeploymentForCli: (c) => ({ projectSlug: c.projectSlug }),
   redeployDeploymentForCli: (c) => ({ projectSlug: c.projectSlug }),
   getAppRuntimeForCli: (c) => ({ projectSlug: c.projectSlug }),
+  setSecretBuildForCli: (c) => ({ projectSlug: c.projectSlug, key: 'NEVER_SET', build: true }),
+  listBuildSecretsForCli: (c) => ({ projectSlug: c.projectSlug }),
   // Destroying the fuzz tenant's project would starve every later sample: aim at one that is not there.
   destroyProjectForCli: () => ({ slug: 'no-such-project' }),
   getOauthRequestForCli: () => ({ requestId: MISSING_ID }),
@@ -189,6 +191,8 @@ export const expectedNon200: Partial<Record<FunctionName, number>> = {
   rollbackDeploymentForCli: 409,
   redeployDeploymentForCli: 409,
   destroyProjectForCli: 404,
+  // No secret NEVER_SET on the fuzz tenant's project.
+  setSecretBuildForCli: 404,
   getOauthRequestForCli: 404,
   // Consent is a dashboard session's to give: a personal token is refused before the request is looked up.
   decideOauthRequestForCli: 403,

@@ -100,15 +100,39 @@ describe('building a source-only artifact', () => {
     expect(JSON.parse((await viaRouter(t, slug)).body).version).toBe('2');
   }, 300_000);
 
-  it('refuses a pnpm lockfile at once, saying it is not supported yet', async () => {
-    const pnpm = sourceApp('4', (dir) => {
+  it('refuses a Yarn lockfile at once, saying it is not supported yet', async () => {
+    const yarn = sourceApp('4', (dir) => {
       fs.rmSync(path.join(dir, 'package-lock.json'));
-      fs.writeFileSync(path.join(dir, 'pnpm-lock.yaml'), "lockfileVersion: '9.0'\n");
+      fs.writeFileSync(path.join(dir, 'yarn.lock'), '# yarn lockfile v1\n');
     });
-    const { started } = await deploy(t, token, slug, await packDir(pnpm));
+    const { started } = await deploy(t, token, slug, await packDir(yarn));
     expect(started.statusCode).toBe(400);
-    expect(started.json().error.message).toMatch(/pnpm is not supported yet/);
+    expect(started.json().error.message).toMatch(/yarn.lock: building with Yarn is not supported yet/);
   });
+
+  it('builds a pnpm app with pnpm fetched from the npm registry: dev dependencies for the build, pruned after', async () => {
+    const s = await seedOrg(t.deps);
+    const pslug = (await seedProject(t.deps, s.org)).slug;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-pnpm-app-'));
+    fs.cpSync(path.join(fixtures, 'apps/pnpm-node'), dir, { recursive: true });
+    const { started, id } = await deploy(t, s.owner.token, pslug, await packDir(dir));
+    expect(started.statusCode, started.body).toBe(200);
+    const d = await settle(t, s.owner.token, id, 240_000);
+    expect(d.status, d.errorMessage).toBe('live');
+    // The build used a devDependency; the pruned app still has its dependency at run time.
+    expect(JSON.parse((await viaRouter(t, pslug)).body)).toEqual({
+      built: true,
+      oneHour: 3_600_000,
+      message: null,
+    });
+    const lines = await logLines(s.owner.token, pslug);
+    expect(lines).toContain(
+      'detected node-start: install: pnpm install (pnpm@12.26.0, from the npm registry); build: npm run build; start: node dist/server.js',
+    );
+    expect(lines).toContain('built dist/server.js with pnpm');
+    expect(lines).toContain('> npm exec --yes pnpm@12.26.0 -- prune --prod');
+    fs.rmSync(dir, { recursive: true, force: true });
+  }, 300_000);
 
   it('`pier deploy` streams the build live, with a progress line of its steps', async () => {
     const o = { url: t.url, home: scratchHome(), env: { PIER_TOKEN: token } };

@@ -13,6 +13,7 @@ export const hostingCatalogue = defineCatalogue({
     message: 'The upload URL of this deployment has expired; create a new deployment.',
   },
   DEPLOYMENT_NOT_FOUND: { status: 404, message: 'Deployment not found.' },
+  SECRET_NOT_FOUND: { status: 404, message: 'The project has no secret of that name.' },
   DEPLOYMENT_ALREADY_STARTED: { status: 409, message: 'This deployment was already started.' },
   PROJECT_NOT_READY: { status: 409, message: 'The project is not ready for deployments.' },
   NOTHING_TO_ROLL_BACK: {
@@ -67,6 +68,11 @@ export const hostingErrors = {
     ),
   notReusable: (id: string, why: string) =>
     error('DEPLOYMENT_NOT_REUSABLE', `Deployment '${id}' cannot be run again: ${why}.`),
+  secretNotFound: (key: string, slug: string) =>
+    error(
+      'SECRET_NOT_FOUND',
+      `Project '${slug}' has no secret '${key}'; set it first with 'pier secrets set ${key} --build'.`,
+    ),
   nothingToRestart: (slug: string) =>
     error(
       'NOTHING_TO_RESTART',

@@ -1,6 +1,7 @@
 import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getAppRuntimeForCli } from './app-runtime-info-fn.ts';
+import { listBuildSecretsForCli, setSecretBuildForCli } from './build-secrets-fn.ts';
 import {
   createDeploymentFn,
   createDeploymentForCli,
@@ -36,6 +37,8 @@ export const hostingArea = defineArea({
     rollbackDeploymentForCli,
     redeployDeploymentForCli,
     getAppRuntimeForCli,
+    setSecretBuildForCli,
+    listBuildSecretsForCli,
     createDeploymentFn,
     startDeploymentFn,
     getDeploymentFn,

@@ -119,5 +119,5 @@ export { OrgPlanCache } from './plan-cache.ts';
 export { type AppLimits, type BuildLimits, PLANS } from './plans.ts';
 export { createProject } from './projects.ts';
 export { slugInput } from './schema.ts';
-export { onSecretsChanged, projectSecretEnv } from './secrets.ts';
-export { memberships, orgs, type Plan, projects, type Role } from './tables.ts';
+export { onSecretsChanged, projectSecretEnv, validKey } from './secrets.ts';
+export { memberships, orgs, type Plan, projects, type Role, secrets } from './tables.ts';

@@ -10,6 +10,8 @@ export type Step = (typeof STEPS)[number];
 /** The step a log line of the deployment says it has reached, or null. */
 export function stepOfLine(line: string): Step | null {
   if (line.startsWith('> npm ci')) return 'npm ci';
+  // pnpm apps: "> npm exec --yes pnpm@<version> -- install …" and "… -- prune --prod".
+  if (line.startsWith('> npm exec --yes pnpm@')) return line.includes(' -- prune') ? 'prune' : 'npm ci';
   if (line.startsWith('> npm run build')) return 'build';
   if (line.startsWith('> npm prune')) return 'prune';
   if (line.startsWith('starting deployment ')) return 'start';

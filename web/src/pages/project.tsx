@@ -10,6 +10,7 @@ import { appUrl } from './projects.tsx';
 
 type Project = FnOutput<'getProjectForCli'>;
 type Secret = FnOutput<'listSecretsForCli'>[number];
+type BuildSecret = FnOutput<'listBuildSecretsForCli'>[number];
 
 export function ProjectPage(props: { slug: string; orgs: Org[]; session: SessionInfo }) {
   const { data: project, error } = useLoad(
@@ -54,13 +55,20 @@ function Secrets(props: { slug: string; canWrite: boolean }) {
     () => fn<Secret[]>('listSecretsForCli', { projectSlug: props.slug }),
     [props.slug],
   );
+  const build = useLoad(
+    () => fn<BuildSecret[]>('listBuildSecretsForCli', { projectSlug: props.slug }),
+    [props.slug, data],
+  );
+  const buildOf = (key: string) => build.data?.find((b) => b.key === key);
   const [formError, setFormError] = useState<unknown>(null);
   const [saved, setSaved] = useState<string | null>(null);
   return (
     <section aria-labelledby="secrets-title" class="block">
       <h2 id="secrets-title">Secrets</h2>
       <p class="hint">
-        Environment variables of the app. Values are encrypted and write-only: nobody can read them back.
+        Environment variables of the app. Values are encrypted and write-only: nobody can read them back. Only
+        secrets ticked for builds (and VITE_, PUBLIC_, NEXT_PUBLIC_, NUXT_PUBLIC_ ones) reach the build, from
+        the next deploy on; what a build reads may end up in pages every visitor downloads.
       </p>
       <ErrorNote error={error} />
       {data && data.length === 0 ? <p class="empty">No secrets yet.</p> : null}
@@ -70,6 +78,7 @@ function Secrets(props: { slug: string; canWrite: boolean }) {
             <tr>
               <th scope="col">Key</th>
               <th scope="col">Updated</th>
+              <th scope="col">Build</th>
               {props.canWrite ? <th scope="col">Actions</th> : null}
             </tr>
           </thead>
@@ -80,6 +89,35 @@ function Secrets(props: { slug: string; canWrite: boolean }) {
                   <code>{s.key}</code>
                 </td>
                 <td data-label="Updated">{fmtDate(s.updatedAt)}</td>
+                <td data-label="Build">
+                  {buildOf(s.key)?.prefix ? (
+                    <span class="hint">always (public prefix)</span>
+                  ) : (
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={!!buildOf(s.key)?.marked}
+                        disabled={!props.canWrite}
+                        aria-label={`Give ${s.key} to builds`}
+                        onChange={async (e) => {
+                          const on = (e.currentTarget as HTMLInputElement).checked;
+                          setFormError(null);
+                          try {
+                            await fn('setSecretBuildForCli', {
+                              projectSlug: props.slug,
+                              key: s.key,
+                              build: on,
+                            });
+                          } catch (err) {
+                            setFormError(err);
+                          }
+                          build.reload();
+                        }}
+                      />{' '}
+                      builds
+                    </label>
+                  )}
+                </td>
                 {props.canWrite ? (
                   <td data-label="Actions">
                     <ConfirmButton

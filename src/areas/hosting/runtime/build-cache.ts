@@ -5,18 +5,28 @@ import path from 'node:path';
 
 // The build cache of one project (DATA_DIR/apps/<id>/build-cache): the node_modules its last build installed,
 // keyed by a hash of the lockfile, the install command and Node's major version, plus the framework's own
-// cache folders. A build whose key matches copies node_modules in instead of installing (seconds instead of
-// `npm ci`); only one key is kept, and nothing is kept past the size bound.
+// cache folders. A build whose key matches gets node_modules as hard links to the cached files instead of
+// installing (well under a second instead of `npm ci`); only one key is kept, and nothing past the size bound.
 
-/** The frameworks' own caches, restored before and saved after each build (when present). */
-export const FRAMEWORK_CACHES = ['.svelte-kit', '.next/cache', '.astro', '.nuxt', 'node_modules/.astro'];
+/**
+ * The frameworks' own caches, restored before and saved after each build (when present). Not `.svelte-kit` or
+ * `.nuxt`: those are generated afresh by every build (copying them in and out only cost time).
+ */
+export const FRAMEWORK_CACHES = ['.next/cache', '.astro', 'node_modules/.astro'];
+
+/**
+ * What tools rewrite in place inside node_modules during a build — Vite's, Babel's and webpack's caches, and
+ * npm's hidden lockfile (npm prune rewrites it) — restored as real copies, so the cached (linked) files stay as
+ * the install left them.
+ */
+const WRITTEN_IN_MODULES = ['.cache', '.vite', '.astro', '.package-lock.json'];
 
 export function cacheDir(projectDir: string): string {
   return path.join(projectDir, 'build-cache');
 }
 
 export function lockfileKey(releaseDir: string, install: string): string | null {
-  const lock = ['package-lock.json', 'npm-shrinkwrap.json']
+  const lock = ['package-lock.json', 'npm-shrinkwrap.json', 'pnpm-lock.yaml']
     .map((f) => path.join(releaseDir, f))
     .find((f) => fs.existsSync(f));
   if (!lock) return null;
@@ -40,13 +50,30 @@ function copyTree(from: string, to: string): boolean {
   return spawnSync('cp', ['-a', from, to], { stdio: 'ignore' }).status === 0;
 }
 
-/** Copies the cached node_modules (when the key matches) and framework caches into a fresh release. */
+/**
+ * `cp -al`: the folders made afresh, the files hard links to the cached ones — for 85 MB of node_modules a few
+ * thousand directories instead of every byte. Tools replace or delete files (npm prune unlinks them), they do
+ * not rewrite a package's files in place; what they do rewrite is copied for real (WRITTEN_IN_MODULES). A failed
+ * build keeps the cache: the next one (the fix) is the one that most wants it.
+ */
+function linkModules(from: string, to: string): boolean {
+  if (spawnSync('cp', ['-al', from, to], { stdio: 'ignore' }).status !== 0) return false;
+  for (const d of WRITTEN_IN_MODULES) {
+    const inner = path.join(to, d);
+    if (!fs.existsSync(inner)) continue;
+    fs.rmSync(inner, { recursive: true, force: true });
+    if (!copyTree(path.join(from, d), inner)) return false;
+  }
+  return true;
+}
+
+/** Links the cached node_modules (when the key matches) and copies the framework caches into a fresh release. */
 export function restoreBuildCache(projectDir: string, releaseDir: string, key: string | null): boolean {
   const dir = cacheDir(projectDir);
   let hit = false;
   const modules = key ? path.join(dir, 'modules', key) : null;
   if (modules && fs.existsSync(modules) && !fs.existsSync(path.join(releaseDir, 'node_modules'))) {
-    hit = copyTree(modules, path.join(releaseDir, 'node_modules'));
+    hit = linkModules(modules, path.join(releaseDir, 'node_modules'));
     if (!hit) fs.rmSync(path.join(releaseDir, 'node_modules'), { recursive: true, force: true });
   }
   for (const f of FRAMEWORK_CACHES) {
@@ -97,15 +124,23 @@ export function finishBuildCache(
   const inc = path.join(dir, 'incoming');
   if (!isRealDir(inc)) return { saved: false, bytes: 0 };
   const modulesDir = path.join(dir, 'modules');
+  // The modules' size is summed once, when they are saved (the cached tree does not change after that): a
+  // build that reused them sums only the framework caches.
+  const sizeFile = path.join(dir, 'modules-bytes');
   if (key && isRealDir(path.join(inc, 'node_modules'))) {
     fs.rmSync(modulesDir, { recursive: true, force: true });
     fs.mkdirSync(modulesDir, { recursive: true });
     fs.renameSync(path.join(inc, 'node_modules'), path.join(modulesDir, key));
+    fs.writeFileSync(sizeFile, String(treeBytes(modulesDir)));
   }
   fs.rmSync(path.join(dir, 'framework'), { recursive: true, force: true });
   if (isRealDir(path.join(inc, 'fw'))) fs.renameSync(path.join(inc, 'fw'), path.join(dir, 'framework'));
   fs.rmSync(inc, { recursive: true, force: true });
-  const bytes = treeBytes(dir);
+  const modulesBytes = isRealDir(modulesDir)
+    ? Number(fs.existsSync(sizeFile) ? fs.readFileSync(sizeFile, 'utf8') : '') || treeBytes(modulesDir)
+    : 0;
+  const bytes =
+    modulesBytes + (isRealDir(path.join(dir, 'framework')) ? treeBytes(path.join(dir, 'framework')) : 0);
   if (bytes > maxBytes) {
     fs.rmSync(dir, { recursive: true, force: true });
     return { saved: false, bytes };

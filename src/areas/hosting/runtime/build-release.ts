@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AppLimits, BuildLimits } from '../../orgs/index.ts';
-import { buildTimeEnv, runBuild } from './build.ts';
+import { runBuild } from './build.ts';
+import { buildTimeEnv } from './build-secrets.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { describeDetection, needsBuild, resolveStaticRoot } from './detect.ts';
 import type { AppManifest } from './tables.ts';
@@ -28,6 +29,8 @@ export async function buildRelease(o: {
   projectDir: string;
   manifest: AppManifest;
   secrets: Record<string, string>;
+  /** The secrets marked for the build (decision 108); prefixed names reach it anyway. */
+  buildKeys: ReadonlySet<string>;
   app: AppLimits;
   build: BuildLimits;
   memoryOverrideMb?: number;
@@ -40,13 +43,13 @@ export async function buildRelease(o: {
   const m = o.manifest;
   if (!needsBuild(o.dir, m)) return resolveStaticRoot(o.dir, m);
   o.log('system', describeDetection(m));
-  const env = buildTimeEnv(o.secrets);
+  const env = buildTimeEnv(o.secrets, o.buildKeys);
   const keys = Object.keys(env).sort();
   o.log(
     'system',
     keys.length
       ? `settings exposed to the build: ${keys.join(', ')}`
-      : 'settings exposed to the build: none (only VITE_, PUBLIC_, NEXT_PUBLIC_ and NUXT_PUBLIC_ names are)',
+      : 'settings exposed to the build: none (only VITE_, PUBLIC_, NEXT_PUBLIC_, NUXT_PUBLIC_ names and secrets marked with `pier secrets set --build` are)',
   );
   const limits = buildSandboxLimits(o.app, o.build, o.memoryOverrideMb);
   const timeoutMs = Math.min(o.build.timeoutSec * 1000, o.timeoutCeilingMs ?? Number.POSITIVE_INFINITY);

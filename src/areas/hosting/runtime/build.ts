@@ -16,45 +16,46 @@ import { hostUid, isRoot, type SandboxLimits } from './sandbox.ts';
 import { sandboxProcesses, spawnSandboxed } from './sandboxed-spawn.ts';
 import type { AppManifest } from './tables.ts';
 
-// Builds from source: the detected install (`npm ci`, dev dependencies included — or node_modules copied from
+// Builds from source: the detected install (`npm ci`, dev dependencies included — or node_modules linked from
 // the build cache when the lockfile is unchanged), the build command, then `npm prune --omit=dev` unless the
 // start command needs a dev dependency — in the same sandbox as the app (its release writable this time), with
 // the project's own download cache, the build's own limits (not the app's) and a time limit. Artifacts that
 // bring node_modules deploy as they are.
 
-/** Settings with these prefixes reach the build (the frameworks inline them into the pages); no others. */
-export const BUILD_ENV_PREFIXES = ['VITE_', 'PUBLIC_', 'NEXT_PUBLIC_', 'NUXT_PUBLIC_'] as const;
+const REMOVE_MODULES = 'rm -rf node_modules';
 
-export function buildTimeEnv(secrets: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(secrets).filter(([k]) => BUILD_ENV_PREFIXES.some((p) => k.startsWith(p))),
-  );
-}
-
-const STATIC_PRUNE = 'rm -rf node_modules';
-
-export type BuildSteps = { install: string | null; build: string | null; prune: string | null };
+export type BuildSteps = {
+  install: string | null;
+  build: string | null;
+  prune: string | null;
+  /** Why node_modules is removed instead of pruned (then `prune` is the removal). */
+  pruneSkipped?: string;
+};
 
 export function buildSteps(m: AppManifest, cacheHit: boolean): BuildSteps {
-  return {
+  const steps = {
     install: cacheHit ? null : (m.commands?.install ?? null),
     build: m.commands?.build ?? null,
-    // A static site is served from its output folder: its node_modules are not needed at all.
-    prune: m.keepDevDeps ? null : m.type === 'static' ? STATIC_PRUNE : NPM_PRUNE,
   };
+  if (m.keepDevDeps) return { ...steps, prune: null };
+  // A static site is served from its output folder, and an app with no dependencies keeps nothing: neither needs
+  // node_modules, and removing it is far quicker than npm's prune.
+  if (m.type === 'static')
+    return { ...steps, prune: REMOVE_MODULES, pruneSkipped: 'a static site needs no node_modules' };
+  if (m.noRuntimeDeps) return { ...steps, prune: REMOVE_MODULES, pruneSkipped: 'no runtime dependencies' };
+  return { ...steps, prune: m.commands?.prune ?? NPM_PRUNE };
 }
 
 /** saveCache: the shell step that fills the build cache, run after the build and before the prune. */
 export function buildScript(s: BuildSteps, saveCache = ''): string {
   const steps: string[] = [];
   // The CLI follows the build by these "> npm …" lines (src/cli/deploy/build-steps.ts).
-  if (!s.install)
-    steps.push('echo "> npm ci skipped: node_modules copied from the build cache (same lockfile)"');
+  if (!s.install) steps.push('echo "> npm ci skipped: node_modules from the build cache (same lockfile)"');
   else steps.push(`echo "> ${s.install}" && ${s.install}`);
   if (s.build) steps.push(`echo "> ${s.build}" && ${s.build}`);
   if (saveCache) steps.push(saveCache);
-  if (s.prune === STATIC_PRUNE)
-    steps.push(`echo "> npm prune skipped: a static site needs no node_modules (removed)" && ${s.prune}`);
+  if (s.prune && s.pruneSkipped)
+    steps.push(`echo "> npm prune skipped: ${s.pruneSkipped} (node_modules removed)" && ${s.prune}`);
   else if (s.prune) steps.push(`echo "> ${s.prune}" && ${s.prune}`);
   return steps.join(' && ');
 }
@@ -73,7 +74,7 @@ export async function runBuild(o: {
   /** The project's folder (DATA_DIR/apps/<id>): its npm cache, build cache and the build's scratch home. */
   projectDir: string;
   manifest: AppManifest;
-  /** Build-time settings (buildTimeEnv of the project's secrets). */
+  /** Build-time settings (buildTimeEnv of the project's secrets, build-secrets.ts). */
   env: Record<string, string>;
   limits: SandboxLimits;
   /** Null when the sandbox is off (APP_SANDBOX=off): the build then runs as a plain child like the apps. */
@@ -95,7 +96,7 @@ export async function runBuild(o: {
   }
   const key = o.manifest.commands?.install ? lockfileKey(o.releaseDir, o.manifest.commands.install) : null;
   const cacheHit = restoreBuildCache(o.projectDir, o.releaseDir, key);
-  if (cacheHit) o.onLine('system', `build cache: node_modules copied for lockfile ${key!.slice(0, 12)}`);
+  if (cacheHit) o.onLine('system', `build cache: node_modules linked for lockfile ${key!.slice(0, 12)}`);
   const steps = buildSteps(o.manifest, cacheHit);
   // The build may write only the cache's `incoming` folder (bound alone); what is kept is Pier's to move.
   const incoming = prepareIncoming(o.projectDir);
@@ -170,9 +171,7 @@ export async function runBuild(o: {
   }
   // The failing step's own lines (from its "> command" line on), for the error line and the reason.
   const known = new Map(
-    Object.values(steps)
-      .filter((s): s is string => !!s)
-      .map((s) => [`> ${s}`, s]),
+    [steps.install, steps.build, steps.prune].filter((s): s is string => !!s).map((s) => [`> ${s}`, s]),
   );
   let step: string | null = null;
   let lines: string[] = [];

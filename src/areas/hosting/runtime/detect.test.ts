@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildScript, buildSteps, buildTimeEnv } from './build.ts';
+import { buildScript, buildSteps } from './build.ts';
 import { cacheSaveScript } from './build-cache.ts';
 import { buildFailureReason } from './build-errors.ts';
+import { buildTimeEnv } from './build-secrets.ts';
 import { checkNodeVersion, describeDetection, detectApp, needsBuild, resolveStaticRoot } from './detect.ts';
 import { firstErrorLine } from './error-line.ts';
 import { isPrivatePath, serveStatic } from './static-site.ts';
@@ -150,7 +151,19 @@ describe('detection from the app’s own files', () => {
     expect(() => detectApp(dir)).toThrow(/node "18": Pier runs every app on Node/);
   });
 
-  it('refuses pnpm and yarn lockfiles with what to do instead', () => {
+  it('builds pnpm lockfiles with the named pnpm; refuses yarn with what to do instead', () => {
+    const pnpm = detectApp(fixture('pnpm-node'));
+    expect(pnpm).toMatchObject({ type: 'node', packageManager: 'pnpm@12.26.0' });
+    expect(pnpm.commands?.install).toMatch(
+      /^npm exec --yes pnpm@12\.26\.0 -- install --frozen-lockfile --prod=false /,
+    );
+    expect(buildScript(buildSteps(pnpm, false))).toContain('> npm exec --yes pnpm@12.26.0 -- prune --prod');
+    const pnpmApp = (pm?: string) =>
+      app({ 'package.json': { scripts: { start: 'node s.js' }, packageManager: pm }, 'pnpm-lock.yaml': '' });
+    expect(detectApp(pnpmApp()).packageManager).toBe('pnpm@12.26.0');
+    expect(detectApp(pnpmApp('pnpm@10.4.1+sha512.abc')).packageManager).toBe('pnpm@10.4.1');
+    expect(() => detectApp(pnpmApp('pnpm@^9; rm -rf /'))).toThrow(/name an exact pnpm version/);
+    expect(() => detectApp(pnpmApp('pnpm@8.15.0'))).toThrow(/pnpm 9 or later/);
     const dir = app({ 'package.json': { scripts: { start: 'node s.js' } }, 'yarn.lock': '' });
     expect(() => detectApp(dir)).toThrow(
       /yarn.lock: building with Yarn is not supported yet; include a package-lock.json/,

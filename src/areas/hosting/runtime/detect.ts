@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { hostingErrors } from '../errors.ts';
+import { PNPM_VERSION, pnpmCommands, pnpmReadsLockfile, pnpmVersionOf } from './pnpm.ts';
 import type { AppManifest, DetectedKind } from './tables.ts';
 
 // Works out what an extracted release holds and how it is built and started, from the app's own files:
@@ -10,6 +11,17 @@ import type { AppManifest, DetectedKind } from './tables.ts';
 
 export const NPM_CI = 'npm ci --include=dev --prefer-offline --no-audit --no-fund --loglevel=warn';
 export const NPM_PRUNE = 'npm prune --omit=dev --no-audit --no-fund --loglevel=warn';
+
+/**
+ * Whether `npm prune --omit=dev` would keep anything: with no dependencies (SvelteKit's adapter-node bundles
+ * everything into build/, so its scaffold lists only devDependencies) it would empty node_modules, which a plain
+ * removal does in a fraction of the time.
+ */
+function hasRuntimeDeps(pkg: { dependencies?: object; optionalDependencies?: object } | null): boolean {
+  return (
+    Object.keys(pkg?.dependencies ?? {}).length + Object.keys(pkg?.optionalDependencies ?? {}).length > 0
+  );
+}
 
 const pierConfigSchema = z.object({
   type: z.enum(['static', 'node']).optional(),
@@ -36,6 +48,8 @@ type PackageJson = {
   scripts?: Record<string, unknown>;
   dependencies?: Record<string, unknown>;
   devDependencies?: Record<string, unknown>;
+  optionalDependencies?: Record<string, unknown>;
+  packageManager?: unknown;
   pier?: unknown;
 };
 
@@ -73,11 +87,25 @@ export function checkNodeVersion(wanted: string, current = process.versions.node
 }
 
 const OTHER_LOCKFILES: [string, string][] = [
-  ['pnpm-lock.yaml', 'pnpm'],
   ['yarn.lock', 'Yarn'],
   ['bun.lockb', 'Bun'],
   ['bun.lock', 'Bun'],
 ];
+
+/** pnpm for an app with a pnpm-lock.yaml: the version its packageManager names, else Pier's; refused below 9. */
+function pnpmFor(pkg: { packageManager?: unknown }) {
+  const named = typeof pkg.packageManager === 'string' && pkg.packageManager.startsWith('pnpm@');
+  const version = pnpmVersionOf(pkg.packageManager) ?? PNPM_VERSION;
+  if (named && !pnpmVersionOf(pkg.packageManager))
+    throw hostingErrors.artifactInvalid(
+      `packageManager "${String(pkg.packageManager).slice(0, 80)}": name an exact pnpm version (pnpm@10.12.1) or drop it.`,
+    );
+  if (!pnpmReadsLockfile(version))
+    throw hostingErrors.artifactInvalid(
+      `packageManager "pnpm@${version}": Pier builds with pnpm 9 or later (lockfile 9.0); upgrade the lockfile (pnpm install with pnpm 9+) or include a package-lock.json.`,
+    );
+  return { name: `pnpm@${version}`, ...pnpmCommands(version) };
+}
 
 function framework(deps: Record<string, unknown>): DetectedKind | null {
   if (deps.next) return 'next';
@@ -157,7 +185,8 @@ export function detectApp(dir: string): AppManifest {
     typeof scripts[n] === 'string' && scripts[n].trim() ? scripts[n] : undefined;
   const hasModules = fs.existsSync(at('node_modules'));
   const npmLock = fs.existsSync(at('package-lock.json')) || fs.existsSync(at('npm-shrinkwrap.json'));
-  if (pkg && !hasModules && !npmLock && !cfg.installCommand)
+  const pnpm = pkg && !hasModules && !npmLock && fs.existsSync(at('pnpm-lock.yaml')) ? pnpmFor(pkg) : null;
+  if (pkg && !hasModules && !npmLock && !pnpm && !cfg.installCommand)
     for (const [file, tool] of OTHER_LOCKFILES)
       if (fs.existsSync(at(file)))
         throw hostingErrors.artifactInvalid(
@@ -168,7 +197,7 @@ export function detectApp(dir: string): AppManifest {
   // dist/ too): a framework app packed from its working folder still needs its build, on this platform.
   const unbuilt =
     hasModules && npmLock && !!kind && !!script('build') && !fs.existsSync(at(BUILD_OUTPUT[kind]));
-  const fromSource = !!pkg && (!hasModules || unbuilt) && (npmLock || !!cfg.installCommand);
+  const fromSource = !!pkg && (!hasModules || unbuilt) && (npmLock || !!pnpm || !!cfg.installCommand);
   const build = fromSource ? (cfg.build ?? (script('build') ? 'npm run build' : undefined)) : undefined;
   // A dev server's preview is not a production server: such apps are served as the static files they build.
   let startScript = script('start');
@@ -179,7 +208,8 @@ export function detectApp(dir: string): AppManifest {
   const staticBuild = !!build && !start && kind !== 'next';
   const type = cfg.type ?? (start ? 'node' : hasIndex || staticBuild || cfg.outputDir ? 'static' : undefined);
   const healthPath = cfg.healthPath ?? '/';
-  const install = fromSource ? (cfg.installCommand ?? NPM_CI) : undefined;
+  const install = fromSource ? (cfg.installCommand ?? pnpm?.install ?? NPM_CI) : undefined;
+  const pm = pnpm && fromSource ? { packageManager: pnpm.name, prune: pnpm.prune } : null;
   const detected: DetectedKind =
     kind ?? (hasModules ? 'prebuilt' : type === 'node' ? 'node-start' : 'static');
   if (type === 'node') {
@@ -193,9 +223,11 @@ export function detectApp(dir: string): AppManifest {
       healthPath,
       spa: false,
       kind: detected,
-      commands: { install, build, start },
+      commands: { install, build, start, ...(pm ? { prune: pm.prune } : {}) },
+      ...(pm ? { packageManager: pm.packageManager } : {}),
       keepDevDeps: fromSource && startNeedsDevDeps(start, devDeps),
       ...(unbuilt ? { replaceModules: true } : {}),
+      ...(fromSource && !hasRuntimeDeps(pkg) ? { noRuntimeDeps: true } : {}),
     };
   }
   if (type === 'static') {
@@ -205,6 +237,7 @@ export function detectApp(dir: string): AppManifest {
         ...base,
         ...(unbuilt ? { replaceModules: true } : {}),
         commands: { install, build },
+        ...(pm ? { packageManager: pm.packageManager } : {}),
         outputDirs: cfg.outputDir ? [cfg.outputDir] : outputCandidates(kind),
       };
     // A framework's output packed as built (dist/ kept in the artifact): serve that, not the sources beside it.
@@ -249,7 +282,10 @@ export function needsBuild(dir: string, manifest: AppManifest): boolean {
 export function describeDetection(m: AppManifest): string {
   const c = m.commands ?? {};
   const parts = [
-    c.install && `install: ${c.install.split(' --')[0]}`,
+    c.install &&
+      (m.packageManager
+        ? `install: pnpm install (${m.packageManager}, from the npm registry)`
+        : `install: ${c.install.split(' --')[0]}`),
     c.build && `build: ${c.build}`,
     m.type === 'node'
       ? `start: ${m.start}`

@@ -6,6 +6,7 @@ import { orgs, PLANS, projectSecretEnv, projects } from '../../orgs/index.ts';
 import { type AppDbServers, projectDir, projectRunDir } from './app-databases.ts';
 import type { AppLogWriter } from './app-logs.ts';
 import { buildRelease } from './build-release.ts';
+import { markedBuildKeys } from './build-secrets.ts';
 import type { CgroupMode } from './cgroups.ts';
 import { type DiskQuotaMode, folderBytes, mountDataImage, unmountDataImage } from './disk-quota.ts';
 import { firstErrorLine } from './error-line.ts';
@@ -175,6 +176,7 @@ export class Supervisor {
       projectDir: projectDir(this.#deps, spec.projectId),
       manifest: spec.manifest,
       secrets: await projectSecretEnv(this.#deps, spec.projectId),
+      buildKeys: await markedBuildKeys(this.#deps, spec.projectId),
       app: plan.app,
       build: plan.build,
       memoryOverrideMb: this.#deps.config.buildMemoryMb,

@@ -1,5 +1,16 @@
-import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uuid } from 'drizzle-orm/pg-core';
-import { orgs, projects } from '../../orgs/index.ts';
+import {
+  bigserial,
+  foreignKey,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uuid,
+} from 'drizzle-orm/pg-core';
+import { orgs, projects, secrets } from '../../orgs/index.ts';
 
 // Hosting: each project's database, its deployments and its apps' log lines.
 
@@ -49,11 +60,15 @@ export type AppManifest = {
   /** Where a static build's output is looked for, in order; resolved into `root` after the build. */
   outputDirs?: string[];
   /** The commands the build and the app run (install and build only when built from source). */
-  commands?: { install?: string; build?: string; start?: string };
+  commands?: { install?: string; build?: string; start?: string; prune?: string };
+  /** Installed with another package manager than npm: `pnpm@<version>` (pnpm.ts). */
+  packageManager?: string;
   /** The start command needs a dev dependency (e.g. `vite preview`): the build does not prune them. */
   keepDevDeps?: boolean;
   /** It packed node_modules but not its build output: the build installs afresh from the lockfile. */
   replaceModules?: boolean;
+  /** A Node app with no dependencies (only devDependencies): the build removes node_modules instead of pruning. */
+  noRuntimeDeps?: boolean;
   /** Filled after the build: how long it took and which settings it saw (names only). */
   buildMs?: number;
   buildEnvKeys?: string[];
@@ -110,4 +125,24 @@ export const appLogs = pgTable(
     phase: text('phase').$type<LogPhase>(),
   },
   (t) => [index('app_logs_project_idx').on(t.projectId, t.id)],
+);
+
+/**
+ * Secrets marked for the build (decision 108): besides the VITE_/PUBLIC_/NEXT_PUBLIC_/NUXT_PUBLIC_ names, these
+ * reach the build's environment. The mark goes with its secret (removing the secret removes it); setting the
+ * secret's value again keeps it.
+ */
+export const buildSecrets = pgTable(
+  'build_secrets',
+  {
+    projectId: uuid('project_id').notNull(),
+    key: text('key').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.projectId, t.key] }),
+    foreignKey({ columns: [t.projectId, t.key], foreignColumns: [secrets.projectId, secrets.key] }).onDelete(
+      'cascade',
+    ),
+  ],
 );
