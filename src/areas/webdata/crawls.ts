@@ -84,13 +84,28 @@ export async function getCrawl(deps: Deps, scope: Scope, id: string, includePage
     completedAt: c.completedAt?.toISOString() ?? null,
   };
   if (!includePages) return out;
-  const pages = await deps.db.orm
+  const rows = await deps.db.orm
     .select()
     .from(webdataCrawlPages)
     .where(and(eq(webdataCrawlPages.crawlId, id), isNull(webdataCrawlPages.error)))
-    .orderBy(asc(webdataCrawlPages.seq));
-  return { ...out, pages: pages.map((p) => pageOut(p, c.options.formats)) };
+    .orderBy(asc(webdataCrawlPages.seq))
+    .limit(PAGES_INCLUDED + 1);
+  const pages = rows.slice(0, PAGES_INCLUDED);
+  const last = pages[pages.length - 1];
+  return {
+    ...out,
+    pages: pages.map((p) => pageOut(p, c.options.formats)),
+    pagesNextCursor:
+      rows.length > PAGES_INCLUDED && last
+        ? encodeCursor(deps.keyring, pagesCursorScope(id), { seq: last.seq })
+        : null,
+  };
 }
+
+// includePages answers in one body: a 10,000-page crawl's markdown could be a gigabyte in one answer, so
+// the first PAGES_INCLUDED pages come inline and pagesNextCursor continues on /crawl/{id}/pages.
+const PAGES_INCLUDED = 1000;
+const pagesCursorScope = (crawlId: string) => `webdata.crawl.pages:${crawlId}`;
 
 const FAILED_SHOWN = 1000;
 
@@ -119,7 +134,7 @@ export async function listCrawlPages(
   q: { limit: number; cursor?: string },
 ) {
   const c = await own(deps, scope, id);
-  const cursorScope = `webdata.crawl.pages:${id}`;
+  const cursorScope = pagesCursorScope(id);
   const after = q.cursor ? decodeCursor(deps.keyring, cursorScope, q.cursor, seqCursor).seq : -1;
   const rows = await deps.db.orm
     .select()

@@ -5,7 +5,7 @@ import type { V1Tenant } from '../../../test/v1-security.ts';
 import { settled, webdataTestApp } from '../../../test/webdata-kit.ts';
 import { type Site, startSite } from '../../../test/webdata-site.ts';
 import { crawlScope } from './options/crawl-scope.ts';
-import type { CrawlOptions } from './tables.ts';
+import { type CrawlOptions, webdataCrawlPages } from './tables.ts';
 
 // Crawl options through the API with the job worker, against the local test site (its robots.txt names a
 // sitemap index with a plain and a gzip child): includePaths/excludePaths as path regexes, sitemap seeding
@@ -170,6 +170,45 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
     });
     expect((await settled(t, b.live, `/webdata/crawl/${other.json().id}`)).status).toBe('completed');
     expect(site.hits.get('/docs')).toBe(2);
+  });
+
+  it('includePages answers the first 1,000 pages and a cursor to the rest, not a whole large crawl', async () => {
+    const res = await t.v1('POST', '/webdata/crawl', a.live, { url: `${site.url}/`, maxDepth: 0 });
+    const id = res.json().id as string;
+    expect((await settled(t, a.live, `/webdata/crawl/${id}`)).status).toBe('completed');
+    // A large crawl's stored pages, written as the crawl writes them (seq after the start page's 0).
+    const rows = Array.from({ length: 1004 }, (_, i) => ({
+      crawlId: id,
+      seq: i + 1,
+      url: `${site.url}/generated/${i + 1}`,
+      depth: 1,
+      statusCode: 200,
+      title: `Generated ${i + 1}`,
+      markdown: `Page ${i + 1}`,
+      createdAt: t.deps.clock.now(),
+    }));
+    for (let i = 0; i < rows.length; i += 250)
+      await t.deps.db.orm.insert(webdataCrawlPages).values(rows.slice(i, i + 250));
+
+    const c = (await t.v1('GET', `/webdata/crawl/${id}?includePages=true`, a.live)).json();
+    expect(c.pages).toHaveLength(1000);
+    expect(c.pages[999].title).toBe('Generated 999');
+    expect(c.pagesNextCursor).toEqual(expect.any(String));
+    const rest = (
+      await t.v1(
+        'GET',
+        `/webdata/crawl/${id}/pages?limit=100&cursor=${encodeURIComponent(c.pagesNextCursor)}`,
+        a.live,
+      )
+    ).json();
+    expect(rest.items.map((p: Page) => p.title)).toEqual([
+      'Generated 1000',
+      'Generated 1001',
+      'Generated 1002',
+      'Generated 1003',
+      'Generated 1004',
+    ]);
+    expect(rest.nextCursor).toBeNull();
   });
 
   it('answers 400 for a regex that does not compile or can backtrack for ever, and a bad sitemap mode', async () => {

@@ -216,6 +216,11 @@ export const crawlOut = z.object({
   createdAt: z.string(),
   completedAt: z.string().nullable(),
   pages: z.array(crawlPage).optional(),
+  pagesNextCursor: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Pier: with includePages, set when more than 1,000 pages: continue on /crawl/{id}/pages.'),
 });
 export const crawlGetQuery = z.object({
   includePages: z.enum(['true', 'false']).optional(),
