@@ -445,4 +445,44 @@ describe('time', () => {
     const bad = await live.post('/memory/memories/recall', { query: 'Lisbon', eventFrom: 'February' });
     expect(bad.statusCode).toBe(400);
   });
+
+  it('a hybrid recall ranks memories of the time its query names higher', async () => {
+    const { live } = await memoryTenant(t);
+    const agentId = await agentOf(live);
+    const feb = (
+      await live.post('/memory/memories', {
+        agentId,
+        content: 'I painted the kitchen blue.',
+        eventAt: '2026-02-14T10:00:00Z',
+      })
+    ).json();
+    const jul = (
+      await live.post('/memory/memories', {
+        agentId,
+        content: 'I painted the kitchen white.',
+        eventAt: '2025-07-20T10:00:00Z',
+      })
+    ).json();
+    const first = async (query: string, extra = {}) =>
+      (
+        await live.post('/memory/memories/recall', {
+          query,
+          agentId,
+          referenceTime: '2026-03-10T09:00:00Z',
+          ...extra,
+        })
+      ).json().memories[0].id;
+    expect(await first('kitchen painting in February')).toBe(feb.id);
+    expect(await first('kitchen painting in July')).toBe(jul.id);
+    expect(await first('kitchen painting last month')).toBe(feb.id);
+    // Without the boost, the words alone decide (both memories say the same of the kitchen).
+    const off = (
+      await live.post('/memory/memories/recall', {
+        query: 'kitchen painting in July',
+        agentId,
+        timeBoost: false,
+      })
+    ).json();
+    expect(off.memories).toHaveLength(2);
+  });
 });

@@ -17,6 +17,7 @@ import type { RecallInput, SearchInput } from './schema.ts';
 import { textArrayParam } from './sql-arrays.ts';
 import type { MemoryTier } from './tables.ts';
 import { termStats } from './term-stats.ts';
+import { eventEnd, resolveEventTime } from './time-expressions.ts';
 import { embedderSql } from './vector-indexes.ts';
 
 // Recall and keyword search. Recall has two legs: the vector leg (cosine similarity to the query's
@@ -53,6 +54,12 @@ export const RECALL_TUNING = {
    * the chats and the notes of bench/memory-quality, docs/memory.md), or reciprocal rank fusion.
    */
   fusion: 'relative' as 'rrf' | 'relative',
+  /**
+   * Share of the larger leg weight added to memories of the time a hybrid query names: one whole leg, so
+   * among the pooled candidates a memory of that time ranks above one of another time unless that one leads
+   * by more than a leg (not measured on the bench yet: its corpora name few times; decision 123).
+   */
+  timeBoost: 1,
   /** PGlite: the recall's statement as a named prepared statement (decision 086); false for A/B benches. */
   preparedLegs: true,
 };
@@ -70,10 +77,20 @@ type Filters = {
   eventTo?: string;
 };
 
-/** A memory's event period: from `eventAt` (else `createdAt`) over its precision's span. */
-const EVENT_START = sql`coalesce(m.event_at, m.created_at)`;
-const EVENT_SPAN = sql`CASE m.event_precision WHEN 'day' THEN interval '1 day' WHEN 'week' THEN interval '7 days'
-  WHEN 'month' THEN interval '1 month' WHEN 'year' THEN interval '1 year' ELSE interval '0' END`;
+/**
+ * Whether the event period of memory `a` — [`eventAt`, `eventAt` + its precision), `createdAt` when it has no
+ * `eventAt` — overlaps [from, to); either bound may be open.
+ */
+function eventOverlaps(a: string, from?: string, to?: string): SQL {
+  const start = sql.raw(`coalesce(${a}.event_at, ${a}.created_at)`);
+  const span =
+    sql.raw(`CASE ${a}.event_precision WHEN 'day' THEN interval '1 day' WHEN 'week' THEN interval '7 days'
+    WHEN 'month' THEN interval '1 month' WHEN 'year' THEN interval '1 year' ELSE interval '0' END`);
+  const parts: SQL[] = [];
+  if (to) parts.push(sql`${start} < ${to}::timestamptz`);
+  if (from) parts.push(sql`(${start} >= ${from}::timestamptz OR ${start} + ${span} > ${from}::timestamptz)`);
+  return parts.length ? sql.join(parts, sql` AND `) : sql`true`;
+}
 
 function whereOf(s: Scope, f: Filters): SQL {
   const parts: SQL[] = [
@@ -88,11 +105,7 @@ function whereOf(s: Scope, f: Filters): SQL {
     parts.push(sql`m.metadata @> ${JSON.stringify(f.metadata)}::jsonb`);
   if (f.tags?.length) parts.push(sql`m.tags @> ${textArrayParam(f.tags)}`);
   // The event period overlaps [eventFrom, eventTo): "February" finds a memory of "last month" said in March.
-  if (f.eventTo) parts.push(sql`${EVENT_START} < ${f.eventTo}::timestamptz`);
-  if (f.eventFrom)
-    parts.push(
-      sql`(${EVENT_START} >= ${f.eventFrom}::timestamptz OR ${EVENT_START} + ${EVENT_SPAN} > ${f.eventFrom}::timestamptz)`,
-    );
+  if (f.eventFrom || f.eventTo) parts.push(eventOverlaps('m', f.eventFrom, f.eventTo));
   return sql.join(parts, sql` AND `);
 }
 
@@ -199,6 +212,8 @@ type Fusion = {
   weights: [number, number];
   threshold: number;
   limit: number;
+  /** hybrid: memories whose event period overlaps the time the query names get `weight` more (decision 123). */
+  timeBoost: { from: string; to: string; weight: number } | null;
 };
 
 /**
@@ -248,14 +263,24 @@ function recallSql(
       : sql`${weight} * CASE WHEN max(c.score) OVER w > min(c.score) OVER w
                              THEN (c.score - min(c.score) OVER w) / (max(c.score) OVER w - min(c.score) OVER w)
                              ELSE 1 END`;
-  const order = f.mode === 'hybrid' ? sql`f.fused DESC, f.similarity DESC, f.ord` : sql`f.ord`;
+  const boost = f.mode === 'hybrid' ? f.timeBoost : null;
+  const order = boost
+    ? sql`f.boosted DESC, f.similarity DESC, f.ord`
+    : f.mode === 'hybrid'
+      ? sql`f.fused DESC, f.similarity DESC, f.ord`
+      : sql`f.ord`;
+  const top = boost
+    ? sql`SELECT f.*, f.fused + CASE WHEN ${eventOverlaps('bm', boost.from, boost.to)} THEN ${boost.weight}::float8 ELSE 0 END AS boosted
+            FROM f JOIN memories bm ON bm.id = f.id WHERE f.similarity >= ${f.threshold}::float8
+           ORDER BY boosted DESC, f.similarity DESC, f.ord LIMIT ${f.limit}`
+    : sql`SELECT * FROM f WHERE f.similarity >= ${f.threshold}::float8 ORDER BY ${order} LIMIT ${f.limit}`;
   return sql`WITH ${sql.join(ctes, sql`, `)},
     c AS (${sql.join(legs, sql` UNION ALL `)}),
     f AS (SELECT n.id, sum(n.part) AS fused, bit_or(1 << n.leg) AS legs, max(n.similarity) AS similarity,
                  min(n.rk + n.leg * 1000000) AS ord
             FROM (SELECT c.*, ${part} AS part FROM c WINDOW w AS (PARTITION BY c.leg)) n GROUP BY n.id)
     SELECT f.legs AS "foundLegs", f.similarity AS "fusedSimilarity", ${sql.raw(columns)}
-      FROM (SELECT * FROM f WHERE f.similarity >= ${f.threshold}::float8 ORDER BY ${order} LIMIT ${f.limit}) f
+      FROM (${top}) f
       JOIN memories m ON m.id = f.id
      ORDER BY ${order}`;
 }
@@ -321,6 +346,7 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     weights,
     threshold: input.threshold ?? 0,
     limit: input.limit,
+    timeBoost: timeBoostOf(input, deps.clock.now(), weights),
   };
   // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
   const columns = embeddedMemoryColumns(e.slot.model, q.model);
@@ -363,6 +389,23 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
       foundBy: FOUND_BY[Number(m.foundLegs)]!,
     })),
     total: rows.length,
+  };
+}
+
+/**
+ * The time a query names ("what did she do last month?"), resolved against `referenceTime` (else now), as a
+ * boost for hybrid recall (`RECALL_TUNING.timeBoost`). Only the pooled candidates (each leg's top) can gain
+ * it, so a memory of that time that matches nothing stays out. None when the recall filters by time itself
+ * or `timeBoost` is false.
+ */
+function timeBoostOf(input: RecallInput, now: Date, weights: [number, number]): Fusion['timeBoost'] {
+  if (input.timeBoost === false || input.eventFrom || input.eventTo) return null;
+  const named = resolveEventTime(input.query, input.referenceTime ? new Date(input.referenceTime) : now);
+  if (!named) return null;
+  return {
+    from: named.at.toISOString(),
+    to: eventEnd(named).toISOString(),
+    weight: RECALL_TUNING.timeBoost * Math.max(...weights),
   };
 }
 

@@ -197,6 +197,13 @@ export const recallBody = z.object({
     .optional()
     .describe('Only memories whose event (`eventAt` and its period; else `createdAt`) ends after this time.'),
   eventTo: datetime.optional().describe('Only memories whose event starts before this time.'),
+  timeBoost: z
+    .boolean()
+    .optional()
+    .describe('hybrid: memories of the time the query names ("last month") rank higher (default true).'),
+  referenceTime: datetime
+    .optional()
+    .describe('When the query is asked: "last month" in it resolves against this.'),
   mode: z
     .enum(['hybrid', 'vector', 'keyword'])
     .default('hybrid')
