@@ -4,8 +4,9 @@ import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { orgForUser, slugInput } from '../orgs/index.ts';
 import { findRun, getRun } from './runs.ts';
-import { runOut, workflowOut } from './schema.ts';
+import { runOut, triggersOut, workflowOut } from './schema.ts';
 import { RUN_STATUSES, workflowRuns, workflows } from './tables.ts';
+import { triggersView } from './triggers/history.ts';
 import { toWorkflowOuts } from './workflows.ts';
 
 // The dashboard's workflows page (docs/workflows.md, "Dashboard"): read-only views for any member of the
@@ -31,6 +32,8 @@ const runSummary = z.object({
   createdAt: z.string(),
 });
 const iso = (d: Date | null) => d?.toISOString() ?? null;
+/** Characters of a step's output (as JSON) the run page shows; the rest is a download. */
+export const OUTPUT_PREVIEW_CHARS = 4000;
 
 export const listWorkflowsForCli = defineFn({
   name: 'listWorkflowsForCli',
@@ -39,7 +42,7 @@ export const listWorkflowsForCli = defineFn({
   auth: { kind: 'user' },
   input: z.strictObject({ orgSlug: slugInput, environment }),
   output: z.object({
-    items: z.array(workflowOut.extend({ recentRuns: z.array(runSummary) })),
+    items: z.array(workflowOut.extend({ recentRuns: z.array(runSummary), triggerHistory: triggersOut })),
   }),
   errors: ['ORG_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
@@ -59,9 +62,11 @@ export const listWorkflowsForCli = defineFn({
         .limit(RECENT_RUNS),
     ]);
     const outs = await toWorkflowOuts(deps, rows);
+    const history = await Promise.all(rows.map((r) => triggersView(deps, r)));
     return {
-      items: outs.map((w) => ({
+      items: outs.map((w, i) => ({
         ...w,
+        triggerHistory: history[i]!,
         recentRuns: runs
           .filter((r) => r.workflowId === w.id)
           .slice(0, 5)
@@ -88,6 +93,16 @@ export const getWorkflowRunViewForCli = defineFn({
     run: runOut,
     workflow: z.object({ id: z.string(), name: z.string(), slug: z.string() }).nullable(),
     steps: z.array(z.object({ id: z.string(), type: z.string(), dependsOn: z.array(z.string()) })),
+    /** Per step: its definition as the run started it, and its output's first characters (JSON). */
+    stepDetails: z.array(
+      z.object({
+        id: z.string(),
+        definition: z.record(z.string(), z.unknown()),
+        outputPreview: z.string().nullable(),
+        outputBytes: z.number().int(),
+        outputTruncated: z.boolean(),
+      }),
+    ),
   }),
   errors: ['ORG_NOT_FOUND', 'WORKFLOW_RUN_NOT_FOUND'],
   handler: async ({ deps, caller }, input) => {
@@ -102,6 +117,49 @@ export const getWorkflowRunViewForCli = defineFn({
     ]);
     // The run's own snapshot of the definition: editing the workflow afterwards never redraws a run.
     const steps = row.steps.map((st) => ({ id: st.id, type: st.type, dependsOn: st.dependsOn ?? [] }));
-    return { run, workflow: wf ?? null, steps };
+    const { rows: outs } = await deps.db.query<{
+      step_id: string;
+      preview: string | null;
+      chars: number | null;
+    }>(
+      `select step_id, left(output::text, $2) as preview, length(output::text) as chars
+         from workflow_step_states where run_id = $1`,
+      [row.id, OUTPUT_PREVIEW_CHARS],
+    );
+    const stepDetails = row.steps.map((st) => {
+      const o = outs.find((x) => x.step_id === st.id);
+      const chars = Number(o?.chars ?? 0);
+      return {
+        id: st.id,
+        definition: st as Record<string, unknown>,
+        outputPreview: o?.preview ?? null,
+        outputBytes: chars,
+        outputTruncated: chars > OUTPUT_PREVIEW_CHARS,
+      };
+    });
+    return { run, workflow: wf ?? null, steps, stepDetails };
+  },
+});
+
+export const getWorkflowStepOutputForCli = defineFn({
+  name: 'getWorkflowStepOutputForCli',
+  summary: "One step's whole output, for the run page's download (any member).",
+  auth: { kind: 'user' },
+  input: z.strictObject({
+    orgSlug: slugInput,
+    environment,
+    runId: z.string().max(100),
+    stepId: z.string().max(64),
+  }),
+  output: z.object({ output: z.unknown() }),
+  errors: ['ORG_NOT_FOUND', 'WORKFLOW_RUN_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => {
+    const s = await scopeOf(deps, caller.userId, input.orgSlug, input.environment);
+    const row = await findRun(deps, s, input.runId);
+    const { rows } = await deps.db.query<{ output: unknown }>(
+      'select output from workflow_step_states where run_id = $1 and step_id = $2',
+      [row.id, input.stepId],
+    );
+    return { output: rows[0]?.output ?? null };
   },
 });

@@ -1,7 +1,11 @@
 import type { PayloadOf } from '../../core/jobs.ts';
 import { defineArea } from '../manifest.ts';
 import { getWorkflowRunForCli, runWorkflowForCli } from './cli-fn.ts';
-import { getWorkflowRunViewForCli, listWorkflowsForCli } from './dashboard-fn.ts';
+import {
+  getWorkflowRunViewForCli,
+  getWorkflowStepOutputForCli,
+  listWorkflowsForCli,
+} from './dashboard-fn.ts';
 import { startEngine } from './engine.ts';
 import { workflowsCatalogue } from './errors.ts';
 import { workflowsPublicRoutes } from './http.ts';
@@ -23,9 +27,10 @@ export const workflowsArea = defineArea({
     getWorkflowRunForCli,
     listWorkflowsForCli,
     getWorkflowRunViewForCli,
+    getWorkflowStepOutputForCli,
   ],
   // The dashboard's chart series; getWorkflowUsageForCli stays a tool.
-  notTools: ['getWorkflowUsageByDayForCli'],
+  notTools: ['getWorkflowUsageByDayForCli', 'getWorkflowStepOutputForCli'],
   v1: [workflowsV1],
   // The inbound webhook and the approval links: signed URLs, no API key (public-links.ts).
   http: workflowsPublicRoutes,

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
-import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
+import { expectError } from '../../../test/security.ts';
+import { seedMember, seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
 import { systemClock } from '../../core/clock.ts';
@@ -225,5 +226,48 @@ describe('workflow waits and concurrency', { timeout: 180_000 }, () => {
     const released = await until(second, waiting('ok'));
     expect(released.queued).toBe(false);
     for (const r of [second, third]) await api.post(`/workflows/runs/${r}/cancel`);
+  });
+
+  it("shows the run page a step's definition, output preview and whole output, waits and trigger history", async () => {
+    const id = await create({
+      slug: 'page',
+      steps: [
+        { id: 'big', type: 'transform', expression: '$pad("", 10000, "x")' },
+        { id: 'ok', type: 'wait', wait: { approval: {} }, dependsOn: ['big'] },
+      ],
+      triggers: { events: [{ name: 'page.go' }] },
+    });
+    const runId = (await api.post('/workflows/events', { name: 'page.go', payload: {} })).json().runs[0]
+      .runId;
+    await until(runId, waiting('ok'));
+    const member = await seedMember(t.deps, a.org.id, 'member');
+    const base = { orgSlug: a.org.slug, environment: 'production' };
+    const view = (await t.call('getWorkflowRunViewForCli', { ...base, runId }, member.token)).json();
+    const big = view.stepDetails.find((d: Run) => d.id === 'big');
+    expect(big.definition).toMatchObject({ type: 'transform', expression: '$pad("", 10000, "x")' });
+    expect(big.outputTruncated).toBe(true);
+    expect(big.outputPreview).toHaveLength(4000);
+    expect(big.outputBytes).toBe(10002);
+    expect(view.run.stepStates.ok.wait.approvalUrl).toContain('/workflows/approvals/');
+    expect(view.run.trigger).toMatchObject({ type: 'event', ref: 'page.go' });
+    const whole = await t.call(
+      'getWorkflowStepOutputForCli',
+      { ...base, runId, stepId: 'big' },
+      member.token,
+    );
+    expect(whole.json().output).toBe('x'.repeat(10000));
+    expectError(
+      await t.call(
+        'getWorkflowStepOutputForCli',
+        { orgSlug: b.org.slug, environment: 'production', runId, stepId: 'big' },
+        b.owner.token,
+      ),
+      404,
+      'WORKFLOW_RUN_NOT_FOUND',
+    );
+    const list = (await t.call('listWorkflowsForCli', base, member.token)).json();
+    const item = list.items.find((w: Run) => w.id === id);
+    expect(item.triggerHistory.events[0].lastFires[0]).toMatchObject({ outcome: 'started', runId });
+    await api.post(`/workflows/runs/${runId}/cancel`);
   });
 });

@@ -1,7 +1,8 @@
 import { useEffect } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
 import { ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
-import type { Env, RunView, StepState } from './workflows-types.ts';
+import { StepDetails } from './workflow-steps.tsx';
+import { type Env, fmtCredits, type RunView, type StepState } from './workflows-types.ts';
 import './workflows.css';
 
 // One run: a timeline (a bar per step from start to end, coloured by status), the steps' graph as the run
@@ -45,11 +46,13 @@ export function WorkflowRunPage(props: { org: Org; runId: string; env: Env }) {
         <>
           <p data-testid="run-status">
             <span class={`wf-status wf-${data.run.status}`}>{data.run.status}</span>{' '}
-            {`${data.run.completedSteps}/${data.run.totalSteps} steps · ${data.run.creditsUsed} credits · started ${fmtDate(data.run.startedAt)}`}
+            {`${data.run.completedSteps}/${data.run.totalSteps} steps · ${fmtCredits(data.run.creditsUsed)} credits · started ${fmtDate(data.run.startedAt)}${data.run.trigger.type === 'api' ? '' : ` · by ${data.run.trigger.type}${data.run.trigger.ref ? ` ${data.run.trigger.ref}` : ''}`}${data.run.queued ? ` · queued behind concurrency key '${data.run.concurrencyKey ?? ''}'` : ''}`}
           </p>
           {data.run.error ? <p class="warning">{data.run.error}</p> : null}
           <h2>Timeline</h2>
           <Timeline view={data} />
+          <h2>Steps</h2>
+          <StepDetails view={data} orgSlug={props.org.slug} env={props.env} />
           <h2>Graph</h2>
           <Graph view={data} />
           <h2>Output</h2>
@@ -101,7 +104,7 @@ function Timeline({ view }: { view: RunView }) {
         const b = ms(st?.completedAt ?? null) ?? (a !== null ? now : null);
         const left = a === null ? LABEL : x(a);
         const width = a === null || b === null ? 2 : Math.max(2, x(b) - x(a));
-        const info = `${status} · ${st?.attempts ?? 0} attempt(s) · ${st?.creditsUsed ?? 0} credits`;
+        const info = `${status} · ${st?.attempts ?? 0} attempt(s) · ${fmtCredits(st?.creditsUsed ?? 0)} credits`;
         return (
           <g key={s.id} data-testid="timeline-bar" data-step={s.id} data-status={status}>
             <title>{`${s.id}: ${info}${a !== null && b !== null ? ` · ${b - a} ms` : ''}${st?.lastError ? ` · ${st.lastError}` : ''}`}</title>

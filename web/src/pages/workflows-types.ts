@@ -11,3 +11,7 @@ export type RunView = FnOutput<'getWorkflowRunViewForCli'>;
 export type StepState = RunView['run']['stepStates'][string];
 
 export const runHref = (id: string, env: Env) => `/workflows/runs/${encodeURIComponent(id)}?env=${env}`;
+
+/** Credits as people read them: at most four decimals, no float noise (0.036, not 0.036000000000000004). */
+export const fmtCredits = (n: number) =>
+  Number(n.toFixed(4)).toLocaleString(undefined, { maximumFractionDigits: 4 });

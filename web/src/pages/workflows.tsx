@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { fn, type Org } from '../api.ts';
 import { curlPost, keyKind, NextStep } from '../components/next-step.tsx';
 import { EnvSwitch, ErrorNote, fmtDate, Link, Page, useLoad } from '../ui.tsx';
-import { type Env, runHref, type WorkflowItem } from './workflows-types.ts';
+import { type Env, fmtCredits, runHref, type WorkflowItem } from './workflows-types.ts';
 import './memory.css';
 import './workflows.css';
 import { AreaUsage, WorkflowUsage } from './usage.tsx';
@@ -48,6 +48,7 @@ export function WorkflowsPage(props: { org: Org }) {
             {w.name} <span class="muted">{`${w.projectSlug}/${w.slug} · ${w.steps.length} steps`}</span>
           </h2>
           {w.description ? <p>{w.description}</p> : null}
+          <Triggers item={w} env={environment} />
           {w.recentRuns.length ? (
             <table>
               <thead>
@@ -68,7 +69,7 @@ export function WorkflowsPage(props: { org: Org }) {
                       <span class={`wf-status wf-${r.status}`}>{r.status}</span>
                     </td>
                     <td>{fmtDate(r.startedAt ?? r.createdAt)}</td>
-                    <td>{r.creditsUsed}</td>
+                    <td>{fmtCredits(r.creditsUsed)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -79,5 +80,54 @@ export function WorkflowsPage(props: { org: Org }) {
         </section>
       ))}
     </Page>
+  );
+}
+
+type Fire = WorkflowItem['triggerHistory']['webhook']['lastFires'][number];
+
+/** A trigger's latest fires, newest first: what each did, with a link to the run it started. */
+function Fires(props: { fires: Fire[]; env: Env }) {
+  if (!props.fires.length) return <span class="muted"> · never fired</span>;
+  return (
+    <span>
+      {props.fires.slice(0, 5).map((f) => (
+        <span key={f.firedAt + (f.runId ?? '')} title={f.detail ?? ''} data-testid="trigger-fire">
+          {' · '}
+          {f.runId ? (
+            <Link href={runHref(f.runId, props.env)}>{fmtDate(f.firedAt)}</Link>
+          ) : (
+            fmtDate(f.firedAt)
+          )}{' '}
+          <span class="muted">{f.runStatus ?? f.outcome}</span>
+        </span>
+      ))}
+    </span>
+  );
+}
+
+function Triggers(props: { item: WorkflowItem; env: Env }) {
+  const h = props.item.triggerHistory;
+  if (!h.schedules.length && !h.events.length && !h.webhook.enabled) return null;
+  return (
+    <ul class="wf-triggers" data-testid="workflow-triggers">
+      {h.schedules.map((s) => (
+        <li key={`${s.cron}@${s.timezone}`}>
+          {`Schedule ${s.cron} (${s.timezone}, overlap ${s.overlap}) · next ${fmtDate(s.nextRunAt)}`}
+          <Fires fires={s.lastFires} env={props.env} />
+        </li>
+      ))}
+      {h.events.map((e) => (
+        <li key={e.name}>
+          {`Event ${e.name}${e.filters.some((f) => f) ? ' (filtered)' : ''}`}
+          <Fires fires={e.lastFires} env={props.env} />
+        </li>
+      ))}
+      {h.webhook.enabled ? (
+        <li>
+          Inbound webhook
+          <Fires fires={h.webhook.lastFires} env={props.env} />
+        </li>
+      ) : null}
+    </ul>
   );
 }
