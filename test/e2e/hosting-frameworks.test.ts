@@ -11,6 +11,7 @@ import { deployments } from '../../src/areas/hosting/runtime/tables.ts';
 import type { TestApp } from '../harness.ts';
 import { deploy, fixtures, hostingAppForFile, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
 import { seedOrg, seedProject } from '../seed.ts';
+import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
 // Apps as their scaffolders make them (test/fixtures/hosting/apps, sources and lockfile only), deployed from
 // source: each is detected, installed from the registry, built with its build-time settings and served
@@ -24,6 +25,7 @@ hostingAppForFile('frameworks', (app) => {
 const made: string[] = [];
 afterAll(() => {
   for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+  removeScratchHomes();
 });
 
 function appDir(name: string, edit?: (dir: string) => void): string {
@@ -191,13 +193,20 @@ describe('Vite + React + TypeScript (create-vite react-ts)', () => {
           .replace('function App() {', "function App() {\n  const n: number = 'text'\n  void n"),
       );
     });
-    const { id } = await deploy(t, token, slug, await packDir(broken));
-    const d = await settle(t, token, id, 240_000);
+    // Through the CLI, as a user deploys: its exit code, the stored reason and the build's own lines.
+    const run = await pier(['deploy', broken, '--project', slug], {
+      url: t.url,
+      home: scratchHome(),
+      env: { PIER_TOKEN: token },
+    });
     const { ok, failures } = await loop.stop();
-    expect(d.status).toBe('failed');
-    expect(d.errorMessage).toMatch(
-      /^The build failed \(exit code \d+\) at `npm run build`: src\/App\.tsx\(\d+,\d+\): error TS2322: Type 'string' is not assignable to type 'number'\.$/,
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(
+      /^Deployment failed: The build failed \(exit code \d+\) at `npm run build`: src\/App\.tsx\(\d+,\d+\): error TS2322: Type 'string' is not assignable to type 'number'\.$/m,
     );
+    // The first error line is marked among the deployment's own build lines (not the live version's log).
+    expect(run.stderr).toMatch(/^> \| src\/App\.tsx\(\d+,\d+\): error TS2322/m);
+    expect(run.stderr).not.toMatch(/^ {2}\| GET \//m);
     expect(failures).toEqual([]);
     expect(ok).toBeGreaterThan(0);
     // The second build of the same lockfile links node_modules from the build cache instead of npm ci.
