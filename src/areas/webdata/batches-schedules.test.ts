@@ -140,7 +140,14 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
     await Promise.all([tickSchedules(t.deps), tickSchedules(t.deps), tickSchedules(t.deps)]);
     let list = await runs(id);
     expect(list.items).toHaveLength(1);
-    expect(list.items[0]).toMatchObject({ status: 'completed', changed: false, changeScore: 0 });
+    // The first run has nothing to compare with: it is the baseline, not "unchanged".
+    expect(list.items[0]).toMatchObject({
+      status: 'completed',
+      trigger: 'schedule',
+      baseline: true,
+      changed: null,
+      changeScore: null,
+    });
 
     clock.advance(24 * 3600_000);
     site.setPage(
@@ -150,6 +157,7 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
     await tickSchedules(t.deps);
     list = await runs(id);
     expect(list.items).toHaveLength(2);
+    expect(list.items[0].baseline).toBe(false);
     expect(list.items[0].changed).toBe(true);
     expect(list.items[0].changeScore).toBeGreaterThan(0.05);
     expect(list.items[0].diff).toContain('+The oak chair costs 199 euros');

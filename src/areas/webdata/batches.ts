@@ -9,6 +9,7 @@ import { type KindRunner, screenshotRunnerOf } from './plugins.ts';
 import { createExtractionBody } from './schema.ts';
 import { checkScreenshotConfig, runScreenshotKind } from './screenshots/kind.ts';
 import { type BatchKind, webdataBatches, webdataBatchItems } from './tables.ts';
+import { emitWebhook, storeWebhook, type WebhookBody, type WebhookEvent, webhookOut } from './webhooks.ts';
 
 // Batch jobs of either kind: one row per batch and one per URL. The `webdata.batch` job works through the
 // pending items a few at a time, re-reading the batch's status before each one, so a cancel leaves the
@@ -49,7 +50,7 @@ export async function createBatch(
   deps: Deps,
   scope: Scope,
   kind: BatchKind,
-  body: { urls: string[]; config?: Record<string, unknown> },
+  body: { urls: string[]; config?: Record<string, unknown>; webhook?: WebhookBody },
 ) {
   const config = checkConfig(kind, body.config ?? {});
   const id = await deps.db.orm.transaction(async (tx) => {
@@ -61,6 +62,7 @@ export async function createBatch(
         status: 'pending',
         config,
         totalUrls: body.urls.length,
+        webhook: storeWebhook(deps, body.webhook),
         createdAt: deps.clock.now(),
       })
       .returning({ id: webdataBatches.id });
@@ -82,6 +84,8 @@ export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal
     .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'pending')))
     .returning();
   if (!b) return;
+  // A batch resumed after its worker stopped has already said it started.
+  if (b.resumes === 0) await batchHook(deps, b, 'started', { status: 'processing' });
   const stopBeat = keepAlive(deps, webdataBatches, batchId);
   try {
     await workThrough(deps, b, signal);
@@ -94,7 +98,23 @@ export async function runBatch(deps: Deps, batchId: string, signal?: AbortSignal
     .update(webdataBatches)
     .set({ status: 'completed', completedAt: deps.clock.now() })
     .where(and(eq(webdataBatches.id, batchId), eq(webdataBatches.status, 'processing')));
+  // A cancelled batch ends as `completed` with status `cancelled`: it ended, and not by a failure.
+  const [end] = await deps.db.orm.select().from(webdataBatches).where(eq(webdataBatches.id, batchId));
+  if (end) await batchHook(deps, end, 'completed', countsOf(end));
 }
+
+type Batch = typeof webdataBatches.$inferSelect;
+
+export const countsOf = (b: Batch) => ({
+  status: b.status,
+  totalUrls: b.totalUrls,
+  processedUrls: b.processedUrls,
+  successfulUrls: b.successfulUrls,
+  failedUrls: b.failedUrls,
+});
+
+export const batchHook = (deps: Deps, b: Batch, event: WebhookEvent, data: Record<string, unknown>) =>
+  emitWebhook(deps, b, 'batch', b.webhook, event, { id: b.id, type: b.type, ...data });
 
 async function workThrough(
   deps: Deps,
@@ -148,6 +168,16 @@ async function workThrough(
         })
         .where(eq(webdataBatches.id, batchId));
     });
+    const status = res.ok ? 'completed' : 'failed';
+    await batchHook(deps, b, 'page', {
+      item: {
+        url: item.url,
+        position: item.position,
+        status,
+        resultId: res.resultId,
+        error: res.error ?? null,
+      },
+    });
     return true;
   };
   const lane = async () => {
@@ -186,6 +216,7 @@ export async function getBatch(deps: Deps, scope: Scope, id: string) {
     failedUrls,
     progress: b.totalUrls ? Math.round((processedUrls / b.totalUrls) * 100) : 100,
     items: items.map((i) => ({ url: i.url, status: i.status, resultId: i.resultId, error: i.error })),
+    webhook: webhookOut(b.webhook),
     createdAt: b.createdAt.toISOString(),
     completedAt: b.completedAt?.toISOString() ?? null,
   };

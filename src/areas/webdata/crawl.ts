@@ -9,6 +9,7 @@ import { recentCrawlPage } from './options/crawl-cache.ts';
 import { crawlScope, sitemapSeeds } from './options/crawl-scope.ts';
 import { rendererOf } from './plugins.ts';
 import { type CrawlOptions, webdataCrawlPages, webdataCrawls } from './tables.ts';
+import { emitWebhook, type WebhookEvent } from './webhooks.ts';
 
 // A crawl, run by the `webdata.crawl` job: breadth-first from the start page (depth 0) over links of the
 // same site (host, `www.` ignored), at most maxDepth link hops and exactly maxPages stored pages when the
@@ -30,28 +31,44 @@ export async function runCrawl(deps: Deps, crawlId: string, signal?: AbortSignal
     .where(sql`${webdataCrawls.id} = ${crawlId} and ${webdataCrawls.status} = 'pending'`)
     .returning();
   if (!crawl) return;
+  const hook = (event: WebhookEvent, data: Record<string, unknown>) =>
+    emitWebhook(deps, crawl, 'crawl', crawl.webhook, event, { id: crawlId, url: crawl.url, ...data });
+  await hook('started', { status: 'processing' });
   const stopBeat = keepAlive(deps, webdataCrawls, crawlId);
   // A page gets the fetch's time limit again to convert (a 750 KB page takes ~2 s on a quiet core).
   const pool = new ConvertPool(deps.config.webdata.convertThreads, deps.config.webdata.fetchTimeoutMs);
+  let end: Crawl | undefined;
   try {
     await crawlSite(deps, crawl, pool, signal);
     // Stopped by a shutdown, not finished: released, so the next worker's sweep ends it with its reason.
     if (signal?.aborted) await releaseStamp(deps, webdataCrawls, crawlId);
-    else await finish(deps, crawlId, { status: 'completed' });
+    else end = await finish(deps, crawlId, { status: 'completed' });
   } catch (err) {
     if (signal?.aborted) await releaseStamp(deps, webdataCrawls, crawlId);
-    else await finish(deps, crawlId, { status: 'failed', error: describeFetchError(err) });
+    else end = await finish(deps, crawlId, { status: 'failed', error: describeFetchError(err) });
   } finally {
     stopBeat();
     await pool.close();
   }
+  // A cancelled crawl ends as `completed` with status `cancelled`: it ended, and not by a failure.
+  if (end) {
+    await hook(end.status === 'failed' ? 'failed' : 'completed', {
+      status: end.status,
+      pagesCrawled: end.pagesCrawled,
+      pagesFailed: end.pagesFailed,
+      error: end.error,
+    });
+  }
 }
 
+/** Ends a running crawl; answers its final row (a crawl cancelled meanwhile keeps `cancelled`). */
 async function finish(deps: Deps, id: string, patch: { status: 'completed' | 'failed'; error?: string }) {
   await deps.db.orm
     .update(webdataCrawls)
     .set({ ...patch, pagesQueued: 0, completedAt: deps.clock.now() })
     .where(sql`${webdataCrawls.id} = ${id} and ${webdataCrawls.status} = 'processing'`);
+  const [row] = await deps.db.orm.select().from(webdataCrawls).where(eq(webdataCrawls.id, id));
+  return row;
 }
 
 async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: AbortSignal): Promise<void> {
@@ -99,16 +116,27 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     failed++;
     reserved--;
     if (item.depth === 0) throw err;
+    const error = describeFetchError(err);
     await deps.db.orm.insert(webdataCrawlPages).values({
       crawlId: crawl.id,
       seq: seq++,
       url: item.url,
       depth: item.depth,
       statusCode: status,
-      error: describeFetchError(err),
+      error,
       createdAt: deps.clock.now(),
     });
+    await pageHook({
+      url: item.url,
+      depth: item.depth,
+      statusCode: status,
+      title: null,
+      markdown: null,
+      error,
+    });
   };
+  const pageHook = (page: Record<string, unknown>) =>
+    emitWebhook(deps, crawl, 'crawl', crawl.webhook, 'page', { id: crawl.id, url: crawl.url, page });
 
   const crawlOne = async (item: Item) => {
     let page: { html: string; finalUrl: string; status: number };
@@ -168,6 +196,15 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       // Kept whatever the formats (shown only with `links`): a later crawl's maxAge reuse follows them.
       links,
       createdAt: deps.clock.now(),
+    });
+    await pageHook({
+      url: page.finalUrl,
+      depth: item.depth,
+      statusCode: page.status,
+      title: digest.title,
+      markdown: digest.markdown,
+      ...(o.formats.includes('links') ? { links } : {}),
+      error: null,
     });
     await deps.db.orm
       .update(webdataCrawls)

@@ -8,6 +8,7 @@ import { webdataErrors } from './errors.ts';
 import type { Scope } from './extractions.ts';
 import type { CrawlBody } from './schema.ts';
 import { webdataCrawlPages, webdataCrawls } from './tables.ts';
+import { storeWebhook, webhookOut } from './webhooks.ts';
 
 // The crawl resource: create (pending, queued), read with progress and optionally every page, its pages
 // with their own cursor (by fetch order), and cancel. The crawl itself is in crawl.ts.
@@ -38,6 +39,7 @@ export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
         scrapeOptions: body.scrapeOptions,
         maxAge: body.maxAge,
       },
+      webhook: storeWebhook(deps, body.webhook),
       createdAt: deps.clock.now(),
     })
     .returning();
@@ -80,6 +82,7 @@ export async function getCrawl(deps: Deps, scope: Scope, id: string, includePage
     pagesQueued: c.pagesQueued,
     error: c.error,
     failedPages: await failedPages(deps, id),
+    webhook: webhookOut(c.webhook),
     createdAt: c.createdAt.toISOString(),
     completedAt: c.completedAt?.toISOString() ?? null,
   };

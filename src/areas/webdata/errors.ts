@@ -11,6 +11,7 @@ export const webdataCatalogue = defineCatalogue({
   SCREENSHOT_NOT_FOUND: { status: 404, message: 'Screenshot not found.' },
   CRAWL_NOT_CANCELLABLE: { status: 409, message: 'The crawl cannot be cancelled.' },
   BATCH_NOT_CANCELLABLE: { status: 409, message: 'The batch job cannot be cancelled.' },
+  SCHEDULE_RUN_IN_PROGRESS: { status: 409, message: 'A run of this schedule is in progress.' },
   PAGE_UNUSABLE: { status: 422, message: 'The page has no content that can be used.' },
   DOCUMENT_UNSUPPORTED: { status: 422, message: 'Only PDF and DOCX documents are parsed.' },
   DOCUMENT_UNREADABLE: {
@@ -35,6 +36,11 @@ export const webdataErrors = {
   batchNotCancellable: (status: string) =>
     error('BATCH_NOT_CANCELLABLE', `The batch job is ${status}; it cannot be cancelled.`),
   scheduleNotFound: () => error('SCHEDULE_NOT_FOUND'),
+  scheduleRunInProgress: () =>
+    error(
+      'SCHEDULE_RUN_IN_PROGRESS',
+      'A run of this schedule is in progress; ask again when it has finished.',
+    ),
   pageUnusable: (why: string) => error('PAGE_UNUSABLE', why),
   documentUnsupported: (type: string) =>
     error(

@@ -19,6 +19,7 @@ import {
   extractJob,
   SCHEDULE_TICK_CRON,
   SCHEDULE_TICK_JOB,
+  scheduleRunJob,
   scheduleTickJob,
 } from './jobs.ts';
 import { plugInto } from './plugins.ts';
@@ -49,7 +50,7 @@ export const webdataArea = defineArea({
   // The dashboard's chart series, not a tool an agent needs.
   notTools: ['getWebDataUsageByDayForCli'],
   v1: [webdataV1, webdataScreenshotsV1],
-  jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, screenshotJob],
+  jobs: [extractJob, batchJob, crawlJob, scheduleTickJob, scheduleRunJob, screenshotJob],
   schedules: [{ job: SCHEDULE_TICK_JOB, cron: SCHEDULE_TICK_CRON }],
   migrations: [
     { area: 'webdata', schema: ['src/areas/webdata/tables.ts'] },
@@ -70,6 +71,7 @@ declare module '../../core/jobs.ts' {
     'webdata.batch': PayloadOf<typeof batchJob>;
     'webdata.crawl': PayloadOf<typeof crawlJob>;
     'webdata.schedules.tick': PayloadOf<typeof scheduleTickJob>;
+    'webdata.schedules.run': PayloadOf<typeof scheduleRunJob>;
     'webdata.screenshot': PayloadOf<typeof screenshotJob>;
   }
 }

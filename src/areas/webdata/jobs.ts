@@ -4,7 +4,13 @@ import type { Deps } from '../../deps.ts';
 import { BATCH_JOB, runBatch } from './batches.ts';
 import { CRAWL_JOB, runCrawl } from './crawl.ts';
 import { EXTRACT_JOB, runExtraction } from './extractions.ts';
-import { SCHEDULE_TICK_CRON, SCHEDULE_TICK_JOB, tickSchedules } from './schedules.ts';
+import {
+  runQueuedRun,
+  SCHEDULE_RUN_JOB,
+  SCHEDULE_TICK_CRON,
+  SCHEDULE_TICK_JOB,
+  tickSchedules,
+} from './schedules.ts';
 import { sweepInterrupted } from './sweep.ts';
 
 // Web data's background work. Page failures are stored on the resource's row (status `failed`, a human
@@ -56,6 +62,17 @@ export const scheduleTickJob = defineJob({
     // The minute tick also sweeps: work of a worker that died while others kept running is picked up here.
     await sweepInterrupted(deps);
     await tickSchedules(deps, { signal });
+  },
+});
+
+export const scheduleRunJob = defineJob({
+  name: SCHEDULE_RUN_JOB,
+  schema: z.object({ runId: z.string().uuid() }),
+  retry: { limit: 0, delaySec: 0 },
+  concurrency: 2,
+  expireInSeconds: 3600,
+  handle: async (data, { deps, signal }: Ctx) => {
+    await runQueuedRun(deps, data.runId, signal);
   },
 });
 

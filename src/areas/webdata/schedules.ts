@@ -1,12 +1,13 @@
 import { createPatch, diffWords } from 'diff';
-import { and, desc, eq, lt, ne } from 'drizzle-orm';
+import { and, desc, eq, lt, ne, or, type SQL } from 'drizzle-orm';
+import { errors } from '../../core/errors.ts';
 import { isUuid } from '../../core/ids.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
 import { checkConfig, runnerFor } from './batches.ts';
 import { webdataErrors } from './errors.ts';
 import type { Scope } from './extractions.ts';
-import type { ScheduleBody } from './schema.ts';
+import type { ScheduleBody, SchedulesQuery } from './schema.ts';
 import type { Region } from './screenshots/change.ts';
 import { compareScreenshotAssets } from './screenshots/kind.ts';
 import { type ScheduleFrequency, webdataScheduleRuns, webdataSchedules } from './tables.ts';
@@ -20,13 +21,25 @@ import { type ScheduleFrequency, webdataScheduleRuns, webdataSchedules } from '.
 
 export const SCHEDULE_TICK_JOB = 'webdata.schedules.tick';
 export const SCHEDULE_TICK_CRON = '* * * * *';
+export const SCHEDULE_RUN_JOB = 'webdata.schedules.run';
 export const DEFAULT_CHANGE_THRESHOLD = 0.05;
 const MAX_DIFF_CHARS = 20_000;
 const STALE_RUN_MS = 3600_000;
 
 type Row = typeof webdataSchedules.$inferSelect;
+type RunRow = typeof webdataScheduleRuns.$inferSelect;
 
-export function slotOf(frequency: ScheduleFrequency, now: Date): Date {
+/** Minutes between a schedule's runs: the presets' own, else its `intervalMinutes`. */
+export function intervalOf(s: { frequency: ScheduleFrequency; intervalMinutes: number | null }): number {
+  if (s.frequency === 'interval') return s.intervalMinutes ?? 60;
+  return { hourly: 60, daily: 1440, weekly: 10_080 }[s.frequency];
+}
+
+export function slotOf(frequency: ScheduleFrequency, now: Date, intervalMinutes?: number | null): Date {
+  if (frequency === 'interval') {
+    const ms = (intervalMinutes ?? 60) * 60_000;
+    return new Date(Math.floor(now.getTime() / ms) * ms);
+  }
   const d = new Date(now);
   d.setUTCMinutes(0, 0, 0);
   if (frequency === 'hourly') return d;
@@ -43,6 +56,7 @@ const out = (s: Row) => ({
   url: s.url,
   type: s.type,
   frequency: s.frequency,
+  intervalMinutes: intervalOf(s),
   config: s.config,
   detectChanges: s.detectChanges,
   changeThreshold: s.changeThreshold,
@@ -54,7 +68,21 @@ const out = (s: Row) => ({
 const mine = (scope: Scope) =>
   and(eq(webdataSchedules.orgId, scope.orgId), eq(webdataSchedules.environment, scope.environment));
 
+/** The stored cadence: a preset frequency, or `interval` with its minutes (a 400 when they disagree). */
+function cadenceOf(body: ScheduleBody): { frequency: ScheduleFrequency; intervalMinutes: number | null } {
+  if (body.intervalMinutes === undefined) {
+    if (body.frequency === 'interval')
+      throw errors.validation('frequency "interval" needs `intervalMinutes`.');
+    return { frequency: body.frequency ?? 'daily', intervalMinutes: null };
+  }
+  if (body.frequency && body.frequency !== 'interval') {
+    throw errors.validation('Give either a frequency or intervalMinutes, not both.');
+  }
+  return { frequency: 'interval', intervalMinutes: body.intervalMinutes };
+}
+
 export async function createSchedule(deps: Deps, scope: Scope, body: ScheduleBody) {
+  const cadence = cadenceOf(body);
   const config = checkConfig(body.type, body.config ?? {});
   const [row] = await deps.db.orm
     .insert(webdataSchedules)
@@ -63,7 +91,7 @@ export async function createSchedule(deps: Deps, scope: Scope, body: ScheduleBod
       name: body.name,
       url: body.url,
       type: body.type,
-      frequency: body.frequency,
+      ...cadence,
       config,
       detectChanges: body.detectChanges ?? false,
       changeThreshold: body.changeThreshold ?? DEFAULT_CHANGE_THRESHOLD,
@@ -88,14 +116,90 @@ export async function getSchedule(deps: Deps, scope: Scope, id: string) {
   return out(await own(deps, scope, id));
 }
 
-export async function toggleSchedule(deps: Deps, scope: Scope, id: string) {
-  const row = await own(deps, scope, id);
+export async function listSchedules(deps: Deps, scope: Scope, q: SchedulesQuery) {
+  const cursorScope = `webdata.schedules:${scope.orgId}:${scope.environment}`;
+  const conds: (SQL | undefined)[] = [mine(scope)];
+  if (q.isActive) conds.push(eq(webdataSchedules.isActive, q.isActive === 'true'));
+  if (q.type) conds.push(eq(webdataSchedules.type, q.type));
+  if (q.cursor) {
+    const k = decodeCursor(deps.keyring, cursorScope, q.cursor, keysetSchema);
+    const at = new Date(k.at);
+    conds.push(
+      or(
+        lt(webdataSchedules.createdAt, at),
+        and(eq(webdataSchedules.createdAt, at), lt(webdataSchedules.id, k.id)),
+      ),
+    );
+  }
+  const rows = await deps.db.orm
+    .select()
+    .from(webdataSchedules)
+    .where(and(...conds))
+    .orderBy(desc(webdataSchedules.createdAt), desc(webdataSchedules.id))
+    .limit(q.limit + 1);
+  const page = cursorPage(deps.keyring, cursorScope, rows, q.limit, (r) => ({
+    at: r.createdAt.toISOString(),
+    id: r.id,
+  }));
+  return { items: page.items.map(out), nextCursor: page.nextCursor };
+}
+
+async function setActive(deps: Deps, id: string, isActive: boolean): Promise<Row> {
   const [done] = await deps.db.orm
     .update(webdataSchedules)
-    .set({ isActive: !row.isActive })
+    .set({ isActive })
     .where(eq(webdataSchedules.id, id))
-    .returning({ isActive: webdataSchedules.isActive });
-  return { isActive: done!.isActive };
+    .returning();
+  return done!;
+}
+
+export async function toggleSchedule(deps: Deps, scope: Scope, id: string) {
+  const row = await own(deps, scope, id);
+  return { isActive: (await setActive(deps, id, !row.isActive)).isActive };
+}
+
+/** Pause and resume are idempotent (toggle is not): a retried request leaves the state asked for. */
+export async function pauseSchedule(deps: Deps, scope: Scope, id: string) {
+  await own(deps, scope, id);
+  return out(await setActive(deps, id, false));
+}
+
+export async function resumeSchedule(deps: Deps, scope: Scope, id: string) {
+  await own(deps, scope, id);
+  return out(await setActive(deps, id, true));
+}
+
+/**
+ * "Run now": a run outside the schedule's slots (paused schedules too), queued as its own job so the
+ * request answers at once. One run at a time per schedule: a second while one is in progress is a 409.
+ */
+export async function runScheduleNow(deps: Deps, scope: Scope, id: string) {
+  const s = await own(deps, scope, id);
+  const [busy] = await deps.db.orm
+    .select({ id: webdataScheduleRuns.id })
+    .from(webdataScheduleRuns)
+    .where(and(eq(webdataScheduleRuns.scheduleId, id), eq(webdataScheduleRuns.status, 'processing')))
+    .limit(1);
+  if (busy) throw webdataErrors.scheduleRunInProgress();
+  const now = deps.clock.now();
+  const [run] = await deps.db.orm
+    .insert(webdataScheduleRuns)
+    .values({ scheduleId: s.id, slot: now, trigger: 'manual', status: 'processing', startedAt: now })
+    .returning();
+  await deps.jobs.enqueue(SCHEDULE_RUN_JOB, { runId: run!.id });
+  return runOut(run!, s.type);
+}
+
+/** The job behind "run now". */
+export async function runQueuedRun(deps: Deps, runId: string, signal?: AbortSignal): Promise<void> {
+  const [run] = await deps.db.orm.select().from(webdataScheduleRuns).where(eq(webdataScheduleRuns.id, runId));
+  if (run?.status !== 'processing') return;
+  const [s] = await deps.db.orm
+    .select()
+    .from(webdataSchedules)
+    .where(eq(webdataSchedules.id, run.scheduleId));
+  if (!s) return;
+  await runOnce(deps, s, run.id, signal);
 }
 
 export async function deleteSchedule(deps: Deps, scope: Scope, id: string) {
@@ -108,36 +212,46 @@ export async function deleteSchedule(deps: Deps, scope: Scope, id: string) {
 export async function listRuns(deps: Deps, scope: Scope, id: string, q: { limit: number; cursor?: string }) {
   const schedule = await own(deps, scope, id);
   const cursorScope = `webdata.schedule.runs:${id}`;
-  const conds = [eq(webdataScheduleRuns.scheduleId, id)];
+  const conds: (SQL | undefined)[] = [eq(webdataScheduleRuns.scheduleId, id)];
   if (q.cursor) {
     const k = decodeCursor(deps.keyring, cursorScope, q.cursor, keysetSchema);
-    conds.push(lt(webdataScheduleRuns.slot, new Date(k.at)));
+    const at = new Date(k.at);
+    // (slot, id): a manual run may share its slot's instant with a scheduled one.
+    conds.push(
+      or(
+        lt(webdataScheduleRuns.slot, at),
+        and(eq(webdataScheduleRuns.slot, at), lt(webdataScheduleRuns.id, k.id)),
+      ),
+    );
   }
   const rows = await deps.db.orm
     .select()
     .from(webdataScheduleRuns)
     .where(and(...conds))
-    .orderBy(desc(webdataScheduleRuns.slot))
+    .orderBy(desc(webdataScheduleRuns.slot), desc(webdataScheduleRuns.id))
     .limit(q.limit + 1);
   const page = cursorPage(deps.keyring, cursorScope, rows, q.limit, (r) => ({
     at: r.slot.toISOString(),
     id: r.id,
   }));
+  return { items: page.items.map((r) => runOut(r, schedule.type)), nextCursor: page.nextCursor };
+}
+
+function runOut(r: RunRow, type: Row['type']) {
   return {
-    items: page.items.map((r) => ({
-      id: r.id,
-      slot: r.slot.toISOString(),
-      startedAt: r.startedAt.toISOString(),
-      completedAt: r.completedAt?.toISOString() ?? null,
-      status: r.status,
-      resultId: r.resultId,
-      changed: r.changed,
-      changeScore: r.changeScore,
-      diff: r.diff,
-      regions: schedule.type === 'screenshot' ? regionsOf(r.diff) : null,
-      error: r.error,
-    })),
-    nextCursor: page.nextCursor,
+    id: r.id,
+    slot: r.slot.toISOString(),
+    trigger: r.trigger,
+    startedAt: r.startedAt.toISOString(),
+    completedAt: r.completedAt?.toISOString() ?? null,
+    status: r.status,
+    resultId: r.resultId,
+    baseline: r.baseline,
+    changed: r.changed,
+    changeScore: r.changeScore,
+    diff: r.diff,
+    regions: type === 'screenshot' ? regionsOf(r.diff) : null,
+    error: r.error,
   };
 }
 
@@ -168,7 +282,7 @@ export async function tickSchedules(deps: Deps, opts: { signal?: AbortSignal } =
   let ran = 0;
   for (const s of active) {
     if (opts.signal?.aborted) break;
-    const slot = slotOf(s.frequency, now);
+    const slot = slotOf(s.frequency, now, s.intervalMinutes);
     const [run] = await deps.db.orm
       .insert(webdataScheduleRuns)
       .values({ scheduleId: s.id, slot, status: 'processing', startedAt: now })
@@ -215,7 +329,13 @@ async function runOnce(deps: Deps, s: Row, runId: string, signal?: AbortSignal):
         : s.type === 'screenshot'
           ? await compareScreenshotAssets(deps, scope, prev.content, res.content)
           : compareText(prev.content, res.content);
-    if (c) {
+    if (!prev) {
+      // Nothing completed before (the first run, or every earlier one failed): this run is the baseline
+      // the next one compares with. "Unchanged" would be a claim nothing supports, so changed stays null.
+      patch.baseline = true;
+      patch.changed = null;
+      patch.changeScore = null;
+    } else if (c) {
       patch.changeScore = c.score;
       patch.changed = c.score > 0 && c.score >= s.changeThreshold;
       patch.diff = c.diff;

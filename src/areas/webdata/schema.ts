@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { cursorPageSchema, cursorQuery } from '../../core/pagination.ts';
 import { crawlOptionFields, SITEMAP_MODES, scrapeOptionFields } from './options/schema.ts';
-import { BATCH_KINDS, EXTRACTION_MODES, JOB_STATUSES, SCHEDULE_FREQUENCIES } from './tables.ts';
+import {
+  BATCH_KINDS,
+  EXTRACTION_MODES,
+  JOB_STATUSES,
+  RUN_TRIGGERS,
+  SCHEDULE_FREQUENCIES,
+  WEBHOOK_EVENTS,
+} from './tables.ts';
+import { webhookBody } from './webhooks.ts';
 
 // The web data section of the v1 contract, one schema per operation. Fields beyond the contract are
 // Pier's and say so in their description.
@@ -89,7 +97,12 @@ export const successResponse = z.object({ success: z.literal(true) });
 export const batchBody = z.object({
   urls: z.array(urlSchema).min(1).max(1000),
   config: z.record(z.string(), z.unknown()).optional(),
+  webhook: webhookBody.optional(),
 });
+const webhookShown = z
+  .object({ url: z.string(), events: z.array(z.enum(WEBHOOK_EVENTS)) })
+  .nullable()
+  .describe('Pier: the webhook asked for at creation (its secret is never shown).');
 export const batchCreated = z.object({ id: z.string(), status: z.enum(JOB_STATUSES), totalUrls: z.number() });
 
 export const batchOut = z.object({
@@ -111,6 +124,7 @@ export const batchOut = z.object({
       }),
     )
     .describe('Pier: each URL with its result id (an extraction or screenshot).'),
+  webhook: webhookShown,
   createdAt: z.string(),
   completedAt: z.string().nullable(),
 });
@@ -119,7 +133,19 @@ export const scheduleBody = z.object({
   name: z.string().min(1).max(200),
   url: urlSchema,
   type: z.enum(BATCH_KINDS),
-  frequency: z.enum(SCHEDULE_FREQUENCIES).default('daily'),
+  frequency: z
+    .enum(SCHEDULE_FREQUENCIES)
+    .optional()
+    .describe('Default `daily`; `interval` with intervalMinutes.'),
+  intervalMinutes: z
+    .number()
+    .int()
+    .min(5)
+    .max(10_080)
+    .optional()
+    .describe(
+      'Pier: run every N minutes (5 to 10,080), slots counted from the Unix epoch; frequency becomes `interval`.',
+    ),
   config: z.record(z.string(), z.unknown()).optional(),
   detectChanges: z.boolean().optional(),
   changeThreshold: z.number().min(0).max(1).optional(),
@@ -132,6 +158,7 @@ export const scheduleOut = z.object({
   url: z.string(),
   type: z.enum(BATCH_KINDS),
   frequency: z.enum(SCHEDULE_FREQUENCIES),
+  intervalMinutes: z.number().describe('Pier: minutes between runs (60, 1440, 10080 for the presets).'),
   config: z.record(z.string(), z.unknown()),
   detectChanges: z.boolean(),
   changeThreshold: z.number(),
@@ -140,13 +167,26 @@ export const scheduleOut = z.object({
   createdAt: z.string(),
 });
 
+export const schedulesQuery = cursorQuery({ defaultLimit: 20, maxLimit: 100 }).extend({
+  isActive: z.enum(['true', 'false']).optional(),
+  type: z.enum(BATCH_KINDS).optional(),
+});
+export type SchedulesQuery = z.infer<typeof schedulesQuery>;
+export const schedulesPage = cursorPageSchema(scheduleOut);
+
 export const scheduleRun = z.object({
   id: z.string(),
   slot: z.string(),
+  trigger: z.enum(RUN_TRIGGERS).describe('Pier: `schedule` (its slot came) or `manual` (run now).'),
   startedAt: z.string(),
   completedAt: z.string().nullable(),
   status: z.enum(JOB_STATUSES),
   resultId: z.string().nullable(),
+  baseline: z
+    .boolean()
+    .describe(
+      'Pier: nothing completed before this run, so it is what the next run compares with (changed null).',
+    ),
   changed: z.boolean().nullable(),
   changeScore: z.number().nullable(),
   diff: z.string().nullable(),
@@ -171,6 +211,7 @@ export const crawlBody = z.object({
   respectRobotsTxt: z.boolean().default(true),
   stealth: z.boolean().default(false),
   ...crawlOptionFields,
+  webhook: webhookBody.optional(),
 });
 export type CrawlBody = z.infer<typeof crawlBody>;
 
@@ -213,6 +254,7 @@ export const crawlOut = z.object({
   failedPages: z
     .array(z.object({ url: z.string(), statusCode: z.number().nullable(), error: z.string() }))
     .describe('Pier: pages that failed (URL, status answered or null, reason), fetch order, at most 1,000.'),
+  webhook: webhookShown,
   createdAt: z.string(),
   completedAt: z.string().nullable(),
   pages: z.array(crawlPage).optional(),

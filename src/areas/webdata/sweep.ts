@@ -1,7 +1,8 @@
 import { and, eq, inArray, isNull, lt, or, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
-import { BATCH_JOB } from './batches.ts';
+import { BATCH_JOB, batchHook, countsOf } from './batches.ts';
 import { webdataBatches, webdataBatchItems, webdataCrawls } from './tables.ts';
+import { emitWebhook } from './webhooks.ts';
 
 // Batches and crawls whose worker stopped mid-way (a crash, a kill, a deploy) would otherwise stay
 // `processing` for ever. A running one is stamped (`heartbeat_at`) every HEARTBEAT_MS; the sweeper, run at
@@ -66,13 +67,25 @@ export async function sweepInterrupted(
         })
         .where(eq(webdataBatches.id, id));
     });
+    const [b] = await deps.db.orm.select().from(webdataBatches).where(eq(webdataBatches.id, id));
+    if (b) await batchHook(deps, b, 'failed', { ...countsOf(b), error: BATCH_GAVE_UP });
   }
 
   const failedCrawls = await deps.db.orm
     .update(webdataCrawls)
     .set({ status: 'failed', error: CRAWL_INTERRUPTED, pagesQueued: 0, completedAt: now })
     .where(stale(webdataCrawls))
-    .returning({ id: webdataCrawls.id });
+    .returning();
+  for (const c of failedCrawls) {
+    await emitWebhook(deps, c, 'crawl', c.webhook, 'failed', {
+      id: c.id,
+      url: c.url,
+      status: c.status,
+      pagesCrawled: c.pagesCrawled,
+      pagesFailed: c.pagesFailed,
+      error: c.error,
+    });
+  }
 
   const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
   if (resumed.length + failedBatches.length + failedCrawls.length > 0) {

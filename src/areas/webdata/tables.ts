@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import {
   boolean,
   doublePrecision,
@@ -82,6 +83,17 @@ export const webdataExtractions = pgTable(
   ],
 );
 
+export const WEBHOOK_EVENTS = ['started', 'page', 'completed', 'failed'] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
+
+/** A crawl's or batch's webhook as kept (webhooks.ts): the secret only encrypted. */
+export type StoredWebhook = {
+  url: string;
+  secretEnc: string;
+  events: WebhookEvent[];
+  metadata: Record<string, unknown>;
+};
+
 export const BATCH_KINDS = ['extraction', 'screenshot'] as const;
 export type BatchKind = (typeof BATCH_KINDS)[number];
 
@@ -102,6 +114,8 @@ export const webdataBatches = pgTable(
     heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }),
     /** How often the sweeper resumed it: a batch that keeps killing its worker is failed, not looped. */
     resumes: integer('resumes').notNull().default(0),
+    /** The caller's webhook (webhooks.ts), its secret encrypted. */
+    webhook: jsonb('webhook').$type<StoredWebhook>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
@@ -160,6 +174,8 @@ export const webdataCrawls = pgTable(
     error: text('error'),
     /** Stamped while a worker runs the crawl; a stale one means that worker stopped (sweep.ts). */
     heartbeatAt: timestamp('heartbeat_at', { withTimezone: true }),
+    /** The caller's webhook (webhooks.ts), its secret encrypted. */
+    webhook: jsonb('webhook').$type<StoredWebhook>(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
@@ -193,7 +209,8 @@ export const webdataCrawlPages = pgTable(
   ],
 );
 
-export const SCHEDULE_FREQUENCIES = ['hourly', 'daily', 'weekly'] as const;
+/** `interval`: every `intervalMinutes` (5 to 10,080), slots counted from the Unix epoch, UTC. */
+export const SCHEDULE_FREQUENCIES = ['hourly', 'daily', 'weekly', 'interval'] as const;
 export type ScheduleFrequency = (typeof SCHEDULE_FREQUENCIES)[number];
 
 export const webdataSchedules = pgTable(
@@ -206,6 +223,8 @@ export const webdataSchedules = pgTable(
     url: text('url').notNull(),
     type: text('type').$type<BatchKind>().notNull(),
     frequency: text('frequency').$type<ScheduleFrequency>().notNull(),
+    /** Set only for frequency `interval`. */
+    intervalMinutes: integer('interval_minutes'),
     config: jsonb('config').$type<Record<string, unknown>>().notNull(),
     detectChanges: boolean('detect_changes').notNull(),
     changeThreshold: doublePrecision('change_threshold').notNull(),
@@ -219,9 +238,13 @@ export const webdataSchedules = pgTable(
   ],
 );
 
+export const RUN_TRIGGERS = ['schedule', 'manual'] as const;
+export type RunTrigger = (typeof RUN_TRIGGERS)[number];
+
 /**
- * One run per (schedule, slot): the slot is the start of the period the run belongs to, and the unique
- * index is what keeps two workers (or a restart) from running one slot twice.
+ * One scheduled run per (schedule, slot): the slot is the start of the period the run belongs to, and the
+ * unique index is what keeps two workers (or a restart) from running one slot twice. A manual run ("run
+ * now") has the moment it was asked for as its slot and stays outside that index.
  */
 export const webdataScheduleRuns = pgTable(
   'webdata_schedule_runs',
@@ -230,7 +253,10 @@ export const webdataScheduleRuns = pgTable(
     scheduleId: uuid('schedule_id').notNull(),
     slot: timestamp('slot', { withTimezone: true }).notNull(),
     status: text('status').$type<JobStatus>().notNull(),
+    trigger: text('trigger').$type<RunTrigger>().notNull().default('schedule'),
     resultId: uuid('result_id'),
+    /** The first completed run of a change-detecting schedule: nothing earlier to compare with. */
+    baseline: boolean('baseline').notNull().default(false),
     /** The text compared with the next run (markdown of an extraction). */
     content: text('content'),
     changed: boolean('changed'),
@@ -240,5 +266,10 @@ export const webdataScheduleRuns = pgTable(
     startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
   },
-  (t) => [uniqueIndex('webdata_schedule_runs_slot_idx').on(t.scheduleId, t.slot)],
+  (t) => [
+    uniqueIndex('webdata_schedule_runs_slot_idx')
+      .on(t.scheduleId, t.slot)
+      .where(sql`${t.trigger} = 'schedule'`),
+    index('webdata_schedule_runs_schedule_idx').on(t.scheduleId, t.slot, t.id),
+  ],
 );

@@ -7,7 +7,17 @@ import { parseDocumentAt } from './documents.ts';
 import { createExtraction, deleteExtraction, getExtraction, listExtractions } from './extractions.ts';
 import { asApiError } from './fetch-page.ts';
 import { mapSite } from './map.ts';
-import { createSchedule, deleteSchedule, getSchedule, listRuns, toggleSchedule } from './schedules.ts';
+import {
+  createSchedule,
+  deleteSchedule,
+  getSchedule,
+  listRuns,
+  listSchedules,
+  pauseSchedule,
+  resumeSchedule,
+  runScheduleNow,
+  toggleSchedule,
+} from './schedules.ts';
 import * as S from './schema.ts';
 
 // HTTP only: each web data operation's zod contract and a call into the service. Mounted at /v1/webdata.
@@ -122,11 +132,22 @@ export const webdataV1 = defineV1Routes({
       url: '/schedules',
       name: 'webdata.schedules.create',
       summary: 'Create a recurring extraction or screenshot',
-      description: 'frequency: hourly, daily (default) or weekly; slots are UTC hours, days and ISO weeks.',
+      description:
+        'frequency: hourly, daily (default) or weekly (slots are UTC hours, days and ISO weeks), or intervalMinutes (5 to 10,080).',
       body: S.scheduleBody,
       response: S.scheduleOut,
       errors: [],
       handler: (c, { body }) => createSchedule(c.deps, scope(c), body),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/schedules',
+      name: 'webdata.schedules.list',
+      summary: 'List schedules, newest first',
+      query: S.schedulesQuery,
+      response: S.schedulesPage,
+      errors: ['INVALID_CURSOR'],
+      handler: (c, { query }) => listSchedules(c.deps, scope(c), query),
     }),
     defineRoute({
       method: 'GET',
@@ -157,6 +178,37 @@ export const webdataV1 = defineV1Routes({
       response: z.object({ isActive: z.boolean() }),
       errors: ['SCHEDULE_NOT_FOUND'],
       handler: (c, { params }) => toggleSchedule(c.deps, scope(c), params.id),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/schedules/:id/pause',
+      name: 'webdata.schedules.pause',
+      summary: 'Pause a schedule (idempotent); run now still works',
+      params: idParams,
+      response: S.scheduleOut,
+      errors: ['SCHEDULE_NOT_FOUND'],
+      handler: (c, { params }) => pauseSchedule(c.deps, scope(c), params.id),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/schedules/:id/resume',
+      name: 'webdata.schedules.resume',
+      summary: 'Resume a paused schedule (idempotent)',
+      params: idParams,
+      response: S.scheduleOut,
+      errors: ['SCHEDULE_NOT_FOUND'],
+      handler: (c, { params }) => resumeSchedule(c.deps, scope(c), params.id),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/schedules/:id/run',
+      name: 'webdata.schedules.run',
+      summary: 'Run a schedule now, outside its slots',
+      description: 'Queued: the answer is the run (processing); read it in GET /webdata/schedules/{id}/runs.',
+      params: idParams,
+      response: S.scheduleRun,
+      errors: ['SCHEDULE_NOT_FOUND', 'SCHEDULE_RUN_IN_PROGRESS'],
+      handler: (c, { params }) => runScheduleNow(c.deps, scope(c), params.id),
     }),
     defineRoute({
       method: 'GET',
