@@ -62,7 +62,12 @@ describe('web data crawl', { timeout: 90_000 }, () => {
     expect(c.pagesFailed).toBe(1); // /missing
     expect(c.pages).toHaveLength(5);
     expect(c.failedPages).toEqual([
-      { url: `${site.url}/missing`, statusCode: 404, error: 'HTTP status: the page answered 404.' },
+      {
+        url: `${site.url}/missing`,
+        statusCode: 404,
+        error: 'HTTP status: the page answered 404.',
+        code: 'REMOTE_HTTP_ERROR',
+      },
     ]);
     expect(c.pages.find((p) => p.title === 'Docs')!.markdown).toContain('| Name | Type | Default |');
     expect(site.maxInFlight()).toBeLessThanOrEqual(4);

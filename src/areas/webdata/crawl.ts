@@ -3,7 +3,15 @@ import type { Deps } from '../../deps.ts';
 import type { PageDigest } from './content.ts';
 import { ConvertPool } from './convert-pool.ts';
 import { loadRobots, normalizeUrl, type Robots } from './crawl-site.ts';
-import { describeFetchError, fetchRaw, isHtml, needsJavaScript, PageFailure } from './fetch-page.ts';
+import {
+  describeFetchError,
+  failureCode,
+  fetchRaw,
+  HttpFailure,
+  isHtml,
+  needsJavaScript,
+  PageFailure,
+} from './fetch-page.ts';
 import { keepAlive, releaseStamp } from './heartbeat.ts';
 import { recentCrawlPage } from './options/crawl-cache.ts';
 import { crawlScope, sitemapSeeds } from './options/crawl-scope.ts';
@@ -117,6 +125,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     reserved--;
     if (item.depth === 0) throw err;
     const error = describeFetchError(err);
+    const errorCode = failureCode(err);
     await deps.db.orm.insert(webdataCrawlPages).values({
       crawlId: crawl.id,
       seq: seq++,
@@ -124,6 +133,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       depth: item.depth,
       statusCode: status,
       error,
+      errorCode,
       createdAt: deps.clock.now(),
     });
     await pageHook({
@@ -133,6 +143,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       title: null,
       markdown: null,
       error,
+      errorCode,
     });
   };
   const pageHook = (page: Record<string, unknown>) =>
@@ -205,6 +216,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       markdown: digest.markdown,
       ...(o.formats.includes('links') ? { links } : {}),
       error: null,
+      errorCode: null,
     });
     await deps.db.orm
       .update(webdataCrawls)
@@ -252,18 +264,10 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
   }
 }
 
-class HttpFailure extends PageFailure {
-  readonly status: number;
-  constructor(status: number) {
-    super(`HTTP status: the page answered ${status}.`);
-    this.status = status;
-  }
-}
-
 async function fetchPage(deps: Deps, url: string, signal?: AbortSignal) {
   const res = await fetchRaw(deps, url, { signal });
   if (res.status >= 400) throw new HttpFailure(res.status);
-  if (!isHtml(res)) throw new PageFailure('Not HTML.');
+  if (!isHtml(res)) throw new PageFailure('Not HTML.', 'PAGE_UNUSABLE');
   const html = res.text();
   const renderer = rendererOf(deps);
   if (renderer && needsJavaScript(html)) return renderer.render(res.url, { signal });

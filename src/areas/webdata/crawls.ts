@@ -120,12 +120,13 @@ async function failedPages(deps: Deps, crawlId: string) {
       url: webdataCrawlPages.url,
       statusCode: webdataCrawlPages.statusCode,
       error: webdataCrawlPages.error,
+      code: webdataCrawlPages.errorCode,
     })
     .from(webdataCrawlPages)
     .where(and(eq(webdataCrawlPages.crawlId, crawlId), isNotNull(webdataCrawlPages.error)))
     .orderBy(asc(webdataCrawlPages.seq))
     .limit(FAILED_SHOWN);
-  return rows.map((r) => ({ url: r.url, statusCode: r.statusCode, error: r.error ?? '' }));
+  return rows.map((r) => ({ url: r.url, statusCode: r.statusCode, error: r.error ?? '', code: r.code }));
 }
 
 const seqCursor = z.object({ seq: z.number().int() });

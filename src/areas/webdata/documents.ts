@@ -5,7 +5,7 @@ import { extractText, getDocumentProxy, getMeta } from 'unpdf';
 import type { Deps } from '../../deps.ts';
 import { toMarkdown } from './content.ts';
 import { webdataErrors } from './errors.ts';
-import { fetchRaw, PageFailure } from './fetch-page.ts';
+import { fetchRaw, HttpFailure } from './fetch-page.ts';
 
 // Documents: a PDF (unpdf) or DOCX (mammoth) fetched through the guard and turned into markdown, answered
 // in the request. The type comes from the bytes, not the URL or Content-Type. A PDF's text comes page by
@@ -22,7 +22,7 @@ export async function parseDocumentAt(deps: Deps, url: string) {
       'application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document,*/*;q=0.5',
     maxBytes: MAX_DOCUMENT_BYTES,
   });
-  if (res.status >= 400) throw new PageFailure(`HTTP status: the document answered ${res.status}.`);
+  if (res.status >= 400) throw new HttpFailure(res.status, 'document');
   const type = await fileTypeFromBuffer(res.body).catch(() => undefined);
   if (type?.ext === 'pdf')
     return { status: 'completed' as const, url: res.url, type: 'pdf' as const, ...(await pdf(res.body)) };

@@ -13,6 +13,14 @@ export const webdataCatalogue = defineCatalogue({
   BATCH_NOT_CANCELLABLE: { status: 409, message: 'The batch job cannot be cancelled.' },
   SCHEDULE_RUN_IN_PROGRESS: { status: 409, message: 'A run of this schedule is in progress.' },
   PAGE_UNUSABLE: { status: 422, message: 'The page has no content that can be used.' },
+  // The remote site's failures: 422, not 502/504, because retrying the same request will most likely fail
+  // the same way (a redirect loop, a page too large, a 404), and clients retry 5xx answers. The same codes
+  // are stored on failed extractions (errorCode) and crawl pages (failedPages[].code).
+  REMOTE_TIMEOUT: { status: 422, message: 'The site did not answer in time.' },
+  REMOTE_TOO_LARGE: { status: 422, message: 'The remote file or page is larger than allowed.' },
+  REMOTE_TOO_MANY_REDIRECTS: { status: 422, message: 'The site redirected too many times.' },
+  REMOTE_UNREACHABLE: { status: 422, message: 'The site could not be reached.' },
+  REMOTE_HTTP_ERROR: { status: 422, message: 'The site answered with an error status.' },
   DOCUMENT_UNSUPPORTED: { status: 422, message: 'Only PDF and DOCX documents are parsed.' },
   DOCUMENT_UNREADABLE: {
     status: 422,
@@ -26,6 +34,16 @@ declare module '../../core/errors.ts' {
 }
 
 const error = webdataCatalogue.error;
+
+/** Codes a failed page carries (an extraction's errorCode, a crawl's failed page, an in-request 4xx). */
+export type PageFailureCode =
+  | 'URL_NOT_ALLOWED'
+  | 'PAGE_UNUSABLE'
+  | 'REMOTE_TIMEOUT'
+  | 'REMOTE_TOO_LARGE'
+  | 'REMOTE_TOO_MANY_REDIRECTS'
+  | 'REMOTE_UNREACHABLE'
+  | 'REMOTE_HTTP_ERROR';
 
 export const webdataErrors = {
   extractionNotFound: () => error('EXTRACTION_NOT_FOUND'),
@@ -42,6 +60,7 @@ export const webdataErrors = {
       'A run of this schedule is in progress; ask again when it has finished.',
     ),
   pageUnusable: (why: string) => error('PAGE_UNUSABLE', why),
+  pageFailed: (code: Exclude<PageFailureCode, 'URL_NOT_ALLOWED'>, why: string) => error(code, why),
   documentUnsupported: (type: string) =>
     error(
       'DOCUMENT_UNSUPPORTED',

@@ -8,7 +8,7 @@ import type { Deps } from '../../deps.ts';
 import { storeAsset } from '../cdn/index.ts';
 import { pageImages, pageLinks, pageMetadata, parseDocument } from './content.ts';
 import { webdataErrors } from './errors.ts';
-import { describeFetchError, getPage } from './fetch-page.ts';
+import { describeFetchError, failureCode, getPage } from './fetch-page.ts';
 import { extractFields } from './options/fields.ts';
 import type { ScrapeFormat } from './options/schema.ts';
 import { scopedContent } from './options/scope.ts';
@@ -109,7 +109,7 @@ export async function runExtraction(deps: Deps, id: string, signal?: AbortSignal
     const reused = await recentResult(deps, claimed);
     patch = { ...(reused ?? (await extract(deps, claimed, signal))), status: 'completed' };
   } catch (err) {
-    patch = { status: 'failed', error: describeFetchError(err) };
+    patch = { status: 'failed', error: describeFetchError(err), errorCode: failureCode(err) };
   }
   const [done] = await deps.db.orm
     .update(webdataExtractions)
@@ -266,6 +266,7 @@ export function extractionOut(r: Row): ExtractionOut {
     tokensUsed: r.tokensUsed,
     processingTimeMs: r.processingTimeMs,
     error: r.error,
+    errorCode: r.errorCode,
     batchId: r.batchId,
     createdAt: r.createdAt.toISOString(),
     completedAt: r.completedAt?.toISOString() ?? null,

@@ -2,7 +2,7 @@ import { ApiError } from '../../core/errors.ts';
 import { type SafeResponse, safeFetch } from '../../core/net/safe-fetch.ts';
 import type { Deps } from '../../deps.ts';
 import { parseDocument, visibleText } from './content.ts';
-import { webdataErrors } from './errors.ts';
+import { type PageFailureCode, webdataErrors } from './errors.ts';
 import { type RenderedPage, type RenderOptions, rendererOf } from './plugins.ts';
 
 // Getting a page for web data: a plain fetch through the SSRF guard first, and the browser (an injected
@@ -14,18 +14,49 @@ export const USER_AGENT = 'Mozilla/5.0 (compatible; PierBot/1.0; +https://github
 const PAGE_MAX_BYTES = 15 * 1024 * 1024;
 
 export class PageFailure extends Error {
-  /** The guard's own error when that is what failed (synchronous operations answer with it). */
+  readonly code: PageFailureCode;
+  /** The guard's own error when that is what failed (a blocked address answers with it: a 400). */
   readonly apiError?: ApiError;
-  constructor(message: string, apiError?: ApiError) {
+  constructor(message: string, code: PageFailureCode = 'PAGE_UNUSABLE', apiError?: ApiError) {
     super(message);
+    this.code = code;
     this.apiError = apiError;
   }
 }
 
-/** For operations answered in the request (map, documents): the guard's error, else a 422. */
+/** The site answered an error status: a page failure that keeps the status for the record. */
+export class HttpFailure extends PageFailure {
+  readonly status: number;
+  constructor(status: number, what: 'page' | 'document' = 'page') {
+    super(`HTTP status: the ${what} answered ${status}.`, 'REMOTE_HTTP_ERROR');
+    this.status = status;
+  }
+}
+
+const GUARD_CODES: Record<string, PageFailureCode> = {
+  URL_NOT_ALLOWED: 'URL_NOT_ALLOWED',
+  FETCH_TIMEOUT: 'REMOTE_TIMEOUT',
+  RESPONSE_TOO_LARGE: 'REMOTE_TOO_LARGE',
+  TOO_MANY_REDIRECTS: 'REMOTE_TOO_MANY_REDIRECTS',
+  FETCH_FAILED: 'REMOTE_UNREACHABLE',
+};
+
+/** The code a failure is stored and answered with (the same for records and in-request answers). */
+export function failureCode(err: unknown): PageFailureCode {
+  if (err instanceof PageFailure) return err.code;
+  if (err instanceof ApiError) return GUARD_CODES[err.code] ?? 'PAGE_UNUSABLE';
+  return 'PAGE_UNUSABLE';
+}
+
+/**
+ * For operations answered in the request (map, documents): a blocked address is the guard's 400; every
+ * other failure of the remote side a 422 with its code and the same words a failed extraction stores.
+ */
 export function asApiError(err: unknown): unknown {
-  if (err instanceof PageFailure) return err.apiError ?? webdataErrors.pageUnusable(err.message);
-  return err;
+  if (!(err instanceof PageFailure) && !(err instanceof ApiError && err.code in GUARD_CODES)) return err;
+  const code = failureCode(err);
+  if (code === 'URL_NOT_ALLOWED') return err instanceof PageFailure ? (err.apiError ?? err) : err;
+  return webdataErrors.pageFailed(code, describeFetchError(err));
 }
 
 export type FetchedPage = RenderedPage & { fetchedWith: 'fetch' | 'browser' };
@@ -50,7 +81,11 @@ export async function fetchRaw(
       },
     });
   } catch (err) {
-    throw new PageFailure(describeFetchError(err), err instanceof ApiError ? err : undefined);
+    throw new PageFailure(
+      describeFetchError(err),
+      failureCode(err),
+      err instanceof ApiError ? err : undefined,
+    );
   }
 }
 
@@ -64,6 +99,8 @@ export function describeFetchError(err: unknown): string {
       return `Timeout: ${err.message}`;
     case 'TOO_MANY_REDIRECTS':
       return `Too many redirects: ${err.message}`;
+    case 'RESPONSE_TOO_LARGE':
+      return `Too large: ${err.message}`;
     case 'FETCH_FAILED':
       return /does not resolve/.test(err.message) ? `DNS failure: ${err.message}` : err.message;
     default:
@@ -87,7 +124,7 @@ export async function getPage(deps: Deps, url: string, opts: PageOptions = {}): 
   if (opts.actions?.length) return render(deps, url, opts, 'actions were given');
   if (opts.screenshot) return render(deps, url, opts, 'a screenshot was asked for');
   const res = await fetchRaw(deps, url, { signal: opts.signal });
-  if (res.status >= 400) throw new PageFailure(`HTTP status: the page answered ${res.status}.`);
+  if (res.status >= 400) throw new HttpFailure(res.status);
   if (!isHtml(res)) {
     const type = res.headers.get('content-type') || 'unknown';
     throw new PageFailure(
@@ -107,10 +144,10 @@ async function render(deps: Deps, url: string, opts: PageOptions, why: string): 
   }
   try {
     const page = await renderer.render(url, opts);
-    if (page.status >= 400) throw new PageFailure(`HTTP status: the page answered ${page.status}.`);
+    if (page.status >= 400) throw new HttpFailure(page.status);
     return { ...page, fetchedWith: 'browser' };
   } catch (err) {
-    throw new PageFailure(describeFetchError(err));
+    throw new PageFailure(describeFetchError(err), failureCode(err));
   }
 }
 

@@ -91,15 +91,15 @@ describe('web data map and documents', { timeout: 60_000 }, () => {
     const missing = await t.v1('POST', '/webdata/documents', a.live, { url: `${site.url}/missing.pdf` });
     expect(missing.statusCode).toBe(422);
     expect(missing.json().error).toEqual({
-      code: 'PAGE_UNUSABLE',
+      code: 'REMOTE_HTTP_ERROR',
       message: 'HTTP status: the document answered 404.',
     });
     const blocked = await t.v1('POST', '/webdata/documents', a.live, { url: 'http://10.0.0.1/x.pdf' });
     expect(blocked.statusCode).toBe(400);
     expect(blocked.json().error.code).toBe('URL_NOT_ALLOWED');
     const slow = await t.v1('POST', '/webdata/documents', a.live, { url: `${site.url}/slow` });
-    expect(slow.statusCode).toBe(504);
-    expect(slow.json().error.code).toBe('FETCH_TIMEOUT');
+    expect(slow.statusCode).toBe(422);
+    expect(slow.json().error.code).toBe('REMOTE_TIMEOUT');
   });
 
   it('rejects bad bodies and needs a key', async () => {

@@ -79,6 +79,12 @@ export const extractionOut = z.object({
   tokensUsed: z.number(),
   processingTimeMs: z.number().nullable(),
   error: z.string().nullable().describe('Pier: why it failed, for a person.'),
+  errorCode: z
+    .string()
+    .nullable()
+    .describe(
+      'Pier: why it failed, for a program (REMOTE_TIMEOUT, REMOTE_HTTP_ERROR, … as documents answers).',
+    ),
   batchId: z.string().nullable(),
   createdAt: z.string(),
   completedAt: z.string().nullable(),
@@ -252,7 +258,14 @@ export const crawlOut = z.object({
   pagesQueued: z.number().describe('Pier: URLs found and not yet fetched.'),
   error: z.string().nullable(),
   failedPages: z
-    .array(z.object({ url: z.string(), statusCode: z.number().nullable(), error: z.string() }))
+    .array(
+      z.object({
+        url: z.string(),
+        statusCode: z.number().nullable(),
+        error: z.string(),
+        code: z.string().nullable(),
+      }),
+    )
     .describe('Pier: pages that failed (URL, status answered or null, reason), fetch order, at most 1,000.'),
   webhook: webhookShown,
   createdAt: z.string(),

@@ -73,6 +73,8 @@ export const webdataExtractions = pgTable(
     tokensUsed: integer('tokens_used').notNull().default(0),
     processingTimeMs: integer('processing_time_ms'),
     error: text('error'),
+    /** A failure's code (errors.ts PageFailureCode), the one POST /webdata/documents answers with. */
+    errorCode: text('error_code'),
     batchId: uuid('batch_id'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     completedAt: timestamp('completed_at', { withTimezone: true }),
@@ -200,6 +202,7 @@ export const webdataCrawlPages = pgTable(
     html: text('html'),
     links: jsonb('links').$type<string[]>(),
     error: text('error'),
+    errorCode: text('error_code'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
   },
   (t) => [
