@@ -78,4 +78,57 @@ describe('workflows pages in a browser', { timeout: 60_000 }, () => {
     await expect.poll(() => page.getByTestId('run-output').textContent()).toContain('{');
     await shot(page, 'workflow-run');
   });
+  it("shows a run's step details, a waiting approval, rounded credits and the trigger that started it", async () => {
+    const { org } = await signUpIntoOrg(page, t, base, `${uniq('wf2')}@example.com`, 'member');
+    const live = (await seedApiKey(t.deps, org.id, 'live')).key;
+    const projectSlug = (await seedProject(t.deps, org)).slug;
+    const wf = await v1(live, 'POST', '/workflows', {
+      projectSlug,
+      slug: 'invoice',
+      name: 'Invoice',
+      steps: [
+        { id: 'c1', type: 'code', code: 'return 1' },
+        { id: 'c2', type: 'code', code: 'return 2' },
+        { id: 'c3', type: 'code', code: 'return 3' },
+        { id: 'big', type: 'transform', expression: '$pad("", 10000, "x")' },
+        { id: 'ok', type: 'wait', wait: { approval: {} }, dependsOn: ['c1', 'c2', 'c3', 'big'] },
+      ],
+      triggers: { events: [{ name: 'invoice.ready' }] },
+    });
+    const runId = (await v1(live, 'POST', '/workflows/events', { name: 'invoice.ready', payload: {} }))
+      .runs[0].runId;
+    let run = await v1(live, 'GET', `/workflows/runs/${runId}`);
+    for (let i = 0; i < 300 && run.stepStates.ok.status !== 'waiting'; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      run = await v1(live, 'GET', `/workflows/runs/${runId}`);
+    }
+    expect(run.stepStates.ok.status).toBe('waiting');
+
+    await page.goto(`${base}/workflows`);
+    const triggers = page.getByTestId('workflow-triggers');
+    await triggers.waitFor();
+    expect(await triggers.textContent()).toContain('Event invoice.ready');
+    await page.getByTestId('trigger-fire').getByRole('link').first().click();
+    await page.getByTestId('run-status').waitFor();
+    const status = (await page.getByTestId('run-status').textContent()) ?? '';
+    expect(status).toContain('0.03 credits');
+    expect(status).toContain('by event invoice.ready');
+    const big = page.locator('[data-testid="step-detail"][data-step="big"]');
+    await big.locator('summary').click();
+    expect(((await big.getByTestId('step-output').textContent()) ?? '').length).toBeLessThan(4100);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      big.getByTestId('step-download').click(),
+    ]);
+    expect(download.suggestedFilename()).toBe(`${runId}-big.json`);
+    const ok = page.locator('[data-testid="step-detail"][data-step="ok"]');
+    await ok.locator('summary').click();
+    expect(await ok.getByTestId('step-wait').textContent()).toContain('Waits for an approval');
+    expect(await ok.getByRole('link', { name: 'Open the approval page' }).getAttribute('href')).toContain(
+      '/workflows/approvals/',
+    );
+    await shot(page, 'workflow-run-steps');
+    await v1(live, 'POST', `/workflows/runs/${runId}/cancel`);
+    expect(wf.id).toBeTruthy();
+  });
 });
