@@ -3,7 +3,7 @@ import { defineArea } from '../manifest.ts';
 import { cdnDashboardFns } from './dashboard-fn.ts';
 import { cdnDeliveryRoutes } from './delivery.ts';
 import { cdnCatalogue } from './errors.ts';
-import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob } from './jobs.ts';
+import { CDN_CLEANUP_CRON, CDN_CLEANUP_JOB, cdnCleanupJob, cdnMergeJob, cdnVideoJob } from './jobs.ts';
 import { getCdnUsageByDayForCli } from './usage-fn.ts';
 import { cdnV1 } from './v1.ts';
 import { getWebhookSecretForCli, rotateWebhookSecretForCli } from './webhook-secret-fn.ts';
@@ -19,7 +19,7 @@ export const cdnArea = defineArea({
   notTools: ['getCdnUsageByDayForCli'],
   v1: [cdnV1],
   http: cdnDeliveryRoutes,
-  jobs: [cdnCleanupJob, cdnMergeJob],
+  jobs: [cdnCleanupJob, cdnMergeJob, cdnVideoJob],
   schedules: [{ job: CDN_CLEANUP_JOB, cron: CDN_CLEANUP_CRON }],
   migrations: [{ area: 'cdn', schema: ['src/areas/cdn/tables.ts'] }],
 });
@@ -29,6 +29,7 @@ declare module '../../core/jobs.ts' {
   interface JobPayloads {
     'cdn.cleanup': PayloadOf<typeof cdnCleanupJob>;
     'cdn.video.merge': PayloadOf<typeof cdnMergeJob>;
+    'cdn.video.rendition': PayloadOf<typeof cdnVideoJob>;
   }
 }
 

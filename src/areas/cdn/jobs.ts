@@ -7,6 +7,8 @@ import { MERGE_JOB } from './merge.ts';
 import { runMerge } from './merge-run.ts';
 import { cdnAssets } from './tables.ts';
 import { expireTransformCache } from './transform.ts';
+import { VIDEO_JOB } from './video-jobs.ts';
+import { runVideoJob } from './video-run.ts';
 
 // The CDN's housekeeping, hourly on the worker role: transformed variants older than the contract's 90 days
 // are removed (rows and bytes), and uploads never confirmed are discarded a day after their URL expired.
@@ -47,5 +49,17 @@ export const cdnMergeJob = defineJob({
   expireInSeconds: 4 * 3600,
   handle: async (data, { deps, signal }: { deps: Deps; signal?: AbortSignal }) => {
     await runMerge(deps, data.mergeId, signal);
+  },
+});
+
+/** One poster, thumbnail, preview or HLS rendition; failures are written to the row, never retried. */
+export const cdnVideoJob = defineJob({
+  name: VIDEO_JOB,
+  schema: z.object({ jobId: z.string().uuid() }),
+  retry: { limit: 0, delaySec: 0 },
+  concurrency: 1,
+  expireInSeconds: 4 * 3600,
+  handle: async (data, { deps }: { deps: Deps }) => {
+    await runVideoJob(deps, data.jobId);
   },
 });

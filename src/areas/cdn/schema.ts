@@ -280,3 +280,34 @@ export const mergeListQuery = offsetQuery({ defaultLimit: 20, maxLimit: 100 }).e
   status: z.enum(MERGE_STATUSES).optional(),
 });
 export const mergePage = offsetPageSchema(mergeJob);
+
+// Video renditions (poster, thumbnail, animated preview, HLS) as jobs.
+export const videoJobBody = z
+  .object({
+    assetId: z.string().uuid(),
+    kind: z.enum(['poster', 'thumbnail', 'preview', 'hls']),
+    /** Seconds into the video: the frame of a poster/thumbnail, the start of a preview (default: 10 % in). */
+    at: z.number().min(0).max(86_400).optional(),
+    /** Output width in pixels for thumbnail and preview (default 320; the poster keeps the video's size). */
+    width: z.number().int().min(16).max(1920).optional(),
+    /** Length of an animated preview in seconds (default 3). */
+    duration: z.number().gt(0).max(10).optional(),
+  })
+  .strict();
+export type VideoJobBody = z.infer<typeof videoJobBody>;
+export const videoJob = z.object({
+  id: z.string(),
+  assetId: z.string(),
+  kind: z.enum(['poster', 'thumbnail', 'preview', 'hls']),
+  status: z.enum(['queued', 'processing', 'completed', 'failed']),
+  progress: z.number(),
+  /** The image, animated WebP or HLS playlist (`.m3u8`, its segments beside it under /cdn). */
+  outputAsset: z
+    .object({ assetId: z.string(), cdnUrl: z.string(), mimeType: z.string(), size: z.number() })
+    .nullable(),
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  completedAt: z.string().nullable(),
+});
+export type VideoJobOut = z.infer<typeof videoJob>;

@@ -167,3 +167,28 @@ export const cdnUrlKeys = pgTable(
   },
   (t) => [index('cdn_url_keys_tenant_idx').on(t.orgId, t.environment)],
 );
+
+export const VIDEO_KINDS = ['poster', 'thumbnail', 'preview', 'hls'] as const;
+export type VideoKind = (typeof VIDEO_KINDS)[number];
+
+/** Poster frames, thumbnails, animated previews and HLS renditions made from a video asset, one row per job. */
+export const cdnVideoJobs = pgTable(
+  'cdn_video_jobs',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    assetId: uuid('asset_id').notNull(),
+    kind: text('kind').$type<VideoKind>().notNull(),
+    request: jsonb('request').$type<Record<string, unknown>>().notNull(),
+    status: text('status').$type<'queued' | 'processing' | 'completed' | 'failed'>().notNull(),
+    progress: integer('progress').notNull().default(0),
+    /** The image, preview or HLS playlist made (segments are derived assets the playlist names). */
+    outputAssetId: uuid('output_asset_id'),
+    error: text('error'),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+  },
+  (t) => [index('cdn_video_jobs_tenant_idx').on(t.orgId, t.environment, t.createdAt)],
+);

@@ -7,6 +7,7 @@ import { createTransformUrl } from './transform.ts';
 import { confirmUpload, requestUpload } from './uploads.ts';
 import * as urlKeys from './url-keys.ts';
 import { storageUsage } from './usage.ts';
+import { createVideoJob, getVideoJob } from './video-jobs.ts';
 
 // HTTP only: each CDN operation's zod contract and a call into the service. The v1 plugin does auth (API
 // keys), rate limits, idempotency and the OpenAPI document. Mounted at /v1/cdn.
@@ -182,6 +183,27 @@ export const cdnV1 = defineV1Routes({
       response: S.successResponse,
       errors: ['URL_KEY_NOT_FOUND'],
       handler: (c, { params }) => urlKeys.deleteUrlKey(c.deps, scope(c), params.keyId),
+    }),
+    defineRoute({
+      method: 'POST',
+      url: '/video/renditions',
+      name: 'cdn.video.renditions.create',
+      summary: 'Make a poster, thumbnail, animated preview or HLS rendition of a video (a job)',
+      body: S.videoJobBody,
+      response: S.videoJob,
+      status: 201,
+      errors: [NF, 'ASSET_NOT_VIDEO'],
+      handler: (c, { body }) => createVideoJob(c.deps, scope(c), body),
+    }),
+    defineRoute({
+      method: 'GET',
+      url: '/video/renditions/:jobId',
+      name: 'cdn.video.renditions.get',
+      summary: 'Get a video rendition job',
+      params: S.mergeParams,
+      response: S.videoJob,
+      errors: ['VIDEO_JOB_NOT_FOUND'],
+      handler: (c, { params }) => getVideoJob(c.deps, scope(c), params.jobId),
     }),
     defineRoute({
       method: 'POST',
