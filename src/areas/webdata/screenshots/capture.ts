@@ -36,12 +36,29 @@ function pick(d: (typeof devices)[string]) {
   };
 }
 
-/** Tallest full page captured, in CSS px (Chromium's own limit is 16384 device px per side). */
-const MAX_FULL_PAGE_HEIGHT = 16_384;
+/** Chromium's limit for one capture, in device px per side: a full page taller than this is cut. */
+export const MAX_CAPTURE_DEVICE_PX = 16_384;
 const COOKIE_BANNER_FIND_MS = 3000;
 const COOKIE_BANNER_WAIT_MS = 6000;
 
-export type Captured = { bytes: Buffer; mimeType: string; ext: string; width: number; height: number };
+export type Captured = {
+  bytes: Buffer;
+  mimeType: string;
+  ext: string;
+  width: number;
+  height: number;
+  /** Full-page captures: the page's whole height (CSS px), and whether the capture stopped short of it. */
+  pageHeight: number | null;
+  truncated: boolean;
+};
+
+/** The tallest full page captured in CSS px: Chromium's device-pixel limit at the page's pixel ratio. */
+function maxFullPageHeight(o: ScreenshotOptions): number {
+  return Math.floor(MAX_CAPTURE_DEVICE_PX / DEVICE_PRESETS[o.deviceType].deviceScaleFactor);
+}
+
+const pageHeightOf = (page: Page) =>
+  page.evaluate(() => Math.max(document.documentElement.scrollHeight, document.body?.scrollHeight ?? 0));
 
 export function contextOptions(o: ScreenshotOptions): PageOptions {
   const preset = DEVICE_PRESETS[o.deviceType];
@@ -104,6 +121,8 @@ async function image(page: Page, o: ScreenshotOptions): Promise<Captured> {
   const type = o.format === 'jpeg' ? 'jpeg' : 'png';
   const quality = o.format === 'jpeg' ? (o.quality ?? 80) : undefined;
   let shot: Buffer;
+  let pageHeight: number | null = null;
+  let truncated = false;
   if (o.selector) {
     let el: Awaited<ReturnType<Page['$']>>;
     try {
@@ -118,17 +137,13 @@ async function image(page: Page, o: ScreenshotOptions): Promise<Captured> {
     }
     shot = await el.screenshot({ type, quality, animations: 'disabled' });
   } else if (o.fullPage) {
-    const height = await page.evaluate(() => document.documentElement.scrollHeight);
+    pageHeight = await pageHeightOf(page);
+    const max = maxFullPageHeight(o);
     const width = page.viewportSize()!.width;
-    shot =
-      height > MAX_FULL_PAGE_HEIGHT
-        ? await page.screenshot({
-            type,
-            quality,
-            fullPage: true,
-            clip: { x: 0, y: 0, width, height: MAX_FULL_PAGE_HEIGHT },
-          })
-        : await page.screenshot({ type, quality, fullPage: true, animations: 'disabled' });
+    truncated = pageHeight > max;
+    shot = truncated
+      ? await page.screenshot({ type, quality, fullPage: true, clip: { x: 0, y: 0, width, height: max } })
+      : await page.screenshot({ type, quality, fullPage: true, animations: 'disabled' });
   } else {
     shot = await page.screenshot({ type, quality, animations: 'disabled' });
   }
@@ -141,14 +156,15 @@ async function image(page: Page, o: ScreenshotOptions): Promise<Captured> {
     ext: o.format === 'jpeg' ? 'jpg' : o.format,
     width: meta.width ?? 0,
     height: meta.height ?? 0,
+    pageHeight,
+    truncated,
   };
 }
 
 async function pdf(page: Page, o: ScreenshotOptions): Promise<Captured> {
   const view = page.viewportSize()!;
-  const height = o.fullPage
-    ? Math.min(MAX_FULL_PAGE_HEIGHT, await page.evaluate(() => document.documentElement.scrollHeight))
-    : view.height;
+  const pageHeight = o.fullPage ? await pageHeightOf(page) : null;
+  const height = pageHeight === null ? view.height : Math.min(maxFullPageHeight(o), pageHeight);
   // Print media would restyle the page; the PDF shows it as the screen does, dark mode included.
   await page.emulateMedia({ media: 'screen', colorScheme: o.darkMode ? 'dark' : 'light' });
   const bytes = await page.pdf({
@@ -158,5 +174,13 @@ async function pdf(page: Page, o: ScreenshotOptions): Promise<Captured> {
     pageRanges: '1',
     margin: { top: '0', right: '0', bottom: '0', left: '0' },
   });
-  return { bytes, mimeType: 'application/pdf', ext: 'pdf', width: view.width, height };
+  return {
+    bytes,
+    mimeType: 'application/pdf',
+    ext: 'pdf',
+    width: view.width,
+    height,
+    pageHeight,
+    truncated: pageHeight !== null && pageHeight > height,
+  };
 }

@@ -75,6 +75,16 @@ export const screenshot = z.object({
   imageSize: z.number().int().nullable(),
   imageWidth: z.number().int().nullable(),
   imageHeight: z.number().int().nullable(),
+  truncated: z
+    .boolean()
+    .describe(
+      "Pier: a full page taller than Chromium's capture limit (16,384 device px) was cut there; pageHeight is the whole.",
+    ),
+  pageHeight: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Pier: full-page captures: the page's whole height in CSS px."),
   processingTimeMs: z.number().int().nullable(),
   /** Why it failed, for a person (beyond the contract, shared with extractions, batch items and crawls). */
   error: z.string().nullable(),

@@ -124,6 +124,8 @@ export async function runScreenshot(deps: Deps, id: string, signal?: AbortSignal
         imageSize: shot.bytes.length,
         imageWidth: shot.width,
         imageHeight: shot.height,
+        // Kept beside the request in `options` (decision 112): what the capture found, not what was asked.
+        options: { ...row.options, capture: { pageHeight: shot.pageHeight, truncated: shot.truncated } },
         processingTimeMs: Math.round(performance.now() - started),
         completedAt: deps.clock.now(),
         updatedAt: deps.clock.now(),
@@ -158,6 +160,11 @@ async function find(deps: Deps, s: Scope, id: string): Promise<ScreenshotRow> {
   return row;
 }
 
+function captureOf(r: ScreenshotRow): { pageHeight: number | null; truncated: boolean } {
+  const c = r.options.capture as { pageHeight?: number | null; truncated?: boolean } | undefined;
+  return { pageHeight: c?.pageHeight ?? null, truncated: c?.truncated ?? false };
+}
+
 function toOut(r: ScreenshotRow): ScreenshotOut {
   return {
     id: r.id,
@@ -170,6 +177,8 @@ function toOut(r: ScreenshotRow): ScreenshotOut {
     imageSize: r.imageSize,
     imageWidth: r.imageWidth,
     imageHeight: r.imageHeight,
+    truncated: captureOf(r).truncated,
+    pageHeight: captureOf(r).pageHeight,
     processingTimeMs: r.processingTimeMs,
     error: r.error,
     createdAt: r.createdAt.toISOString(),
