@@ -32,6 +32,8 @@ export type CatalogueFake = {
   calls(slug: string): { path: string; query: string }[];
   revoked(slug: string): string[];
   expireAccessTokens(slug: string): void;
+  /** The end user revoked the grant at the provider: every access and refresh token of the slug dies. */
+  revokeGrant(slug: string): void;
   /** The next `times` API calls answer `status` (a provider's 5xx), then they work again. */
   failCalls(slug: string, times: number, status: number): void;
   /** The next `times` refresh grants answer 503 (a provider outage), then they work again. */
@@ -245,6 +247,9 @@ export async function startCatalogueFake(): Promise<CatalogueFake> {
     refusals: (slug) => of(slug).refusals,
     expireAccessTokens: (slug) => {
       for (const [t, s] of access) if (s === slug) access.delete(t);
+    },
+    revokeGrant: (slug) => {
+      for (const m of [access, refresh]) for (const [t, s] of m) if (s === slug) m.delete(t);
     },
     failCalls: (slug, times, status) => {
       failingCalls.set(slug, { times, status });

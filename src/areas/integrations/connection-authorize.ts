@@ -4,6 +4,7 @@ import { ApiError } from '../../core/errors.ts';
 import { forgetConnection } from './connection-cache.ts';
 import { resolveConnectionConfig } from './connection-config.ts';
 import { type Credentials, connectWithCredentials } from './connection-credentials.ts';
+import { emitConnectionEvent } from './connection-events.ts';
 import { session } from './connection-sessions.ts';
 import {
   clientFor,
@@ -159,6 +160,7 @@ export async function completeAuthorization(
       })
       .where(eq(conns.id, row.id));
     forgetConnection(d.db, row.id);
+    await emitConnectionEvent(d, (await load(d, row.id))!, 'connection.created');
   } catch (err) {
     const reason = err instanceof ApiError ? err.message : 'the account could not be read';
     return fail('error', safeMessage(null, reason));

@@ -1,14 +1,62 @@
+import crypto from 'node:crypto';
+import { and, eq } from 'drizzle-orm';
+import { queueWebhook } from '../../core/webhooks.ts';
 import type { Deps } from '../../deps.ts';
-import type { integrationConnections } from './tables.ts';
+import { integrationWebhookSettings as hooks, type integrationConnections } from './tables.ts';
+
+// Connection lifecycle webhooks: connection.created, .refresh_failed, .recovered and .deleted, sent as
+// Standard Webhooks (src/core/webhooks.ts: signed, retried on its schedule, every attempt recorded) to the
+// URL the organization set for that environment (PUT /v1/integrations/webhook). No URL, no webhook. The
+// payload names the connection, never its tokens.
 
 type ConnectionRow = typeof integrationConnections.$inferSelect;
-type IntegrationDeps = Pick<Deps, 'db' | 'keyring' | 'clock' | 'config' | 'log'>;
+type EventDeps = Pick<Deps, 'db' | 'keyring' | 'clock' | 'config' | 'log' | 'jobs'>;
+export type ConnectionEvent =
+  | 'connection.created'
+  | 'connection.refresh_failed'
+  | 'connection.recovered'
+  | 'connection.deleted';
 
-// What happens to a connection that its app should hear about: a refresh that failed for good (the end user
-// must reconnect) and one that succeeded again after failures. Logged here, without tokens.
+export const newWebhookSecret = () => `whsec_${crypto.randomBytes(24).toString('base64')}`;
+
+export async function emitConnectionEvent(
+  d: EventDeps,
+  row: ConnectionRow,
+  type: ConnectionEvent,
+  more: { status?: string; statusReason?: string | null } = {},
+): Promise<void> {
+  try {
+    const [hook] = await d.db.orm
+      .select()
+      .from(hooks)
+      .where(and(eq(hooks.orgId, row.orgId), eq(hooks.environment, row.environment)));
+    if (!hook) return;
+    await queueWebhook(d, {
+      orgId: row.orgId,
+      environment: row.environment,
+      url: hook.url,
+      secret: d.keyring.decrypt(hook.secretEnc),
+      type,
+      data: {
+        connectionId: row.id,
+        connectorSlug: row.connectorSlug,
+        endUserId: row.endUserId,
+        environment: row.environment,
+        status: more.status ?? row.status,
+        statusReason: more.statusReason === undefined ? row.statusReason : more.statusReason,
+      },
+    });
+  } catch (err) {
+    // The connection's own change stands either way; the app can read it with GET /connections/{id}.
+    d.log.warn(
+      { connectionId: row.id, type, err: (err as Error).message },
+      'integrations: webhook not queued',
+    );
+  }
+}
 
 export async function onRefreshFailed(
-  d: IntegrationDeps,
+  d: EventDeps,
   row: ConnectionRow,
   status: 'expired' | 'error',
   reason: string,
@@ -17,16 +65,14 @@ export async function onRefreshFailed(
     { connectionId: row.id, connector: row.connectorSlug, status, reason },
     'integrations: connection refresh failed',
   );
+  await emitConnectionEvent(d, row, 'connection.refresh_failed', { status, statusReason: reason });
 }
 
-export async function onRefreshed(
-  d: IntegrationDeps,
-  before: ConnectionRow,
-  _after: ConnectionRow,
-): Promise<void> {
-  if (before.status === 'connected' && before.refreshFailures === 0) return;
+export async function onRefreshed(d: EventDeps, before: ConnectionRow, after: ConnectionRow): Promise<void> {
+  if (before.status === 'connected') return;
   d.log.info(
     { connectionId: before.id, connector: before.connectorSlug },
     'integrations: connection recovered',
   );
+  await emitConnectionEvent(d, after, 'connection.recovered');
 }

@@ -16,7 +16,7 @@ import { integrationConnections as conns } from './tables.ts';
 // OAuth flow (connection-authorize.ts), the sessions (connection-sessions.ts) and the lookups
 // (connections.ts) build on it.
 
-export type IntegrationDeps = Pick<Deps, 'db' | 'keyring' | 'clock' | 'config' | 'log'>;
+export type IntegrationDeps = Pick<Deps, 'db' | 'keyring' | 'clock' | 'config' | 'log' | 'jobs'>;
 export type Scope = { orgId: string; environment: 'production' | 'sandbox' };
 export type ConnectionRow = typeof conns.$inferSelect;
 

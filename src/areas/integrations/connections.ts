@@ -7,6 +7,7 @@ import {
   forgetConnection,
   rememberConnection,
 } from './connection-cache.ts';
+import { emitConnectionEvent } from './connection-events.ts';
 import { openSession, session } from './connection-sessions.ts';
 import {
   type ConnectionRow,
@@ -115,6 +116,7 @@ export async function deleteConnection(d: IntegrationDeps, s: Scope, id: string)
   }
   await d.db.orm.delete(conns).where(eq(conns.id, row.id));
   forgetConnection(d.db, row.id);
+  await emitConnectionEvent(d, row, 'connection.deleted', { status: 'deleted', statusReason: null });
   return { success: true as const };
 }
 

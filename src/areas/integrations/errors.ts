@@ -27,6 +27,10 @@ export const integrationsCatalogue = defineCatalogue({
   PROVIDER_FORBIDDEN: { status: 403, message: 'The provider does not allow this for the connected account.' },
   CONNECTOR_NOT_FOUND: { status: 404, message: 'No connector has that name.' },
   CONNECTION_NOT_FOUND: { status: 404, message: 'Connection not found.' },
+  WEBHOOK_NOT_SET: {
+    status: 404,
+    message: 'No webhook URL is set for integrations in this environment (PUT /v1/integrations/webhook).',
+  },
   PROVIDER_RESOURCE_NOT_FOUND: { status: 404, message: 'The provider has no such resource.' },
   CONNECTION_NOT_CONNECTED: {
     status: 409,
@@ -50,6 +54,7 @@ export const integrationsErrors = {
       `The connector '${slug}' has no OAuth client on this Pier: the operator sets ${envPrefix}_CLIENT_ID and ${envPrefix}_CLIENT_SECRET.`,
     ),
   connectionNotFound: () => error('CONNECTION_NOT_FOUND'),
+  webhookNotSet: () => error('WEBHOOK_NOT_SET'),
   connectionNotConnected: (status: string, reason: string | null) =>
     error(
       'CONNECTION_NOT_CONNECTED',

@@ -1,10 +1,13 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CatalogueFake, startCatalogueFake } from '../../../test/fakes/catalogue-provider.ts';
+import { type FakeServer, startFake } from '../../../test/fakes/fake-server.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { ManualClock } from '../../core/clock.ts';
+import { webhookDeliveries } from '../../core/webhook-tables.ts';
+import { attemptWebhook, signWebhook } from '../../core/webhooks.ts';
 import { MAX_REFRESH_FAILURES } from './connection-tokens.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import { refreshDue } from './jobs.ts';
@@ -48,8 +51,8 @@ afterAll(async () => {
 const clock = () => t.clock as ManualClock;
 const refreshes = () => fake.grants(SLUG).filter((g) => g.grant === 'refresh_token').length;
 
-async function connect(): Promise<{ api: V1Client; id: string }> {
-  const api = v1Client(t, (await seedV1Tenant(t.deps)).live);
+async function connect(given?: V1Client): Promise<{ api: V1Client; id: string }> {
+  const api = given ?? v1Client(t, (await seedV1Tenant(t.deps)).live);
   const created = await api.post('/integrations/connections', { connectorSlug: SLUG, endUserId: 'u' });
   const { code, state } = fake.consent(SLUG, created.json().authorizationUrl);
   const cb = await t.app.inject({
@@ -155,5 +158,81 @@ describe('provider 5xx', () => {
     });
     expect(post.statusCode).toBe(500);
     expect(calls()).toBe(before + 1);
+  }, 60_000);
+});
+
+describe('connection lifecycle webhooks', () => {
+  let receiver: FakeServer;
+  beforeAll(async () => {
+    receiver = await startFake((_req, res) => {
+      res.writeHead(204).end();
+    });
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  it('tells the app when a connection is created, its revoked grant fails to refresh, and it is deleted', async () => {
+    await t.deps.db.orm.delete(integrationConnections);
+    const tn = await seedV1Tenant(t.deps);
+    const api = v1Client(t, tn.live);
+    expect((await api.get('/integrations/webhook')).json().error.code).toBe('WEBHOOK_NOT_SET');
+    expect((await t.v1('PUT', '/integrations/webhook', tn.live, { url: 'ftp://x' })).statusCode).toBe(400);
+    const set = await t.v1('PUT', '/integrations/webhook', tn.live, { url: `${receiver.url}/hooks` });
+    expect(set.statusCode, set.body).toBe(200);
+    const secret = set.json().secret as string;
+    expect(secret).toMatch(/^whsec_/);
+
+    const events = async () =>
+      (await t.deps.db.orm.select().from(webhookDeliveries).where(eq(webhookDeliveries.orgId, tn.org.id)))
+        .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
+        .map((r) => ({ id: r.id, type: r.eventType, data: JSON.parse(r.body).data }));
+
+    const { id } = await connect(api);
+    expect((await events()).map((e) => e.type)).toEqual(['connection.created']);
+
+    // The end user revokes the grant at the provider: the next refresh cycle finds out and says so.
+    fake.revokeGrant(SLUG);
+    clock().advance(46_000);
+    await refreshDue(t.deps);
+    const failed = (await events()).at(-1)!;
+    expect(failed).toMatchObject({
+      type: 'connection.refresh_failed',
+      data: { connectionId: id, connectorSlug: SLUG, endUserId: 'u', status: 'expired' },
+    });
+    expect(failed.data.statusReason).toContain('invalid_grant');
+
+    expect((await api.del(`/integrations/connections/${id}`)).statusCode).toBe(200);
+    expect((await events()).map((e) => e.type)).toEqual([
+      'connection.created',
+      'connection.refresh_failed',
+      'connection.deleted',
+    ]);
+
+    // Delivered as a Standard Webhook the app verifies with its secret; no token in it.
+    const out = await attemptWebhook(t.deps, failed.id);
+    expect(out).toMatchObject({ delivered: true, statusCode: 204 });
+    const got = receiver.requests.at(-1)!;
+    const raw = JSON.stringify(got.body);
+    // The test clock stands ahead of real time, so the signature is checked on its own (the library's
+    // verify() would also refuse the timestamp as too new).
+    const h = got.headers as Record<string, string>;
+    expect(h['webhook-signature']).toBe(
+      signWebhook(secret, h['webhook-id']!, Number(h['webhook-timestamp']), raw),
+    );
+    expect(JSON.parse(raw).type).toBe('connection.refresh_failed');
+    expect(raw).not.toMatch(/at_attio|rt_attio/);
+  }, 60_000);
+
+  it('sends nothing to an organization without a webhook URL', async () => {
+    const tn = await seedV1Tenant(t.deps);
+    const api = v1Client(t, tn.live);
+    const { id } = await connect(api);
+    await api.del(`/integrations/connections/${id}`);
+    const rows = await t.deps.db.orm
+      .select()
+      .from(webhookDeliveries)
+      .where(eq(webhookDeliveries.orgId, tn.org.id));
+    expect(rows).toEqual([]);
   }, 60_000);
 });

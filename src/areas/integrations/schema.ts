@@ -249,3 +249,15 @@ export const passthroughResult = z.object({
   headers: z.record(z.string(), z.string()),
   data: z.unknown(),
 });
+
+export const webhookSettingsBody = z.object({
+  url: z.url({ protocol: /^https?$/ }).max(2000),
+  /** A new signing secret (the old one stops at once). */
+  rotateSecret: z.boolean().optional(),
+});
+export const webhookSettings = z.object({
+  url: z.string(),
+  /** Standard Webhooks secret (`whsec_…`) the deliveries are signed with. */
+  secret: z.string(),
+  updatedAt: z.string(),
+});

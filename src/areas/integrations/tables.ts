@@ -1,4 +1,14 @@
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core';
+import {
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
 
 // Integrations' tables (migration set 'integrations'). A connection belongs to the organization and
 // environment of the API key that created it; every query filters on both.
@@ -50,4 +60,21 @@ export const integrationConnections = pgTable(
     uniqueIndex('integration_connections_state_idx').on(t.stateHash),
     index('integration_connections_expiry_idx').on(t.tokenExpiresAt),
   ],
+);
+
+/**
+ * Where an organization's environment hears about its connections (connection.created, .refresh_failed,
+ * .recovered, .deleted): a URL and the Standard Webhooks secret its deliveries are signed with (encrypted).
+ */
+export const integrationWebhookSettings = pgTable(
+  'integration_webhook_settings',
+  {
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').$type<'production' | 'sandbox'>().notNull(),
+    url: text('url').notNull(),
+    secretEnc: text('secret_enc').notNull(),
+    createdAt: ts('created_at').notNull().defaultNow(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.orgId, t.environment] })],
 );

@@ -17,6 +17,7 @@ import { contentRoutes } from './content-v1.ts';
 import { integrationsErrors } from './errors.ts';
 import { passthrough } from './passthrough.ts';
 import * as S from './schema.ts';
+import { deleteWebhookSettings, getWebhookSettings, setWebhookSettings } from './webhook-settings.ts';
 
 // HTTP only: the zod contract of each operation and a call into the service. Mounted at /v1/integrations.
 
@@ -26,6 +27,39 @@ export const scopeOf = (c: V1Context): Scope => ({
 });
 
 const CONN_ERRORS: readonly ErrorCode[] = ['CONNECTION_NOT_FOUND'];
+
+const webhookRoutes = [
+  defineRoute({
+    method: 'GET',
+    url: '/webhook',
+    name: 'integrations.webhook.get',
+    summary: 'Get the connection lifecycle webhook URL and signing secret',
+    response: S.webhookSettings,
+    errors: ['WEBHOOK_NOT_SET'],
+    handler: async (c) => getWebhookSettings(c.deps, scopeOf(c)),
+  }),
+  defineRoute({
+    method: 'PUT',
+    url: '/webhook',
+    name: 'integrations.webhook.set',
+    summary: 'Set the connection lifecycle webhook URL',
+    description:
+      'connection.created, connection.refresh_failed, connection.recovered and connection.deleted are sent there as Standard Webhooks signed with `secret`.',
+    body: S.webhookSettingsBody,
+    response: S.webhookSettings,
+    errors: [],
+    handler: async (c, { body }) => setWebhookSettings(c.deps, scopeOf(c), body),
+  }),
+  defineRoute({
+    method: 'DELETE',
+    url: '/webhook',
+    name: 'integrations.webhook.delete',
+    summary: 'Stop the connection lifecycle webhooks',
+    response: S.success,
+    errors: ['WEBHOOK_NOT_SET'],
+    handler: async (c) => deleteWebhookSettings(c.deps, scopeOf(c)),
+  }),
+];
 
 const connectionRoutes = [
   defineRoute({
@@ -170,7 +204,7 @@ const escapeHtml = (s: string) =>
 export const integrationsV1 = defineV1Routes({
   name: 'integrations',
   prefix: '/integrations',
-  routes: [...connectionRoutes, ...contentRoutes],
+  routes: [...connectionRoutes, ...webhookRoutes, ...contentRoutes],
 });
 
 /** The routes written by hand: the public OAuth callback (a redirect) and passthrough (the provider's answer). */
