@@ -167,6 +167,7 @@ const envSchema = z.object({
   // Threads a crawl converts pages in (HTML → markdown is the CPU cost on real pages); unset = the cores
   // this process may use, at most 4; 0 converts on the main thread.
   WEBDATA_CONVERT_THREADS: z.coerce.number().int().min(0).max(32).optional(),
+  WEBDATA_TESSERACT: z.string().max(500).default('tesseract'),
   // Which proxies in front may tell the client's address (X-Forwarded-For): `off`, a hop count, or the
   // proxies' addresses/CIDRs, comma-separated.
   TRUST_PROXY: z
@@ -241,9 +242,10 @@ export type Config = {
   outboundAllow: OutboundAllow;
   /**
    * Web data: WEBDATA_FETCH_TIMEOUT_MS, WEBDATA_CRAWL_CONCURRENCY (requests at once per crawled site) and
-   * WEBDATA_CONVERT_THREADS (a crawl's conversion threads).
+   * WEBDATA_CONVERT_THREADS (a crawl's conversion threads), WEBDATA_TESSERACT (the OCR binary for scanned
+   * PDFs; empty turns OCR off).
    */
-  webdata: { fetchTimeoutMs: number; crawlConcurrency: number; convertThreads: number };
+  webdata: { fetchTimeoutMs: number; crawlConcurrency: number; convertThreads: number; tesseract: string };
   /**
    * Integrations: per connector, the operator's OAuth client (a connector without one cannot be connected)
    * and URL overrides (gateways, regional hosts, tests). Secrets: never logged.
@@ -399,6 +401,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       fetchTimeoutMs: e.WEBDATA_FETCH_TIMEOUT_MS,
       crawlConcurrency: e.WEBDATA_CRAWL_CONCURRENCY,
       convertThreads: e.WEBDATA_CONVERT_THREADS ?? Math.min(4, os.availableParallelism()),
+      tesseract: e.WEBDATA_TESSERACT,
     },
     integrations: integrationClients.clients,
     trustProxy: e.TRUST_PROXY,

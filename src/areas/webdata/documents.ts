@@ -6,6 +6,7 @@ import type { Deps } from '../../deps.ts';
 import { toMarkdown } from './content.ts';
 import { webdataErrors } from './errors.ts';
 import { fetchRaw, HttpFailure } from './fetch-page.ts';
+import { OCR_MAX_PAGES, pageImages, tesseract } from './pdf-ocr.ts';
 
 // Documents: a PDF (unpdf) or DOCX (mammoth) fetched through the guard and turned into markdown, answered
 // in the request. The type comes from the bytes, not the URL or Content-Type. A PDF's text comes page by
@@ -25,7 +26,12 @@ export async function parseDocumentAt(deps: Deps, url: string) {
   if (res.status >= 400) throw new HttpFailure(res.status, 'document');
   const type = await fileTypeFromBuffer(res.body).catch(() => undefined);
   if (type?.ext === 'pdf')
-    return { status: 'completed' as const, url: res.url, type: 'pdf' as const, ...(await pdf(res.body)) };
+    return {
+      status: 'completed' as const,
+      url: res.url,
+      type: 'pdf' as const,
+      ...(await pdf(res.body, deps.config.webdata.tesseract)),
+    };
   if (type?.ext === 'docx')
     return {
       status: 'completed' as const,
@@ -38,12 +44,20 @@ export async function parseDocumentAt(deps: Deps, url: string) {
   );
 }
 
-async function pdf(bytes: Buffer) {
+async function pdf(bytes: Buffer, tesseractBinary: string) {
+  let doc: Awaited<ReturnType<typeof getDocumentProxy>>;
+  let totalPages: number;
+  let text: string[];
   try {
-    const doc = await getDocumentProxy(new Uint8Array(bytes));
-    const { totalPages, text } = await extractText(doc, { mergePages: false });
+    doc = await getDocumentProxy(new Uint8Array(bytes));
+    ({ totalPages, text } = await extractText(doc, { mergePages: false }));
+  } catch {
+    throw webdataErrors.documentUnreadable('PDF');
+  }
+  const scan = await readScannedPages(doc, text, tesseractBinary);
+  try {
     const meta = await getMeta(doc).catch(() => ({ info: {} as Record<string, unknown> }));
-    const markdown = text
+    const markdown = scan.text
       .map((t) =>
         t
           .replace(/[ \t]+\n/g, '\n')
@@ -54,10 +68,68 @@ async function pdf(bytes: Buffer) {
       .join('\n\n');
     const title =
       typeof meta.info.Title === 'string' && meta.info.Title.trim() ? meta.info.Title.trim() : null;
-    return { markdown, pageCount: totalPages, metadata: { title } };
+    return {
+      markdown,
+      pageCount: totalPages,
+      metadata: { title },
+      scanned: scan.scannedPages.length > 0,
+      ocr: scan.ocr,
+      warnings: scan.warnings,
+    };
   } catch {
     throw webdataErrors.documentUnreadable('PDF');
   }
+}
+
+/**
+ * Pages with no text layer that paint an image are scans: read with Tesseract when the server has it (at
+ * most OCR_MAX_PAGES), else flagged. The text of each such page replaces its empty text.
+ */
+async function readScannedPages(
+  doc: Awaited<ReturnType<typeof getDocumentProxy>>,
+  text: string[],
+  tesseractBinary: string,
+) {
+  const out = [...text];
+  const scannedPages: number[] = [];
+  const images = new Map<number, Buffer[]>();
+  for (let i = 0; i < out.length; i++) {
+    if (out[i]!.trim()) continue;
+    const pngs = await pageImages((await doc.getPage(i + 1)) as never).catch(() => []);
+    if (pngs.length === 0) continue;
+    scannedPages.push(i + 1);
+    images.set(i + 1, pngs);
+  }
+  const warnings: string[] = [];
+  let ocr: { engine: 'tesseract'; language: string; pages: number } | null = null;
+  if (scannedPages.length === 0) return { text: out, scannedPages, ocr, warnings };
+  const engine = await tesseract(tesseractBinary);
+  const list = (pages: number[]) =>
+    pages.length > 10 ? `${pages.slice(0, 10).join(', ')}, …` : pages.join(', ');
+  if (!engine) {
+    warnings.push(
+      `Scanned: page(s) ${list(scannedPages)} have no text layer, and OCR is not available on this server (install tesseract-ocr and a language pack).`,
+    );
+    return { text: out, scannedPages, ocr, warnings };
+  }
+  const read: number[] = [];
+  for (const page of scannedPages.slice(0, OCR_MAX_PAGES)) {
+    const parts: string[] = [];
+    for (const png of images.get(page) ?? []) {
+      const words = await engine.run(png).catch(() => '');
+      if (words.trim()) parts.push(words.trim());
+    }
+    out[page - 1] = parts.join('\n\n');
+    read.push(page);
+  }
+  ocr = { engine: 'tesseract', language: engine.language, pages: read.length };
+  const unread = scannedPages.slice(OCR_MAX_PAGES);
+  if (unread.length) {
+    warnings.push(
+      `Scanned: page(s) ${list(unread)} were not read; OCR reads the first ${OCR_MAX_PAGES} scanned pages.`,
+    );
+  }
+  return { text: out, scannedPages, ocr, warnings };
 }
 
 async function docx(bytes: Buffer, url: string) {
@@ -74,6 +146,9 @@ async function docx(bytes: Buffer, url: string) {
     markdown,
     pageCount: props.pages ?? Math.max(1, Math.ceil(words / WORDS_PER_PAGE)),
     metadata: { title: props.title },
+    scanned: false,
+    ocr: null,
+    warnings: [] as string[],
   };
 }
 

@@ -304,4 +304,10 @@ export const documentOut = z.object({
   markdown: z.string(),
   pageCount: z.number(),
   metadata: z.object({ title: z.string().nullable() }),
+  scanned: z.boolean().describe('Pier: some pages have no text layer, only an image (a scan).'),
+  ocr: z
+    .object({ engine: z.literal('tesseract'), language: z.string(), pages: z.number() })
+    .nullable()
+    .describe('Pier: the scanned pages read by OCR (null when none were).'),
+  warnings: z.array(z.string()).describe('Pier: what the markdown may lack, for a person.'),
 });
