@@ -43,6 +43,11 @@ export type RouteDef<
   query?: Q;
   params?: P;
   response: O;
+  /**
+   * A lighter body schema for the operation's MCP tool, where the full one repeats another tool's (every
+   * session pays for tools/list in context); the route still validates with `body`.
+   */
+  toolBody?: z.ZodType;
   /** Request body limit in bytes when the default 1 MiB is too small (batches). */
   bodyLimit?: number;
   /** Success status (default 200). */

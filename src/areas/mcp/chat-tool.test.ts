@@ -7,6 +7,7 @@ import { startOpenAIServer } from '../../../test/fakes/openai-server.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import { modelUsage } from '../models/tables.ts';
+import { HINT_DEFAULTS } from './tools.ts';
 
 // The model proxy's chat completions as a tool (a hand-written v1 plugin, so a tool written for it in
 // tools.ts): through a personal token as the organization's sandbox, against a local OpenAI-format server.
@@ -49,7 +50,10 @@ describe('ai_chatCompletions', () => {
       expect.arrayContaining(['model', 'messages']),
     );
     expect(Object.keys(tool.inputSchema.properties ?? {})).not.toContain('stream');
-    expect(tool.annotations).toMatchObject({ readOnlyHint: false, openWorldHint: true });
+    expect({ ...HINT_DEFAULTS, ...tool.annotations }).toMatchObject({
+      readOnlyHint: false,
+      openWorldHint: true,
+    });
     const res = await client.callTool({
       name: 'ai_chatCompletions',
       // `stream` is not one of the tool's arguments: it is not passed on, and the answer comes whole.

@@ -20,6 +20,18 @@ const OUTPUT_ONLY_CHECKS = new Set([
   'default',
 ]);
 
+/**
+ * Bounds that only guard the server (a 100,000-character prompt, a 3,600,000 ms back-off): the route checks
+ * them again with a clear 400, and a model never comes near them, so in an input schema they are dropped.
+ * Bounds a model could meet (a 64-character id, 20 items) stay.
+ */
+const GUARD_BOUNDS: Record<string, number> = { maxLength: 200, maxItems: 100, maximum: 1_000_000 };
+
+function isGuardBound(k: string, v: unknown): boolean {
+  const at = GUARD_BOUNDS[k];
+  return at !== undefined && typeof v === 'number' && v >= at;
+}
+
 /** Keywords whose value is data (or names), never a schema to walk into. */
 const VERBATIM = new Set(['enum', 'const', 'default', 'examples', 'required', 'description', 'title']);
 
@@ -46,7 +58,8 @@ function mapValues(v: Record<string, unknown>, f: (x: unknown) => unknown): Reco
 /**
  * The schema without what a client or model gains nothing from: a `pattern` beside a `format` (zod writes
  * both for uuids and e-mails), `propertyNames: { type: "string" }` and `additionalProperties: {}` (the
- * defaults), and in an output schema every check a validator alone uses and `additionalProperties: false`.
+ * defaults), in an input schema the bounds that only guard the server, and in an output schema every check a
+ * validator alone uses and `additionalProperties: false`.
  */
 export function leanSchema(node: unknown, io: 'input' | 'output'): unknown {
   if (Array.isArray(node)) return node.map((n) => leanSchema(n, io));
@@ -55,6 +68,7 @@ export function leanSchema(node: unknown, io: 'input' | 'output'): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(s)) {
     if (io === 'output' && OUTPUT_ONLY_CHECKS.has(k)) continue;
+    if (io === 'input' && isGuardBound(k, v)) continue;
     if (k === 'pattern' && typeof s.format === 'string') continue;
     if (k === 'propertyNames' && isJustString(v)) continue;
     if (k === 'additionalProperties' && (isEmptyObject(v) || (io === 'output' && v === false))) continue;

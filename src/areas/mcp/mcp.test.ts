@@ -7,7 +7,7 @@ import { seedMember, seedOrg, seedPlatform, seedProject, seedV1Tenant } from '..
 import { functions, manifests } from '../index.ts';
 import { createOrg } from '../orgs/index.ts';
 import { mcpAudience } from './index.ts';
-import { toolName } from './tools.ts';
+import { HINT_DEFAULTS, toolName } from './tools.ts';
 
 // The MCP endpoint through the SDK's own client on a real port: tools derived from every manifest, calls
 // through the real routes, errors as tool errors, and each credential seeing only what it can use.
@@ -61,7 +61,7 @@ describe('tools/list', () => {
     }
     const secret = tools.find((x) => x.name === 'setSecretForCli')!;
     expect(Object.keys(secret.inputSchema.properties ?? {})).toEqual(['projectSlug', 'key', 'value']);
-    expect(secret.annotations).toMatchObject({
+    expect({ ...HINT_DEFAULTS, ...secret.annotations }).toMatchObject({
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: true,
@@ -71,8 +71,12 @@ describe('tools/list', () => {
     // Optional: it defaults to the only organization the token reaches.
     expect(send.inputSchema.required).not.toContain('organization');
     expect(Object.keys(send.inputSchema.properties ?? {})).toContain('organization');
-    expect(tools.find((x) => x.name === 'mail_list')!.annotations?.readOnlyHint).toBe(true);
-    expect(tools.find((x) => x.name === 'memory_delete')!.annotations?.destructiveHint).toBe(true);
+    const hints = (name: string) => ({
+      ...HINT_DEFAULTS,
+      ...tools.find((x) => x.name === name)!.annotations,
+    });
+    expect(hints('mail_list').readOnlyHint).toBe(true);
+    expect(hints('memory_delete').destructiveHint).toBe(true);
   });
 
   it("a member's token does not list owner-only tools", async () => {

@@ -63,16 +63,27 @@ describe('tools/list for every client', () => {
   it('annotations follow the method: a read, a delete, a create', async () => {
     const tenant = await seedV1Tenant(t.deps);
     const { tools } = await (await connect(tenant.owner.token)).listTools();
-    const of = (name: string) => tools.find((x) => x.name === name)!.annotations;
+    const raw = (name: string) => tools.find((x) => x.name === name)!.annotations;
+    // What a client reads: a missing hint is MCP's default.
+    const MCP_DEFAULTS = {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: false,
+      openWorldHint: true,
+    };
+    const of = (name: string) => ({ ...MCP_DEFAULTS, ...raw(name) });
+    // Sent lean: no title that would repeat the description, no hint at its default.
+    expect(raw('mail_list')).toEqual({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(raw('setSecretForCli')?.title).toBe(
+      'Creates or replaces one secret of a project (owner or admin).',
+    );
     expect(of('mail_list')).toEqual({
-      title: expect.any(String),
       readOnlyHint: true,
       destructiveHint: false,
       idempotentHint: true,
       openWorldHint: true,
     });
     expect(of('memory_delete')).toMatchObject({
-      title: expect.any(String),
       readOnlyHint: false,
       destructiveHint: true,
       idempotentHint: true,
@@ -81,8 +92,13 @@ describe('tools/list for every client', () => {
       readOnlyHint: false,
       destructiveHint: false,
       idempotentHint: false,
+      openWorldHint: true,
     });
-    expect(of('listMyProjectsForCli')).toMatchObject({ readOnlyHint: true, destructiveHint: false });
+    expect(of('listMyProjectsForCli')).toMatchObject({
+      readOnlyHint: true,
+      destructiveHint: false,
+      openWorldHint: false,
+    });
     expect(of('destroyProjectForCli')).toMatchObject({ readOnlyHint: false, destructiveHint: true });
   });
 

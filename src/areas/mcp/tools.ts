@@ -32,7 +32,7 @@ type ToolBase = {
   name: string;
   description: string;
   inputSchema: JsonSchema;
-  annotations: ToolAnnotations;
+  annotations: Partial<ToolAnnotations>;
   /** The result is not an object: it travels as `{ result }` (MCP's structuredContent is an object). */
   wrapsResult: boolean;
 };
@@ -96,7 +96,16 @@ function fnAnnotations(fn: FnDef): ToolAnnotations {
 /** What a v1 tool is made from: a `defineRoute` operation, or one a hand-written plugin describes. */
 type Operation = Pick<
   RouteDef,
-  'method' | 'url' | 'name' | 'summary' | 'description' | 'params' | 'query' | 'body' | 'response'
+  | 'method'
+  | 'url'
+  | 'name'
+  | 'summary'
+  | 'description'
+  | 'params'
+  | 'query'
+  | 'body'
+  | 'response'
+  | 'toolBody'
 >;
 
 function v1Annotations(route: Operation): ToolAnnotations {
@@ -113,6 +122,27 @@ function v1Annotations(route: Operation): ToolAnnotations {
   };
 }
 
+/** MCP's defaults for the hints: a client reads a missing hint as this value. */
+export const HINT_DEFAULTS = {
+  readOnlyHint: false,
+  destructiveHint: true,
+  idempotentHint: false,
+  openWorldHint: true,
+} as const;
+
+/**
+ * The annotations as sent: tools/list is read into every session's context, so a title that only repeats the
+ * description and a hint at MCP's default are left out (the same meaning, fewer bytes).
+ */
+function leanAnnotations(annotations: ToolAnnotations, description: string): Partial<ToolAnnotations> {
+  const out: Partial<ToolAnnotations> = {};
+  if (annotations.title !== undefined && annotations.title !== description) out.title = annotations.title;
+  for (const k of Object.keys(HINT_DEFAULTS) as (keyof typeof HINT_DEFAULTS)[]) {
+    if (annotations[k] !== HINT_DEFAULTS[k]) out[k] = annotations[k];
+  }
+  return out;
+}
+
 function fnTool(fn: FnDef): FnTool {
   const input = jsonSchema(fn.input, 'input');
   return {
@@ -120,7 +150,7 @@ function fnTool(fn: FnDef): FnTool {
     name: fn.name,
     description: fn.summary,
     inputSchema: input.type === 'object' ? input : { type: 'object', properties: {} },
-    annotations: fnAnnotations(fn),
+    annotations: leanAnnotations(fnAnnotations(fn), fn.summary),
     fn,
     wrapsResult: wrapsResult(fn.output),
   };
@@ -132,11 +162,11 @@ function objectKeys(s: JsonSchema | undefined): string[] {
 
 /** What a user's token adds to a v1 tool's arguments; kept short, since every v1 tool repeats it. */
 const DELEGATED_PROPERTIES = {
-  organization: { type: 'string', description: 'Organization slug (optional when you reach only one).' },
+  organization: { type: 'string', description: 'Organization slug, when you reach several.' },
   environment: {
     type: 'string',
     enum: ['sandbox', 'production'],
-    description: 'Default sandbox; production needs owner or admin.',
+    description: 'Default sandbox.',
   },
 };
 
@@ -156,7 +186,8 @@ function v1Tool(group: Pick<V1Area, 'prefix'>, route: Operation): V1Tool {
   };
   const params = route.params ? jsonSchema(route.params, 'input') : undefined;
   const query = route.query ? jsonSchema(route.query, 'input') : undefined;
-  const body = route.body ? jsonSchema(route.body, 'input') : undefined;
+  const bodySchema = route.toolBody ?? route.body;
+  const body = bodySchema ? jsonSchema(bodySchema, 'input') : undefined;
   const wholeBody = !!body && body.type !== 'object';
   add(params);
   add(query);
@@ -176,7 +207,7 @@ function v1Tool(group: Pick<V1Area, 'prefix'>, route: Operation): V1Tool {
     description: shortDescription(route),
     inputSchema,
     delegatedInputSchema,
-    annotations: v1Annotations(route),
+    annotations: leanAnnotations(v1Annotations(route), shortDescription(route)),
     method: route.method,
     path: `/v1${group.prefix}${route.url}`,
     params: objectKeys(params),

@@ -36,6 +36,13 @@ export const patchBody = z.object({
   limits: limitsDef.optional(),
 });
 export type PatchBody = z.infer<typeof patchBody>;
+/** The update tool's body for agents: steps are those of workflows_create, not repeated (~7 KB of tools/list). */
+export const patchToolBody = patchBody.extend({
+  steps: z
+    .array(z.looseObject({ id: z.string(), type: z.string() }))
+    .optional()
+    .describe('The whole step list, each step as in workflows_create.'),
+});
 
 export const workflowOut = z.object({
   id: z.string(),

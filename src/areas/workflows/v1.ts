@@ -150,6 +150,7 @@ export const workflowsV1 = defineV1Routes({
       summary: 'Update a workflow',
       params: S.idParams,
       body: S.patchBody,
+      toolBody: S.patchToolBody,
       response: S.workflowOut,
       errors: [NF, 'WORKFLOW_INVALID', 'WORKFLOW_SLUG_TAKEN'],
       handler: (c, { params, body }) => patchWorkflow(c.deps, scope(c), params.id, body),
