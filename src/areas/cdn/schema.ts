@@ -184,6 +184,8 @@ export type TransformOptions = z.infer<typeof transformOptions>;
 /** A preset's name: what goes in `?p=` (decision 120). */
 export const presetName = z
   .string()
+  .min(1)
+  .max(64)
   .regex(
     /^[a-z0-9][a-z0-9_-]{0,63}$/,
     'a preset name is 1–64 of a–z, 0–9, "_" and "-", starting alphanumeric',
