@@ -1,7 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.ts';
 import { forgetConnection } from './connection-cache.ts';
-import { emitConnectionEvent } from './connection-events.ts';
 import { session } from './connection-sessions.ts';
 import { type IntegrationDeps, load, type Scope, storeTokens } from './connection-tokens.ts';
 import type { Connector } from './connectors/types.ts';
