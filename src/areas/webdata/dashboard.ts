@@ -109,6 +109,7 @@ export async function recentWebData(deps: Deps, s: Scope) {
               startedAt: r.startedAt.toISOString(),
               changed: r.changed,
               changeScore: r.changeScore,
+              baseline: r.baseline,
               error: r.error,
             }
           : null,

@@ -160,6 +160,7 @@ export const listRecentWebDataForCli = defineFn({
             startedAt: z.string(),
             changed: z.boolean().nullable(),
             changeScore: z.number().nullable(),
+            baseline: z.boolean(),
             error: z.string().nullable(),
           })
           .nullable(),

@@ -262,7 +262,9 @@ function Sections({ d, org }: { d: Recent; org: string }) {
                       ? `changed (${Math.round((s.lastRun.changeScore ?? 0) * 1000) / 10} %)`
                       : s.lastRun?.changed === false
                         ? 'no change'
-                        : '—'}
+                        : s.lastRun?.baseline
+                          ? 'baseline taken'
+                          : '—'}
                   </td>
                 </tr>
               ))}
