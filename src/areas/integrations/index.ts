@@ -16,7 +16,12 @@ export const integrationsArea = defineArea({
   fns: [...integrationsDashboardFns, getIntegrationUsageByDayForCli],
   jobs: [integrationsRefreshJob],
   schedules: [{ job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON }],
-  migrations: [{ area: 'integrations', schema: ['src/areas/integrations/tables.ts'] }],
+  migrations: [
+    {
+      area: 'integrations',
+      schema: ['src/areas/integrations/tables.ts', 'src/areas/integrations/sync-tables.ts'],
+    },
+  ],
   // Passthrough and the OAuth callback are not operations an agent should call blindly.
   notTools: ['integrations.passthrough', 'getIntegrationUsageByDayForCli'],
 });
