@@ -121,3 +121,4 @@ export { createProject } from './projects.ts';
 export { slugInput } from './schema.ts';
 export { onSecretsChanged, projectSecretEnv, validKey } from './secrets.ts';
 export { memberships, orgs, type Plan, projects, type Role, secrets } from './tables.ts';
+export { usageDaysFn } from './usage-days-fn.ts';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { countsByDay, lastDays, usageDaysInput, utcDay } from '../../core/usage-days.ts';
+import { utcDay } from '../../core/usage-days.ts';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
-import { orgForUser, slugInput } from '../orgs/index.ts';
+import { orgForUser, slugInput, usageDaysFn } from '../orgs/index.ts';
 import { DEFAULT_PRICES } from './prices.ts';
 
 // The organization's workflow credits, per environment and in total, for the CLI, the dashboard and
@@ -53,29 +53,13 @@ export const getWorkflowUsageForCli = defineFn({
   },
 });
 
-export const getWorkflowUsageByDayForCli = defineFn({
+export const getWorkflowUsageByDayForCli = usageDaysFn({
   name: 'getWorkflowUsageByDayForCli',
   summary: "The organization's workflow runs and credits per UTC day over the last `days` (default 30).",
-  auth: { kind: 'user' },
-  input: z.strictObject({ orgSlug: slugInput, days: usageDaysInput }),
-  output: z.object({
-    days: z.array(
-      z.object({ day: z.string(), runs: z.number().int(), failed: z.number().int(), credits: z.number() }),
-    ),
-  }),
-  errors: ['ORG_NOT_FOUND'],
-  handler: async ({ deps, caller }, input) => {
-    const { org } = await orgForUser(deps, caller.userId, input.orgSlug);
-    const days = await countsByDay(
-      deps.db,
-      `select ${utcDay('created_at')} as day, count(*) as runs,
-              count(*) filter (where status = 'failed') as failed,
-              coalesce(sum(credits_used), 0) as credits
-         from workflow_runs where org_id = $1 and created_at >= $2 group by 1`,
-      org.id,
-      lastDays(deps.clock.now(), input.days),
-      ['runs', 'failed', 'credits'] as const,
-    );
-    return { days };
-  },
+  counters: ['runs', 'failed', 'credits'],
+  fractional: ['credits'],
+  sql: `select ${utcDay('created_at')} as day, count(*) as runs,
+               count(*) filter (where status = 'failed') as failed,
+               coalesce(sum(credits_used), 0) as credits
+          from workflow_runs where org_id = $1 and created_at >= $2 group by 1`,
 });
