@@ -228,6 +228,8 @@ type GFile = {
   modifiedTime: string;
   size?: string;
   content?: Buffer;
+  /** A large file's bytes, written by the fake at its own pace instead of held in `content`. */
+  write?: (res: import('node:http').ServerResponse) => Promise<void>;
 };
 export async function startGoogleDrive(): Promise<Fake<{ files: GFile[] }>> {
   const store = { files: [] as GFile[] };
@@ -235,7 +237,7 @@ export async function startGoogleDrive(): Promise<Fake<{ files: GFile[] }>> {
     status: code,
     json: { error: { code, message, status, errors: [{ message, reason: status }] } },
   });
-  const meta = ({ content: _c, ...f }: GFile) => f;
+  const meta = ({ content: _c, write: _w, ...f }: GFile) => f;
   const p = await startOAuthProvider({
     clientId: 'g-client',
     clientSecret: 'g-secret',
@@ -311,6 +313,8 @@ export async function startGoogleDrive(): Promise<Fake<{ files: GFile[] }>> {
         store.files.splice(store.files.indexOf(f), 1);
         return { status: 204 };
       }
+      if (req.url.searchParams.get('alt') === 'media' && f.write)
+        return { write: f.write, headers: { 'content-type': f.mimeType } };
       if (req.url.searchParams.get('alt') === 'media')
         return { body: f.content ?? Buffer.alloc(0), headers: { 'content-type': f.mimeType } };
       return { json: meta(f) };

@@ -20,6 +20,8 @@ export type ApiAnswer = {
   json?: unknown;
   body?: Buffer | string;
   headers?: Record<string, string>;
+  /** Writes the body itself, at its own pace (a large file streamed in chunks). */
+  write?: (res: http.ServerResponse) => Promise<void>;
 };
 
 export type ProviderSpec = {
@@ -94,6 +96,13 @@ export async function startOAuthProvider(spec: ProviderSpec): Promise<FakeProvid
 
   const send = (res: http.ServerResponse, a: ApiAnswer) => {
     const headers: Record<string, string> = { ...a.headers };
+    if (a.write) {
+      res.writeHead(a.status ?? 200, headers);
+      return void a.write(res).then(
+        () => res.end(),
+        () => res.destroy(),
+      );
+    }
     let body: Buffer | string = '';
     if (a.json !== undefined) {
       headers['content-type'] ??= 'application/json';

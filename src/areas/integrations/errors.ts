@@ -24,6 +24,10 @@ export const integrationsCatalogue = defineCatalogue({
     status: 400,
     message: "The path must be relative to the provider's API base: no scheme, host, '//' or '..'.",
   },
+  DOWNLOAD_URL_INVALID: {
+    status: 403,
+    message: 'This download link is not valid (altered or expired); ask Pier for a new one.',
+  },
   PROVIDER_FORBIDDEN: { status: 403, message: 'The provider does not allow this for the connected account.' },
   CONNECTOR_NOT_FOUND: { status: 404, message: 'No connector has that name.' },
   CONNECTION_NOT_FOUND: { status: 404, message: 'Connection not found.' },
@@ -82,4 +86,6 @@ export const integrationsErrors = {
   providerError: (slug: string, status: number | undefined, message: string) =>
     error('PROVIDER_ERROR', `${slug} failed${status ? ` (HTTP ${status})` : ''}: ${message}`),
   passthroughPathInvalid: () => error('PASSTHROUGH_PATH_INVALID'),
+  downloadUrlInvalid: (why: string) =>
+    error('DOWNLOAD_URL_INVALID', `This download link is not valid: ${why}; ask Pier for a new one.`),
 } as const;

@@ -22,6 +22,8 @@ const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 const TRANSIENT_FETCH = new Set(['FETCH_TIMEOUT', 'FETCH_FAILED']);
 /** A 429 asking for longer than this is answered to the caller (429 with Retry-After) instead of waited. */
 export const MAX_RETRY_WAIT_SEC = 10;
+/** A streamed download's whole exchange (30 MB at 1 Mbit/s takes 4 minutes). */
+const STREAM_TIMEOUT_MS = 15 * 60_000;
 
 export type CallSession = {
   connector: Connector;
@@ -61,13 +63,15 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
     method: req.method,
     headers,
     body,
-    timeoutMs: 30_000,
-    maxBytes: 50 * 1024 * 1024,
+    // A streamed download may take long; its bytes are never held, so no size bound either.
+    timeoutMs: req.stream ? STREAM_TIMEOUT_MS : 30_000,
+    maxBytes: req.stream ? Number.MAX_SAFE_INTEGER : 50 * 1024 * 1024,
     outboundAllow: s.outboundAllow,
     // A connection talks to the same provider host call after call: reuse the TCP/TLS connection.
     keepAlive: true,
+    stream: req.stream,
   });
-  return { status: res.status, headers: res.headers, body: res.body, json: res.json };
+  return { status: res.status, headers: res.headers, body: res.body, stream: res.stream, json: res.json };
 }
 
 /** The connection's token or key where its provider wants it: a header (with its format), the query, Basic. */

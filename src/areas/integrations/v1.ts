@@ -14,6 +14,7 @@ import { deleteConnection, getConnection, listConnections, testConnection } from
 import { connectorView } from './connector-view.ts';
 import { connectorBySlug, connectorsIn } from './connectors/index.ts';
 import { contentRoutes } from './content-v1.ts';
+import { downloadUrlRoute, registerDownloads } from './downloads-v1.ts';
 import { integrationsErrors } from './errors.ts';
 import { passthrough } from './passthrough.ts';
 import * as S from './schema.ts';
@@ -204,11 +205,12 @@ const escapeHtml = (s: string) =>
 export const integrationsV1 = defineV1Routes({
   name: 'integrations',
   prefix: '/integrations',
-  routes: [...connectionRoutes, ...webhookRoutes, ...contentRoutes],
+  routes: [...connectionRoutes, ...webhookRoutes, ...contentRoutes, downloadUrlRoute],
 });
 
 /** The routes written by hand: the public OAuth callback (a redirect) and passthrough (the provider's answer). */
 export async function integrationsHandRoutes(app: FastifyInstance, opts: { deps: Deps }): Promise<void> {
   registerCallback(app, opts.deps);
   registerPassthrough(app, opts.deps);
+  registerDownloads(app, opts.deps);
 }

@@ -38,6 +38,11 @@ export type SafeFetchOptions = {
    * providers). A pooled connection is only ever reused for the same host and the same checked address.
    */
   keepAlive?: boolean;
+  /**
+   * A 2xx answer's body is not read: `stream` holds it (a proxy that streams a large file without holding
+   * it). Other answers are read as usual. The deadline still covers the whole exchange, streaming included.
+   */
+  stream?: boolean;
 };
 
 export type SafeResponse = {
@@ -48,6 +53,8 @@ export type SafeResponse = {
   headers: Headers;
   redirects: string[];
   body: Buffer;
+  /** With the `stream` option and a 2xx answer: the unread body (`body` is then empty). */
+  stream?: import('node:stream').Readable;
   text(): string;
   json<T = unknown>(): T;
 };
@@ -87,6 +94,7 @@ export async function safeFetch(input: string | URL, opts: SafeFetchOptions = {}
         signal,
         maxBytes,
         keepAlive: opts.keepAlive === true,
+        stream: opts.stream === true,
       });
       const location = res.headers.get('location');
       if (!REDIRECT.has(res.status) || !location || maxRedirects === 0) {
@@ -167,7 +175,12 @@ async function checkTarget(url: URL, opts: SafeFetchOptions): Promise<ResolvedAd
   return addresses[0]!;
 }
 
-type RawResponse = { status: number; headers: Headers; body: Buffer };
+type RawResponse = {
+  status: number;
+  headers: Headers;
+  body: Buffer;
+  stream?: import('node:stream').Readable;
+};
 
 // Keep-alive pools, one per (scheme, host, port, checked address): a socket opened to an address that
 // passed the check is reused only by a later request whose own check chose that same address. Idle sockets
@@ -220,6 +233,7 @@ function requestOnce(
     signal: AbortSignal;
     maxBytes: number;
     keepAlive: boolean;
+    stream?: boolean;
   },
 ): Promise<RawResponse> {
   const lib = url.protocol === 'https:' ? https : http;
@@ -242,6 +256,11 @@ function requestOnce(
         },
       },
       (res) => {
+        const status = res.statusCode ?? 0;
+        if (o.stream && status >= 200 && status < 300) {
+          resolve({ status, headers: toHeaders(res), body: Buffer.alloc(0), stream: res });
+          return;
+        }
         const declared = Number(res.headers['content-length']);
         if (Number.isFinite(declared) && declared > o.maxBytes) {
           reject(fetchErrors.responseTooLarge(o.maxBytes));
@@ -294,6 +313,7 @@ function toResponse(url: URL, res: RawResponse, redirects: string[]): SafeRespon
     headers: res.headers,
     redirects,
     body: res.body,
+    stream: res.stream,
     text: () => res.body.toString('utf8'),
     json: <T>() => JSON.parse(res.body.toString('utf8')) as T,
   };

@@ -152,6 +152,21 @@ export const dropbox: ConnectorCode = {
       } catch {}
       return { data: res.body, mimeType: mimeOf(name), filename: name };
     },
+    async openFile(call, id) {
+      const res = await call({
+        method: 'POST',
+        path: '/files/download',
+        host: 'content',
+        headers: { 'dropbox-api-arg': apiArg({ path: id }), accept: '*/*' },
+        stream: true,
+      });
+      let e: Partial<Entry> = {};
+      try {
+        e = JSON.parse(res.headers.get('dropbox-api-result') ?? '{}') as Entry;
+      } catch {}
+      const name = e.name ?? id;
+      return { stream: res.stream!, mimeType: mimeOf(name), filename: name, size: e.size ?? null };
+    },
     async deleteFile(call, id) {
       await call({ method: 'POST', path: '/files/delete_v2', json: { path: id } });
     },

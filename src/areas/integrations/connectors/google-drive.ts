@@ -103,6 +103,25 @@ export const googleDrive: ConnectorCode = {
       const res = await call({ method: 'GET', path, query: { alt: 'media' }, headers: { accept: '*/*' } });
       return { data: res.body, mimeType: meta.mimeType ?? 'application/octet-stream', filename: meta.name };
     },
+    async openFile(call, id) {
+      const path = `/drive/v3/files/${encodeURIComponent(id)}`;
+      const meta = (
+        await call({ method: 'GET', path, query: { fields: 'id,name,mimeType,size' } })
+      ).json<GFile>();
+      const res = await call({
+        method: 'GET',
+        path,
+        query: { alt: 'media' },
+        headers: { accept: '*/*' },
+        stream: true,
+      });
+      return {
+        stream: res.stream!,
+        mimeType: meta.mimeType ?? 'application/octet-stream',
+        filename: meta.name,
+        size: meta.size === undefined ? null : Number(meta.size),
+      };
+    },
     async deleteFile(call, id) {
       await call({ method: 'DELETE', path: `/drive/v3/files/${encodeURIComponent(id)}` });
     },

@@ -4,6 +4,7 @@
 // it talks to the provider only through the `ProviderCall` it is handed (provider-client.ts), which injects
 // the connection's token, goes through the SSRF guard, refreshes on 401 and maps errors.
 
+import type { Readable } from 'node:stream';
 import type { Placement, ProviderCategory, ProviderEntry, UnifiedCategory } from '../catalogue/schema.ts';
 
 /** A unified category: the operations under /v1/integrations/<category>/. */
@@ -54,12 +55,16 @@ export type ProviderRequest = {
   raw?: { data: Buffer | string; contentType: string };
   headers?: Record<string, string>;
   host?: 'api' | 'content';
+  /** A 2xx answer's body is left unread in `stream` (file downloads streamed through Pier). */
+  stream?: boolean;
 };
 
 export type ProviderResponse = {
   status: number;
   headers: Headers;
   body: Buffer;
+  /** With `stream` on the request and a 2xx answer: the body, unread. */
+  stream?: Readable;
   json<T = unknown>(): T;
 };
 
@@ -168,10 +173,14 @@ export type StorageOps = {
     input: { name: string; mimeType: string; data: Buffer; folderId?: string },
   ): Promise<FileItem>;
   downloadFile(call: ProviderCall, id: string): Promise<{ data: Buffer; mimeType: string; filename: string }>;
+  /** The same bytes as a stream, never held whole (the signed download URL); without it, downloadFile. */
+  openFile?(call: ProviderCall, id: string): Promise<FileStream>;
   deleteFile(call: ProviderCall, id: string): Promise<void>;
   listFolders(call: ProviderCall, a: ListArgs & { parentId?: string }): Promise<Page<Folder>>;
   createFolder(call: ProviderCall, input: { name: string; parentId?: string }): Promise<Folder>;
 };
+
+export type FileStream = { stream: Readable; mimeType: string; filename: string; size: number | null };
 
 export type CommunicationOps = {
   listChannels(call: ProviderCall, a: ListArgs): Promise<Page<Channel>>;
