@@ -84,8 +84,9 @@ describe('the browser pool', () => {
     // Recycled every 10 pages.
     expect(pool.launchedPids().length).toBeGreaterThanOrEqual(Math.ceil(PAGES / 10));
 
-    // A tab that crashes fails clearly, and the next page gets a fresh browser.
+    // A tab that crashes fails clearly and at once (its work was still waiting), and the next page gets a fresh browser.
     const before = pool.launchedPids().length;
+    const crashStart = Date.now();
     const crash = await pool
       .withPage({}, async (page, log) => {
         await navigate(page, log, `${site.url}/`);
@@ -100,6 +101,8 @@ describe('the browser pool', () => {
       );
     expect(crash).toBeInstanceOf(ApiError);
     expect((crash as ApiError).code).toBe('PAGE_CRASHED');
+    // Reported when the tab dies, not when the 90 s page deadline runs out.
+    expect(Date.now() - crashStart).toBeLessThan(45_000);
     expect(await shot()).toBeGreaterThan(100);
     expect(pool.launchedPids().length).toBe(before + 1);
 

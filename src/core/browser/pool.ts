@@ -79,6 +79,13 @@ export class BrowserPool {
     const { blockRequest, signal, ...ctxOpts } = o;
     let ctx: BrowserContext | undefined;
     let crashed = false;
+    // A crashed page fails its work at once rather than at the deadline: Playwright calls on a crashed page
+    // (a wait, an evaluate) may otherwise hang until the page timeout.
+    let onCrash: (err: Error) => void = () => undefined;
+    const crash = new Promise<never>((_, reject) => {
+      onCrash = reject;
+    });
+    crash.catch(() => undefined);
     // The deadline covers everything, opening the context included: a wedged browser must not hold a job.
     const work = (async () => {
       ctx = await slot.browser.newContext({ ...ctxOpts, serviceWorkers: 'block', acceptDownloads: false });
@@ -98,12 +105,13 @@ export class BrowserPool {
         crashed = true;
         // A crash may be the browser's fault as much as the page's: the next pages get a fresh browser.
         this.retire(slot);
+        onCrash(browserErrors.pageCrashed());
       });
       return fn(page, log);
     })();
     work.catch(() => undefined);
     try {
-      return await deadline(work, this.opts.pageTimeoutMs, signal);
+      return await deadline(Promise.race([work, crash]), this.opts.pageTimeoutMs, signal);
     } catch (err) {
       if (crashed) throw browserErrors.pageCrashed();
       if (!slot.browser.isConnected())
