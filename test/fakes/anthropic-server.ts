@@ -55,6 +55,25 @@ export function startAnthropicServer(): Promise<FakeServer> {
       tools?: Tool[];
       tool_choice?: { disable_parallel_tool_use?: boolean };
     };
+    // Failing models, in Anthropic's own error shapes (fallback tests): '…unavailable…' is overloaded (529),
+    // '…ratelimited…' rate limited (429).
+    if (body.model.includes('unavailable')) {
+      json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+      return;
+    }
+    if (body.model.includes('ratelimited')) {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '0' });
+      res.end(
+        JSON.stringify({
+          type: 'error',
+          error: {
+            type: 'rate_limit_error',
+            message: 'Number of request tokens has exceeded your rate limit.',
+          },
+        }),
+      );
+      return;
+    }
     const last = textOf([...body.messages].reverse().find((m) => m.role === 'user')?.content ?? '');
     const system =
       typeof body.system === 'string' ? body.system : (body.system ?? []).map((b) => b.text).join(' ');

@@ -40,6 +40,23 @@ export function startGoogleServer(): Promise<FakeServer> {
     }
     const [, model, method] = m;
     const body = req.body as Record<string, unknown>;
+    // Failing models, in Google's own error shapes (fallback tests): '…unavailable…' is overloaded (503
+    // UNAVAILABLE), '…ratelimited…' out of quota (429 RESOURCE_EXHAUSTED).
+    if (model!.includes('unavailable')) {
+      const error = {
+        code: 503,
+        message: 'The model is overloaded. Please try again later.',
+        status: 'UNAVAILABLE',
+      };
+      json(res, 503, { error });
+      return;
+    }
+    if (model!.includes('ratelimited')) {
+      json(res, 429, {
+        error: { code: 429, message: 'Resource has been exhausted.', status: 'RESOURCE_EXHAUSTED' },
+      });
+      return;
+    }
     if (method === 'generateContent' || method === 'streamGenerateContent') {
       const contents = body.contents as Content[];
       const last = textOf([...contents].reverse().find((c) => c.role === 'user') ?? { parts: [] });

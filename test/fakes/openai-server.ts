@@ -17,7 +17,12 @@ import {
 // Also serves as the `pier` endpoint (an OpenAI-compatible server such as Ollama or vLLM) and, with
 // vendor 'mistral', as Mistral's API, which uses the same shapes.
 
-type Msg = { role: string; content: string | { type: string; text?: string }[] | null };
+type Msg = {
+  role: string;
+  content: string | { type: string; text?: string }[] | null;
+  tool_calls?: { id: string }[];
+  tool_call_id?: string;
+};
 const textOf = (c: Msg['content']) =>
   typeof c === 'string' ? c : (c ?? []).map((p) => p.text ?? '').join('');
 
@@ -46,6 +51,11 @@ export function openaiHandler(vendor: string, prefix = '/v1', opts: OpenAIFakeOp
         return;
       }
       const messages = body.messages as Msg[];
+      const refusal = refuse(vendor, String(body.model), messages);
+      if (refusal) {
+        json(res, 400, refusal);
+        return;
+      }
       const tools = (body.tools as Tool[] | undefined) ?? [];
       if (tools.length && messages.at(-1)?.role !== 'tool') {
         const calls = toolCalls(
@@ -163,6 +173,36 @@ export function openaiHandler(vendor: string, prefix = '/v1', opts: OpenAIFakeOp
   };
 }
 
+/** What the vendor refuses as its API does: Mistral's tool call ids, images sent to a text-only model. */
+function refuse(vendor: string, model: string, messages: Msg[]): unknown {
+  if (vendor === 'mistral') {
+    // Mistral takes only its own shape of tool call id (nine letters or digits), in calls and in results.
+    const ids = messages.flatMap((m) => [...(m.tool_calls ?? []).map((c) => c.id), m.tool_call_id ?? '']);
+    const bad = ids.find((id) => id !== '' && !/^[a-zA-Z0-9]{9}$/.test(id));
+    if (bad !== undefined)
+      return {
+        object: 'error',
+        message: `Tool call id was ${bad} but must be a-z, A-Z, 0-9, with a length of 9.`,
+        type: 'invalid_request_message_order',
+        param: null,
+        code: '3280',
+      };
+  }
+  const image = messages.some(
+    (m) => Array.isArray(m.content) && m.content.some((p) => p.type === 'image_url'),
+  );
+  if (model.includes('text-only') && image)
+    return {
+      error: {
+        message: 'Invalid content type. image_url is only supported by certain models.',
+        type: 'invalid_request_error',
+        param: 'messages.[0].content.[1].type',
+        code: null,
+      },
+    };
+  return undefined;
+}
+
 export function startOpenAIServer(vendor = 'openai', opts: OpenAIFakeOptions = {}): Promise<FakeServer> {
   return startFake(openaiHandler(vendor, '/v1', opts));
 }
@@ -177,7 +217,8 @@ function answerToolCalls(
   const base = { id: 'cmpl-fake', created: 1_700_000_000, model: body.model };
   const usage = { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 };
   const wire = calls.map((c) => ({
-    id: c.id,
+    // Mistral's ids are nine letters or digits; OpenAI's start with call_.
+    id: whole ? c.id.replace(/[^a-zA-Z0-9]/g, '').slice(-9) : c.id,
     type: 'function',
     function: { name: c.name, arguments: JSON.stringify(c.input) },
   }));

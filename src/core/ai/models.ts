@@ -19,6 +19,7 @@ import {
   localEmbedderModelId,
   parseLocalEmbedderId,
 } from './local-embedder.ts';
+import { withMistralToolCallIds } from './mistral-ids.ts';
 import { isProviderFailure, isRetryable, retryDelayMs, toApiError, withRetry } from './provider-errors.ts';
 import {
   assertFormatHonoured,
@@ -121,7 +122,11 @@ function commonOptions(ctx: CallContext, req: TextRequest, r: ResolvedModel) {
     maxRetries: 0,
     abortSignal: req.abortSignal ?? AbortSignal.timeout(ctx.config.timeoutMs),
   };
-  if (req.messages) return { ...base, messages: req.messages };
+  if (req.messages)
+    return {
+      ...base,
+      messages: r.provider === 'mistral' ? withMistralToolCallIds(req.messages) : req.messages,
+    };
   return { ...base, prompt: req.prompt ?? '' };
 }
 
