@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import fsp from 'node:fs/promises';
 import { fileTypeFromBuffer } from 'file-type';
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
+import { HEIF_TYPES, sharpFromHeic } from './heic.ts';
 import type { AssetStatus, AssetType, MediaInfo } from './tables.ts';
 
 // What an upload really is, from its bytes: the content type is sniffed (file-type) and wins over the
@@ -112,24 +113,40 @@ async function imageSize(file: string, mimeType: string): Promise<Partial<Inspec
       await sharp(file, { failOn: 'truncated', limitInputPixels: CHECK_PIXELS }).resize(8).toBuffer();
     }
     const small = (m.width ?? 0) * (m.height ?? 0) <= CHECK_PIXELS;
+    // sharp reads a HEIC's header but not its HEVC pictures: the WASM decoder (a thread) decodes it once,
+    // which both proves it whole and gives the placeholder.
+    const heic = HEIF_TYPES.has(mimeType) && small ? await heicPipeline(file) : undefined;
     return {
       width: m.autoOrient?.width ?? m.width ?? null,
       height: m.autoOrient?.height ?? m.height ?? null,
       frames: (m.pages ?? 1) > 1 && /gif|webp/.test(mimeType) ? m.pages! : null,
-      placeholder: small ? await placeholderOf(file) : null,
+      placeholder: small
+        ? await placeholderOf(heic ?? sharp(file, { limitInputPixels: CHECK_PIXELS }))
+        : null,
     };
   } catch (err) {
     return { status: 'failed', error: `The image could not be decoded: ${firstLine(err)}` };
   }
 }
 
+async function heicPipeline(file: string): Promise<Sharp> {
+  // An AVIF-coded HEIF is sharp's own: only what sharp cannot decode goes to the WASM decoder.
+  const own = await sharp(file, { failOn: 'error' })
+    .resize(8)
+    .toBuffer()
+    .then(() => true)
+    .catch(() => false);
+  if (own) return sharp(file, { limitInputPixels: CHECK_PIXELS });
+  return sharpFromHeic(await fsp.readFile(file), CHECK_PIXELS);
+}
+
 /** Past this, the placeholder is no longer "tiny"; 16 px at low quality stays near 200 bytes. */
 const PLACEHOLDER_SIDE = 16;
 
 /** An LQIP: the image shrunk to 16 px (aspect kept), slightly blurred, as a WebP data URL. */
-async function placeholderOf(file: string): Promise<string | null> {
+async function placeholderOf(source: Sharp): Promise<string | null> {
   try {
-    const body = await sharp(file, { limitInputPixels: CHECK_PIXELS })
+    const body = await source
       .rotate()
       .resize(PLACEHOLDER_SIDE, PLACEHOLDER_SIDE, { fit: 'inside' })
       .blur(0.6)

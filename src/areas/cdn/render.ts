@@ -1,6 +1,8 @@
+import fsp from 'node:fs/promises';
 import sharp from 'sharp';
 import { ApiError } from '../../core/errors.ts';
 import { cdnErrors } from './errors.ts';
+import { HEIF_TYPES, HeicError, sharpFromHeic } from './heic.ts';
 import type { TransformOptions } from './schema.ts';
 import { watermarkFor } from './watermark.ts';
 
@@ -38,7 +40,8 @@ export function chooseFormat(opts: TransformOptions, source: string, accept: str
     return source === 'image/png' || animatable ? 'png' : 'jpeg';
   }
   const same = Object.entries(CONTENT_TYPES).find(([, ct]) => ct === source);
-  return (same?.[0] as Format | undefined) ?? 'png';
+  // A HEIC is a photo that browsers other than Safari cannot show: JPEG keeps it a photo everywhere.
+  return (same?.[0] as Format | undefined) ?? (HEIF_TYPES.has(source) ? 'jpeg' : 'png');
 }
 
 type Rgba = { r: number; g: number; b: number; alpha: number };
@@ -58,6 +61,20 @@ async function framesOf(input: Buffer | string, sourceType: string | undefined, 
   return pages;
 }
 
+/** The source as a sharp pipeline, upright: HEIC through the WASM decoder, everything else read by sharp. */
+async function openImage(input: Buffer | string, mimeType: string | undefined, animated: boolean) {
+  if (mimeType && HEIF_TYPES.has(mimeType)) {
+    const bytes = typeof input === 'string' ? await fsp.readFile(input) : input;
+    const heic = await sharpFromHeic(bytes, MAX_INPUT_PIXELS).catch((err: HeicError) => {
+      // A HEIF that libheif's WASM build cannot read may be AV1-coded, which sharp reads itself.
+      if (err.reason === 'undecodable' && !mimeType.startsWith('image/heic')) return null;
+      throw err;
+    });
+    if (heic) return heic;
+  }
+  return sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated }).rotate();
+}
+
 export async function renderImage(
   input: Buffer | string,
   opts: TransformOptions,
@@ -68,7 +85,7 @@ export async function renderImage(
     // A watermark is drawn on one picture: a marked animation is its first frame (documented).
     const marked = !!(opts.watermarkText || source.watermark);
     const animated = !marked && (await framesOf(input, source.mimeType, format)) > 1;
-    let img = sharp(input, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'error', animated }).rotate();
+    let img = await openImage(input, source.mimeType, animated);
     const dpr = opts.dpr ?? 1;
     const scaled = (n: number | undefined) => (n ? Math.min(MAX_SIDE, Math.round(n * dpr)) : undefined);
     const bg = opts.background ? rgba(opts.background) : undefined;
@@ -113,6 +130,9 @@ export async function renderImage(
     return await img.toBuffer();
   } catch (err) {
     if (err instanceof ApiError) throw err;
+    if (err instanceof HeicError && err.reason === 'too-large')
+      throw cdnErrors.imageTooLarge(MAX_INPUT_PIXELS);
+    if ((err as NodeJS.ErrnoException)?.code === 'ENOENT') throw cdnErrors.assetNotFound();
     const msg = String((err as Error)?.message ?? err);
     if (/pixel limit/i.test(msg)) throw cdnErrors.imageTooLarge(MAX_INPUT_PIXELS);
     if (/input file is missing/i.test(msg)) throw cdnErrors.assetNotFound();
