@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { eq } from 'drizzle-orm';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +19,8 @@ import { launchBrowser, shot, startPier } from './browser-kit.ts';
 
 // The first hour on a phone (issue 39): a fresh Pier without SMTP_URL, a new person signs up at 390 px,
 // verifies through "Mail Pier sent you" (docs/decisions/103), creates an organization and reaches the
-// tokens page; then every dashboard page fits 390 and 360 px without sideways scrolling.
+// tokens page; then every dashboard page (signed in and signed out) fits 390 and 360 px without sideways
+// scrolling, screenshots of each kept in test-artifacts/screenshots; the usage charts draw seeded rows.
 
 let t: TestApp;
 let base: string;
@@ -40,6 +42,27 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** Creates a one-step workflow through v1 and starts it; answers the run's id. */
+async function startRun(key: string, projectSlug: string): Promise<string> {
+  const v1 = async (path: string, body: unknown) => {
+    const r = await fetch(`${base}/v1${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const json = (await r.json()) as { id: string };
+    expect(r.status, JSON.stringify(json)).toBeLessThan(300);
+    return json;
+  };
+  const wf = await v1('/workflows', {
+    projectSlug,
+    slug: 'a-workflow-with-a-rather-long-slug-for-a-phone',
+    name: 'Send the weekly summary of every open order to the bakery',
+    steps: [{ id: 'summarise-every-open-order-of-the-week', type: 'transform', expression: '1' }],
+  });
+  return (await v1(`/workflows/${wf.id}/run`, { projectSlug })).id;
+}
+
 /** The page's own width against the viewport: sideways scrolling is the gap between them. */
 async function overflow(p: Page) {
   return p.evaluate(() => {
@@ -60,7 +83,7 @@ async function expectFits(p: Page, name: string) {
   );
 }
 
-describe('the first hour, at 390 px', () => {
+describe('the first hour, at 390 px', { timeout: 120_000 }, () => {
   it('signs up without SMTP, verifies through the mail Pier shows, creates an organization, reaches tokens', async () => {
     expect(t.deps.config.smtp).toBeUndefined();
     await page.goto(`${base}/sign-up`);
@@ -115,6 +138,9 @@ describe('the first hour, at 390 px', () => {
     await seedMemoryOn(t.deps, org!.id, day(6), day(1), 2, 'sandbox');
     // A pending sender domain: its page lists DNS records with a long DKIM value.
     await addDomain(t.deps, org!.id, `${uniq('mail')}.first-hour-bakery.example`);
+    // A run for the run page (no workers here: it stays pending, its steps and graph drawn), in the sandbox:
+    // production's workflow list stays empty and shows its next step.
+    const run = await startRun((await seedApiKey(t.deps, org!.id, 'test')).key, project.slug);
     const pages = [
       '/projects',
       `/projects/${project.slug}`,
@@ -128,9 +154,13 @@ describe('the first hour, at 390 px', () => {
       '/integrations',
       '/workflows',
       '/web-data',
+      `/workflows/runs/${run}?env=sandbox`,
       '/tokens',
       '/cli',
+      '/cli/login',
+      '/oauth/consent',
       '/orgs/new',
+      '/no-such-page',
     ];
     const tooWide: string[] = [];
     for (const width of [390, 360]) {
@@ -139,31 +169,63 @@ describe('the first hour, at 390 px', () => {
         await page.goto(`${base}${path}`);
         await page.locator('h1').first().waitFor();
         await page.waitForLoadState('networkidle');
-        const name = `${width}${path.replace(project.slug, 'project').replaceAll('/', '-')}`;
+        const name = `${width}${path.replace(project.slug, 'project').replace(run, 'run').replace(/[/?=]/g, '-')}`;
         await shot(page, `first-hour-${name}`);
         const o = await overflow(page);
         if (o.scrollWidth > o.clientWidth) tooWide.push(`${name}: ${o.scrollWidth}px (${o.wide.join(', ')})`);
       }
     }
+    // Signed out: the pages before an account, in a context without the session.
+    const out = await browser.newPage();
+    for (const width of [390, 360]) {
+      await out.setViewportSize({ width, height: 844 });
+      for (const path of ['/sign-in', '/sign-up', '/set-password', '/verify-email']) {
+        await out.goto(`${base}${path}`);
+        await out.locator('h1').first().waitFor();
+        await out.waitForLoadState('networkidle');
+        const name = `${width}-signed-out${path.replaceAll('/', '-')}`;
+        await shot(out, `first-hour-${name}`);
+        const o = await overflow(out);
+        if (o.scrollWidth > o.clientWidth) tooWide.push(`${name}: ${o.scrollWidth}px (${o.wide.join(', ')})`);
+      }
+    }
+    await out.close();
     expect(tooWide).toEqual([]);
-    // The organization's overview draws every area's usage; each area's page its own.
+    // The organization's overview draws every area's usage; each area's page its own. The JavaScript of its
+    // first load (every script the page fetched) stays under the dashboard's 200 KB gzipped budget.
+    const scripts = new Set<string>();
+    page.on('response', (r) => {
+      if (r.request().resourceType() === 'script') scripts.add(r.url());
+    });
     await page.goto(`${base}/projects`);
     const total = (id: string) => page.getByTestId(id).textContent();
     for (const id of ['usage-api', 'usage-mail', 'usage-runs', 'usage-web'])
       await page.locator(`[data-testid="${id}"][data-state="ready"]`).waitFor();
-    expect(await total('usage-api-ok')).toBe('2');
+    // Two mail reads and the workflow's create and run answered; the unknown e-mail a 404.
+    expect(await total('usage-api-ok')).toBe('4');
     expect(await total('usage-api-errors')).toBe('1');
     expect(await total('usage-mail-delivered')).toBe('3');
     expect(await total('usage-mail-bounced')).toBe('1');
-    expect(await total('usage-runs-ok')).toBe('1');
+    // The seeded completed run and today's pending one (the run page's).
+    expect(await total('usage-runs-ok')).toBe('2');
     expect(await total('usage-runs-failed')).toBe('1');
     expect(await total('usage-credits-credits')).toBe('2');
     expect(await total('usage-web-extractions')).toBe('4');
-    // Bars: today's API requests (2 stacked), 2 mail days, 1 run day (2 stacked), 1 credits day, 1 web day.
-    expect(await page.locator('.usage-chart svg rect').count()).toBe(8);
+    await page.locator('[data-testid="usage-storage"][data-state="ready"]').waitFor();
+    expect(await total('usage-storage-image')).toBe('3');
+    // Bars: today's API requests (2 stacked), 2 mail days, 2 run days (one of 2 stacked), 1 credits day,
+    // 1 web day, 2 storage days.
+    expect(await page.locator('.usage-chart svg rect').count()).toBe(11);
+    await page.waitForLoadState('networkidle');
+    expect(scripts.size).toBeGreaterThan(0);
+    let gzipped = 0;
+    for (const url of scripts)
+      gzipped += gzipSync(Buffer.from(await (await fetch(url)).arrayBuffer())).length;
+    expect(gzipped).toBeLessThan(200 * 1024);
     expect(await page.getByRole('img', { name: /^Mail, last 30 days, .*3 delivered/ }).count()).toBe(1);
     await shot(page, 'first-hour-usage-overview');
     for (const [path, id] of [
+      ['/api-keys', 'usage-api'],
       ['/inbox', 'usage-mail'],
       ['/workflows', 'usage-runs'],
       ['/web-data', 'usage-web'],

@@ -3,6 +3,7 @@ import type { FnOutput } from '../../../src/sdk/types.ts';
 import { ApiError, fn, isManager, type Org } from '../api.ts';
 import { Table } from '../table.tsx';
 import { ConfirmButton, ErrorNote, fmtDate, Page, ShownOnce, useLoad } from '../ui.tsx';
+import { ApiUsage, AreaUsage } from './usage.tsx';
 
 // API keys of the v1 API (live → production data, test → sandbox data), each with the v1 rate limit it
 // carries, if any (decision 094; without one the organization's plan sets it). A Pier without the API key
@@ -28,6 +29,9 @@ export function ApiKeysPage(props: { org: Org }) {
       title="API keys"
       intro={`Keys for the v1 API of ${props.org.name}: live keys see production data, test keys the sandbox.`}
     >
+      <AreaUsage>
+        <ApiUsage org={props.org} />
+      </AreaUsage>
       <ErrorNote error={error} />
       <ErrorNote error={actionError} />
       {data === null ? (

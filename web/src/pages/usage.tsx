@@ -181,6 +181,7 @@ export function OrgUsage(props: { org: Org }) {
         <MailUsage org={props.org} />
         <WorkflowUsage org={props.org} />
         <WebDataUsage org={props.org} />
+        <CdnUsage org={props.org} />
       </div>
     </section>
   );
