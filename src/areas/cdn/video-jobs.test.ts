@@ -10,12 +10,27 @@ import type { V1Tenant } from '../../../test/v1-security.ts';
 // Poster frames, thumbnails, animated previews and an HLS rendition, made by the worker with real ffmpeg and
 // read back over real HTTP (ffprobe plays the playlist from the listening server, following its segments).
 
+/** 1.2 s of 1280×720 without sound: tall enough for two rungs of the HLS ladder. */
+async function hdClip(): Promise<Buffer> {
+  const { stdout } = await promisify(execFile)(
+    'ffmpeg',
+    [
+      ...['-hide_banner', '-loglevel', 'error', '-f', 'lavfi', '-i', 'testsrc=size=1280x720:rate=10'],
+      ...['-t', '1.2', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p'],
+      ...['-movflags', 'frag_keyframe+empty_moov', '-f', 'mp4', 'pipe:1'],
+    ],
+    { encoding: 'buffer', maxBuffer: 64 * 1024 * 1024 },
+  );
+  return stdout;
+}
+
 describe('CDN video renditions', () => {
   let t: TestApp;
   let a: V1Tenant;
   let fx: Fixtures;
   let video: string;
   let image: string;
+  let hd: string;
 
   beforeAll(async () => {
     t = await testApp({
@@ -28,6 +43,7 @@ describe('CDN video renditions', () => {
     const up = async (filename: string, mimeType: string, bytes: Buffer) =>
       (await uploadAsset(t, a.live, { filename, mimeType, bytes })).confirm!.json().assetId as string;
     video = await up('clip.mp4', 'video/mp4', fx.mp4);
+    hd = await up('hd.mp4', 'video/mp4', await hdClip());
     image = await up('still.png', 'image/png', fx.png);
   }, 180_000);
   afterAll(() => t.close());
@@ -72,30 +88,57 @@ describe('CDN video renditions', () => {
     expect(m.pages).toBeGreaterThanOrEqual(5);
   });
 
-  it('makes an HLS rendition that ffprobe plays over HTTP', async () => {
-    const j = await done({ assetId: video, kind: 'hls' });
-    expect(j).toMatchObject({
-      status: 'completed',
-      outputAsset: { mimeType: 'application/vnd.apple.mpegurl' },
-    });
-    const playlist = (await get(j.outputAsset.cdnUrl)).toString();
-    expect(playlist).toMatch(/^#EXTM3U/);
-    expect(playlist).toMatch(/#EXT-X-ENDLIST/);
-    expect(playlist).toMatch(/^\.\.\/[0-9a-f-]{36}\/seg000\.ts$/m);
+  const probe = async (url: string) => {
     // Asynchronously: the server answering ffprobe runs in this very process.
     const { stdout } = await promisify(execFile)(
       'ffprobe',
-      [
-        ...['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams'],
-        local(j.outputAsset.cdnUrl),
-      ],
+      [...['-v', 'error', '-print_format', 'json', '-show_format', '-show_streams'], local(url)],
       { timeout: 120_000 },
     );
-    const probe = JSON.parse(stdout);
-    expect(probe.format.format_name).toBe('hls');
-    expect(Number(probe.format.duration)).toBeGreaterThan(0.8);
-    const codecs = probe.streams.map((s: { codec_name: string }) => s.codec_name).sort();
-    expect(codecs).toEqual(['aac', 'h264']);
+    return JSON.parse(stdout) as {
+      format: { format_name: string; duration: string };
+      streams: { codec_name: string; height?: number; tags?: { variant_bitrate?: string } }[];
+    };
+  };
+
+  it('makes HLS from a small video: one rendition at its own size under a master, played by ffprobe', async () => {
+    const j = await done({ assetId: video, kind: 'hls' });
+    expect(j).toMatchObject({
+      status: 'completed',
+      progress: 100,
+      outputAsset: { mimeType: 'application/vnd.apple.mpegurl' },
+    });
+    const master = (await get(j.outputAsset.cdnUrl)).toString();
+    expect(master).toMatch(/^#EXTM3U/);
+    expect(master).toMatch(/#EXT-X-STREAM-INF:.*RESOLUTION=160x120/);
+    const variant = master.match(/^\.\.\/[0-9a-f-]{36}\/clip-120p\.m3u8$/m)?.[0];
+    expect(variant, master).toBeDefined();
+    const media = (await get(new URL(variant!, j.outputAsset.cdnUrl).href)).toString();
+    expect(media).toMatch(/#EXT-X-ENDLIST/);
+    expect(media).toMatch(/^\.\.\/[0-9a-f-]{36}\/seg000\.ts$/m);
+    const p = await probe(j.outputAsset.cdnUrl);
+    expect(p.format.format_name).toBe('hls');
+    expect(Number(p.format.duration)).toBeGreaterThan(0.8);
+    expect(p.streams.map((s) => s.codec_name).sort()).toEqual(['aac', 'h264']);
+  });
+
+  it('makes an HLS ladder: 360p and 720p of a 720p source under one master playlist, both played', async () => {
+    const j = await done({ assetId: hd, kind: 'hls' });
+    expect(j.status, j.error).toBe('completed');
+    const master = (await get(j.outputAsset.cdnUrl)).toString();
+    const inf = [...master.matchAll(/#EXT-X-STREAM-INF:(.*)/g)].map((m) => m[1]!);
+    expect(inf).toHaveLength(2);
+    expect(inf.map((l) => l.match(/RESOLUTION=(\d+x\d+)/)?.[1])).toEqual(['640x360', '1280x720']);
+    const bandwidth = inf.map((l) => Number(l.match(/(?:^|,)BANDWIDTH=(\d+)/)?.[1]));
+    expect(bandwidth[0]).toBeLessThan(bandwidth[1]!);
+    // ffprobe opens the master and every variant it lists (and their segments).
+    const p = await probe(j.outputAsset.cdnUrl);
+    expect(p.format.format_name).toBe('hls');
+    const heights = p.streams.filter((s) => s.codec_name === 'h264').map((s) => s.height);
+    expect(heights.sort((x, y) => x! - y!)).toEqual([360, 720]);
+    expect(p.streams.every((s) => Number(s.tags?.variant_bitrate) > 0)).toBe(true);
+    // Only renditions no taller than the source: no 1080p from 720p.
+    expect(master).not.toMatch(/1080/);
   });
 
   it('refuses non-video assets, bad bodies and other tenants', async () => {

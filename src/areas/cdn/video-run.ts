@@ -2,6 +2,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
+import { hlsArgs, hlsRungs, storeHlsLadder } from './hls.ts';
 import { copyBlobTo, scratchDir } from './local-copy.ts';
 import { runFfmpeg } from './merge-ffmpeg.ts';
 import type { VideoJobBody } from './schema.ts';
@@ -9,14 +10,10 @@ import { cdnAssets, cdnVideoJobs } from './tables.ts';
 import { storeAsset } from './uploads.ts';
 
 // One video job on a worker: copy the source locally, run ffmpeg with progress into the row, store the
-// outputs as derived assets. HLS: one H.264/AAC rendition (the source's size, at most 720 lines) in 4 s
-// segments; every segment is an asset of its own and the playlist names them by relative URL
-// (`../<segmentId>/seg000.ts`), so it plays from any host or base path Pier is served under.
-
-const HLS_SEGMENT_SEC = 4;
+// outputs as derived assets. HLS (a ladder of renditions under a master playlist) is built by hls.ts.
 
 export function videoArgs(
-  kind: VideoJobBody['kind'],
+  kind: Exclude<VideoJobBody['kind'], 'hls'>,
   src: string,
   dir: string,
   o: { at: number; width: number; duration: number },
@@ -68,42 +65,6 @@ export function videoArgs(
           path.join(dir, 'preview.webp'),
         ],
       };
-    case 'hls':
-      return {
-        out: path.join(dir, 'index.m3u8'),
-        args: [
-          ...base,
-          '-i',
-          src,
-          '-map',
-          '0:v:0',
-          '-map',
-          '0:a:0?',
-          '-vf',
-          "scale=-2:'min(720,ih)'",
-          '-c:v',
-          'libx264',
-          '-preset',
-          'veryfast',
-          '-pix_fmt',
-          'yuv420p',
-          '-force_key_frames',
-          `expr:gte(t,n_forced*${HLS_SEGMENT_SEC})`,
-          '-c:a',
-          'aac',
-          '-b:a',
-          '128k',
-          '-f',
-          'hls',
-          '-hls_time',
-          String(HLS_SEGMENT_SEC),
-          '-hls_playlist_type',
-          'vod',
-          '-hls_segment_filename',
-          path.join(dir, 'seg%03d.ts'),
-          path.join(dir, 'index.m3u8'),
-        ],
-      };
   }
 }
 
@@ -129,11 +90,12 @@ export async function runVideoJob(deps: Deps, jobId: string): Promise<void> {
     const length = src.duration ?? 0;
     // Past the end there is no frame: the offset is kept inside the video.
     const at = Math.min(body.at ?? length * 0.1, Math.max(0, length - 0.1));
-    const { out, args } = videoArgs(body.kind, file, dir, {
-      at,
-      width: body.width ?? 320,
-      duration: body.duration ?? 3,
-    });
+    const rungs = hlsRungs(src.height);
+    const { out, args } =
+      body.kind === 'hls'
+        ? { out: '', args: hlsArgs(file, dir, rungs, !!src.media?.hasAudio) }
+        : videoArgs(body.kind, file, dir, { at, width: body.width ?? 320, duration: body.duration ?? 3 });
+    if (body.kind === 'hls') await Promise.all(rungs.map((_, i) => fsp.mkdir(path.join(dir, `v${i}`))));
     let last = 0;
     await runFfmpeg(deps.config.media.ffmpegPath, args, {
       totalSec: body.kind === 'hls' ? length : body.kind === 'preview' ? (body.duration ?? 3) : 0,
@@ -156,7 +118,8 @@ export async function runVideoJob(deps: Deps, jobId: string): Promise<void> {
       metadata: { videoJobId: jobId, sourceAssetId: src.id },
     };
     let output: string;
-    if (body.kind === 'hls') output = await storeHls(deps, common, dir, out, stem);
+    if (body.kind === 'hls')
+      output = await storeHlsLadder(deps, common, dir, rungs, stem, !!src.media?.hasAudio);
     else {
       if (!(await fsp.stat(out).catch(() => null))) throw new Error('ffmpeg wrote no frame at that offset.');
       const ext = path.extname(out);
@@ -174,41 +137,4 @@ export async function runVideoJob(deps: Deps, jobId: string): Promise<void> {
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }
-}
-
-type Common = Parameters<typeof storeAsset>[1] extends infer T
-  ? Omit<T & object, 'filename' | 'mimeType'>
-  : never;
-
-async function storeHls(
-  deps: Deps,
-  common: Common,
-  dir: string,
-  playlist: string,
-  stem: string,
-): Promise<string> {
-  const text = await fsp.readFile(playlist, 'utf8');
-  const lines: string[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) {
-      lines.push(line);
-      continue;
-    }
-    const seg = await storeAsset(deps, {
-      ...common,
-      file: path.join(dir, line.trim()),
-      filename: line.trim(),
-      mimeType: 'video/mp2t',
-    });
-    lines.push(`../${seg.assetId}/${line.trim()}`);
-  }
-  const file = path.join(dir, 'pier-index.m3u8');
-  await fsp.writeFile(file, lines.join('\n'));
-  const a = await storeAsset(deps, {
-    ...common,
-    file,
-    filename: `${stem}.m3u8`,
-    mimeType: 'application/vnd.apple.mpegurl',
-  });
-  return a.assetId;
 }
