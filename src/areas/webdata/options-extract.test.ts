@@ -158,6 +158,46 @@ describe('web data extraction options', { timeout: 60_000 }, () => {
     expect(x.markdown).toContain('## Oak chair');
   });
 
+  it('reads XPath fields beside CSS ones: elements, attributes, text nodes and computed values', async () => {
+    const x = await extract({
+      url: `${site.url}/shop`,
+      selectors: {
+        heading: '//h1',
+        count: 'count(//div[@class="product"])',
+        second: '(//div[@class="product"])[2]/h2',
+        cheap: {
+          selector: '//div[@class="product"][number(translate(span, " €", "")) < 100]/h2',
+          list: true,
+        },
+        urls: { selector: '//a[@class="more"]/@href', list: true },
+        missing: '//table//td',
+        products: {
+          selector: '//div[contains(concat(" ", @class, " "), " product ")]',
+          list: true,
+          fields: {
+            name: './h2/text()',
+            price: { selector: './/span', type: 'number' },
+            alt: 'string(./img/@alt)',
+          },
+        },
+      },
+    });
+    expect(x.extractedBy).toBe('selectors');
+    expect(x.extractedData).toEqual({
+      heading: 'Shop',
+      count: 3,
+      second: 'Pine table',
+      cheap: ['Ash stool'],
+      urls: ['oak-chair', 'pine-table', 'ash-stool'].map((s) => `${site.url}/products/${s}`),
+      missing: null,
+      products: [
+        { name: 'Oak chair', price: 149, alt: 'Oak chair' },
+        { name: 'Pine table', price: 1249.5, alt: 'Pine table' },
+        { name: 'Ash stool', price: 59, alt: 'Ash stool' },
+      ],
+    });
+  });
+
   it('maxAge reuses a recent result of the same request by the same organization, and only that', async () => {
     const clock = t.deps.clock as ManualClock;
     const body = { url: `${site.url}/docs`, mode: 'markdown', maxAge: 60_000 };
@@ -188,7 +228,11 @@ describe('web data extraction options', { timeout: 60_000 }, () => {
       [{ includeTags: ['div['] }, /includeTags.*not a valid CSS selector/],
       [{ excludeTags: ['p::before'] }, /not a valid CSS selector/],
       [{ selectors: { price: '.price:nth-child(' } }, /not a valid CSS selector/],
-      [{ selectors: { price: '//span[@class="price"]' } }, /XPath is not supported/],
+      [{ selectors: { price: '//span[@class="price"' } }, /not a valid XPath expression: expected '\]'/],
+      [{ selectors: { price: '(foo(//span))' } }, /unknown function foo\(\)/],
+      [{ selectors: { price: '(//span)[' } }, /not a valid XPath expression/],
+      [{ selectors: { price: '//span[$p]' } }, /variables/],
+      [{ includeTags: ['//main'] }, /XPath is taken by selector fields only/],
       [{ selectors: { price: { selector: '.price', type: 'date' } } }, /selectors/],
       [{ selectors: {} }, /at least one field/],
       [{ formats: ['markdown', 'pdf'] }, /formats/],

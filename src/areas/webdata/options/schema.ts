@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PageAction } from '../../../core/browser/actions.ts';
-import { regexProblem, selectorProblem } from './selectors.ts';
+import { fieldSelectorProblem, isXPath, regexProblem, selectorProblem } from './selectors.ts';
 
 // The scraper options of extractions and crawls, named as Firecrawl's v1 scrape and crawl options are
 // (docs/webdata.md, "Scraper options"): output formats, what part of the page is content, actions in the
@@ -25,6 +25,19 @@ export const cssSelector = z
   .superRefine((s, ctx) => {
     const problem = selectorProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: `'${s}' is not a valid CSS selector: ${problem}` });
+  });
+
+/** A selector field's: CSS, or XPath 1.0 when it starts with `/`, `./`, `../` or `(`. */
+const fieldSelector = z
+  .string()
+  .trim()
+  .min(1)
+  .max(500)
+  .superRefine((s, ctx) => {
+    const problem = fieldSelectorProblem(s);
+    if (!problem) return;
+    const message = isXPath(s) ? `'${s}' is ${problem}` : `'${s}' is not a valid CSS selector: ${problem}`;
+    ctx.addIssue({ code: 'custom', message });
   });
 
 const pathRegex = z
@@ -85,10 +98,10 @@ export type FieldSpec = {
 const fieldName = z.string().min(1).max(100);
 const fieldSpec: z.ZodType<FieldSpec | string> = z.lazy(() =>
   z.union([
-    cssSelector,
+    fieldSelector,
     z
       .object({
-        selector: cssSelector,
+        selector: fieldSelector,
         attribute: z.string().min(1).max(100).optional(),
         type: z.enum(['text', 'html', 'number']).optional(),
         list: z.boolean().optional(),

@@ -1,4 +1,6 @@
 import { parseHTML } from 'linkedom';
+import { xpathProblem } from './xpath.ts';
+import { AXES, FUNCTIONS } from './xpath-parse.ts';
 
 // CSS selectors and path regexes given by callers, checked when the request arrives (a 400 naming the bad
 // one) rather than when a job meets them. Selectors are checked with the same engine that applies them
@@ -6,9 +8,30 @@ import { parseHTML } from 'linkedom';
 
 const probe = parseHTML('<html><body><p></p></body></html>').document;
 
+/**
+ * A field map's selector is XPath when it starts as only a path or an expression can: `/`, `./`, `../`,
+ * `(`, a function call (`count(`, `normalize-space(`) or an axis (`descendant::`). No CSS selector
+ * begins that way (CSS functions follow a `:`), so one string field serves both without a flag.
+ */
+export function isXPath(selector: string): boolean {
+  return XPATH_START.test(selector);
+}
+const XPATH_START = new RegExp(
+  `^\\s*(?:/|\\.\\.?/|\\(|(?:${Object.keys(FUNCTIONS).join('|')})\\s*\\(|(?:${AXES.join('|')})::)`,
+);
+
+/** Why a field map's selector (CSS or XPath) cannot be used, or null when it can. */
+export function fieldSelectorProblem(selector: string): string | null {
+  if (!isXPath(selector)) return selectorProblem(selector);
+  const problem = xpathProblem(selector);
+  return problem ? `not a valid XPath expression: ${problem}` : null;
+}
+
 /** Why a CSS selector cannot be used, or null when it can. */
 export function selectorProblem(selector: string): string | null {
-  if (/^\s*(\/|\(\/|\.\/)/.test(selector)) return 'XPath is not supported here; use a CSS selector';
+  if (isXPath(selector)) {
+    return 'XPath is taken by selector fields only; includeTags, excludeTags and actions take CSS';
+  }
   try {
     probe.querySelectorAll(selector);
     return null;
