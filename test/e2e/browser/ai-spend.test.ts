@@ -7,7 +7,8 @@ import { seedApiKey } from '../../seed.ts';
 import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts';
 
 // The AI spend page in headless Chromium: seeded usage of two API keys and two models over several days
-// draws as a stacked SVG chart, split by model or by key; an admin sets budgets and an allow-list there.
+// draws as a stacked SVG chart, split by model, by key or for the organization, in dollars or tokens; an admin
+// sets budgets and an allow-list there.
 
 let t: TestApp;
 let base: string;
@@ -78,6 +79,26 @@ describe('AI spend page in a browser', () => {
     const byKey = page.getByRole('img', { name: 'Spend per day by API key' });
     await byKey.waitFor();
     expect(await legend.getByRole('listitem').allTextContents()).toEqual(['test key', 'web shop']);
+
+    // The organization's own spend over time: one series, a bar per day of its total.
+    await page.getByRole('radio', { name: 'Organization' }).check();
+    const byOrg = page.getByRole('img', { name: 'Spend per day by organization' });
+    await byOrg.waitFor();
+    expect(await legend.getByRole('listitem').allTextContents()).toEqual([org.name]);
+    expect(await byOrg.locator(`[data-day="${dayBefore(0)}"] rect`).count()).toBe(1);
+    expect(await byOrg.locator('rect title').allTextContents()).toContain(
+      `${dayBefore(0)} · ${org.name}: $1.75`,
+    );
+    // Usage in tokens, where the model without a price counts too.
+    await page.getByRole('radio', { name: 'Model' }).check();
+    await page.getByRole('radio', { name: 'Tokens' }).check();
+    const tokens = page.getByRole('img', { name: 'Tokens per day by model' });
+    await tokens.waitFor();
+    expect(await tokens.locator('rect[data-series]').count()).toBe(5);
+    expect(await tokens.locator('rect title').allTextContents()).toContain(
+      `${dayBefore(2)} · pier/llama3.2: 1500`,
+    );
+    await shot(page, 'ai-spend-tokens');
 
     // Budgets: the organization's and one key's, and the key's allowed models.
     await page.getByLabel('USD per month (empty: none)').fill('50');

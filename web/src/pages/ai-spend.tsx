@@ -6,13 +6,17 @@ import { ErrorNote, Page, useLoad } from '../ui.tsx';
 import { dayRange, fmtUsd, SpendChart } from './spend-chart.tsx';
 import './ai-spend.css';
 
-// What the organization's apps spent through the model proxy: a chart per day by model or by API key, the
-// totals per model, and the budgets and allow-lists that limit it (docs/models.md, "Spend, budgets and
-// allow-lists").
+// What the organization's apps spent through the model proxy: a chart per day by model, by API key or for the
+// whole organization, in dollars or tokens, the totals per model, and the budgets and allow-lists that limit
+// it (docs/models.md, "Spend, budgets and allow-lists").
 
 type Usage = FnOutput<'getModelUsageForCli'>;
 type Limits = FnOutput<'getModelLimitsForCli'>;
 const DAYS = 30;
+// What the chart's segments are: one per model, per API key, or the organization's total alone.
+const BY = { model: 'Model', key: 'API key', org: 'Organization' } as const;
+type By = keyof typeof BY;
+const fmtTokens = (n: number) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : String(Math.round(n)));
 
 export function AiSpendPage(props: { org: Org }) {
   const orgSlug = props.org.slug;
@@ -24,15 +28,23 @@ export function AiSpendPage(props: { org: Org }) {
       ]),
     [orgSlug],
   );
-  const [by, setBy] = useState<'model' | 'key'>('model');
+  const [by, setBy] = useState<By>('model');
+  const [metric, setMetric] = useState<'cost' | 'tokens'>('cost');
   const [actionError, setActionError] = useState<unknown>(null);
   const [usage, limits] = data ?? [];
   const labels = new Map((limits?.keys ?? []).map((k) => [k.keyId, k.label]));
   const keyName = (id: string) =>
     id === '' ? 'before keys were counted' : (labels.get(id) ?? `revoked key ${id}`);
+  const seriesOf = (r: Usage['rows'][number]) =>
+    by === 'model' ? r.model : by === 'key' ? r.keyId : props.org.name;
+  // Cost leaves out models without a price (their tokens still count under Tokens).
   const points = (usage?.rows ?? [])
-    .filter((r) => r.costUsd !== null)
-    .map((r) => ({ day: r.day, series: by === 'model' ? r.model : r.keyId, costUsd: r.costUsd ?? 0 }));
+    .filter((r) => metric === 'tokens' || r.costUsd !== null)
+    .map((r) => ({
+      day: r.day,
+      series: seriesOf(r),
+      value: metric === 'tokens' ? r.totalTokens : (r.costUsd ?? 0),
+    }));
   const today = new Date().toISOString().slice(0, 10);
   const act = async (f: () => Promise<unknown>) => {
     setActionError(null);
@@ -58,18 +70,34 @@ export function AiSpendPage(props: { org: Org }) {
           </p>
           <fieldset class="env-switch">
             <legend>Split by</legend>
-            {(['model', 'key'] as const).map((b) => (
+            {(Object.keys(BY) as By[]).map((b) => (
               <label key={b} class="radio">
                 <input type="radio" name="spend-by" checked={by === b} onChange={() => setBy(b)} />
-                {b === 'model' ? 'Model' : 'API key'}
+                {BY[b]}
+              </label>
+            ))}
+          </fieldset>
+          <fieldset class="env-switch">
+            <legend>Show</legend>
+            {(['cost', 'tokens'] as const).map((m) => (
+              <label key={m} class="radio">
+                <input
+                  type="radio"
+                  name="spend-metric"
+                  checked={metric === m}
+                  onChange={() => setMetric(m)}
+                />
+                {m === 'cost' ? 'Cost' : 'Tokens'}
               </label>
             ))}
           </fieldset>
           <SpendChart
             points={points}
             days={dayRange(today, DAYS)}
-            label={`Spend per day by ${by === 'model' ? 'model' : 'API key'}`}
+            label={`${metric === 'cost' ? 'Spend' : 'Tokens'} per day by ${BY[by].toLowerCase()}`}
             labelOf={by === 'key' ? keyName : undefined}
+            format={metric === 'tokens' ? fmtTokens : undefined}
+            empty={metric === 'tokens' ? 'No model calls in this period.' : undefined}
           />
           <ModelTotals usage={usage} />
           <Budgets limits={limits} manager={isManager(props.org)} orgSlug={orgSlug} act={act} />

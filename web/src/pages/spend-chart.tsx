@@ -1,7 +1,8 @@
-// Spend over time as a stacked bar chart in plain SVG (no chart library: the dashboard's first load stays
-// small). One bar per UTC day, one segment per series (a model or an API key), a <title> on each segment.
+// Spend (or tokens) over time as a stacked bar chart in plain SVG (no chart library: the dashboard's first
+// load stays small). One bar per UTC day, one segment per series (a model, an API key or the organization),
+// a <title> on each segment.
 
-export type SpendPoint = { day: string; series: string; costUsd: number };
+export type SpendPoint = { day: string; series: string; value: number };
 
 const COLOURS = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2', '#65a30d', '#dc2626'];
 const OTHER = '#9ca3af';
@@ -24,7 +25,7 @@ function seriesOf(points: SpendPoint[]): {
   fold: (s: string) => string;
 } {
   const totals = new Map<string, number>();
-  for (const p of points) totals.set(p.series, (totals.get(p.series) ?? 0) + p.costUsd);
+  for (const p of points) totals.set(p.series, (totals.get(p.series) ?? 0) + p.value);
   const ranked = [...totals.entries()]
     .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
     .map(([s]) => s);
@@ -39,12 +40,16 @@ export function SpendChart(props: {
   days: string[];
   label: string;
   labelOf?: (s: string) => string;
+  /** How a value reads on the axis and in each segment's title (default: US dollars). */
+  format?: (n: number) => string;
+  empty?: string;
 }) {
+  const fmt = props.format ?? fmtUsd;
   const { names, colour, fold } = seriesOf(props.points);
   const byDay = new Map<string, Map<string, number>>();
   for (const p of props.points) {
     const m = byDay.get(p.day) ?? new Map<string, number>();
-    m.set(fold(p.series), (m.get(fold(p.series)) ?? 0) + p.costUsd);
+    m.set(fold(p.series), (m.get(fold(p.series)) ?? 0) + p.value);
     byDay.set(p.day, m);
   }
   const dayTotal = (d: string) => [...(byDay.get(d)?.values() ?? [])].reduce((a, b) => a + b, 0);
@@ -66,7 +71,7 @@ export function SpendChart(props: {
           <g key={v}>
             <line x1={left} x2={W - right} y1={8 + plotH - y(v)} y2={8 + plotH - y(v)} class="grid" />
             <text x={left - 6} y={8 + plotH - y(v) + 4} text-anchor="end" class="axis">
-              {fmtUsd(v)}
+              {fmt(v)}
             </text>
           </g>
         ))}
@@ -83,7 +88,7 @@ export function SpendChart(props: {
                 base -= h;
                 return (
                   <rect key={s} x={x} y={base} width={w} height={h} fill={colour(s)} data-series={s}>
-                    <title>{`${d} · ${nameOf(s)}: ${fmtUsd(v)}`}</title>
+                    <title>{`${d} · ${nameOf(s)}: ${fmt(v)}`}</title>
                   </rect>
                 );
               })}
@@ -105,7 +110,7 @@ export function SpendChart(props: {
             </li>
           ))}
         </ul>
-        {names.length === 0 ? <p class="muted">No priced usage in this period.</p> : null}
+        {names.length === 0 ? <p class="muted">{props.empty ?? 'No priced usage in this period.'}</p> : null}
       </figcaption>
     </figure>
   );
