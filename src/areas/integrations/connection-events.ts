@@ -25,33 +25,48 @@ export async function emitConnectionEvent(
   type: ConnectionEvent,
   more: { status?: string; statusReason?: string | null } = {},
 ): Promise<void> {
+  await sendAppWebhook(d, row, type, {
+    connectionId: row.id,
+    connectorSlug: row.connectorSlug,
+    endUserId: row.endUserId,
+    environment: row.environment,
+    status: more.status ?? row.status,
+    statusReason: more.statusReason === undefined ? row.statusReason : more.statusReason,
+  });
+}
+
+/**
+ * Queues one Standard Webhook to the URL the organization set for the environment (lifecycle events, sync
+ * runs, forwarded provider webhooks); nothing without a URL. A failure to queue is logged, never thrown:
+ * the change it reports stands either way and the app can read it.
+ */
+export async function sendAppWebhook(
+  d: EventDeps,
+  scope: { orgId: string; environment: 'production' | 'sandbox' },
+  type: string,
+  data: Record<string, unknown>,
+): Promise<boolean> {
   try {
     const [hook] = await d.db.orm
       .select()
       .from(hooks)
-      .where(and(eq(hooks.orgId, row.orgId), eq(hooks.environment, row.environment)));
-    if (!hook) return;
+      .where(and(eq(hooks.orgId, scope.orgId), eq(hooks.environment, scope.environment)));
+    if (!hook) return false;
     await queueWebhook(d, {
-      orgId: row.orgId,
-      environment: row.environment,
+      orgId: scope.orgId,
+      environment: scope.environment,
       url: hook.url,
       secret: d.keyring.decrypt(hook.secretEnc),
       type,
-      data: {
-        connectionId: row.id,
-        connectorSlug: row.connectorSlug,
-        endUserId: row.endUserId,
-        environment: row.environment,
-        status: more.status ?? row.status,
-        statusReason: more.statusReason === undefined ? row.statusReason : more.statusReason,
-      },
+      data,
     });
+    return true;
   } catch (err) {
-    // The connection's own change stands either way; the app can read it with GET /connections/{id}.
     d.log.warn(
-      { connectionId: row.id, type, err: (err as Error).message },
+      { type, connectionId: data.connectionId, err: (err as Error).message },
       'integrations: webhook not queued',
     );
+    return false;
   }
 }
 

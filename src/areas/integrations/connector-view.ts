@@ -28,7 +28,7 @@ export function connectorView(d: Deps, c: Connector) {
     pagination: c.pagination,
     logo: c.entry.logo,
     docsUrl: c.entry.docsUrl,
-    supports: { unified: c.unified, passthrough: true, syncs: false, webhooks: false },
+    supports: { unified: c.unified, passthrough: true, syncs: c.unified.includes('crm'), webhooks: false },
     variables: Object.entries(c.entry.variables).map(([name, v]) => ({
       name,
       label: v.label,

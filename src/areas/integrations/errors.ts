@@ -28,6 +28,10 @@ export const integrationsCatalogue = defineCatalogue({
     status: 403,
     message: 'This download link is not valid (altered or expired); ask Pier for a new one.',
   },
+  WEBHOOK_SIGNATURE_INVALID: {
+    status: 401,
+    message: "The provider webhook's signature does not verify with the operator's secret.",
+  },
   PROVIDER_FORBIDDEN: { status: 403, message: 'The provider does not allow this for the connected account.' },
   CONNECTOR_NOT_FOUND: { status: 404, message: 'No connector has that name.' },
   CONNECTION_NOT_FOUND: { status: 404, message: 'Connection not found.' },
@@ -35,11 +39,13 @@ export const integrationsCatalogue = defineCatalogue({
     status: 404,
     message: 'No webhook URL is set for integrations in this environment (PUT /v1/integrations/webhook).',
   },
+  SYNC_NOT_FOUND: { status: 404, message: 'Sync not found.' },
   PROVIDER_RESOURCE_NOT_FOUND: { status: 404, message: 'The provider has no such resource.' },
   CONNECTION_NOT_CONNECTED: {
     status: 409,
     message: 'This connection is not connected; the end user must connect it again.',
   },
+  SYNC_EXISTS: { status: 409, message: 'This connection already syncs this model.' },
   PROVIDER_RATE_LIMITED: { status: 429, message: 'The provider is rate limiting this connection.' },
   PROVIDER_ERROR: { status: 502, message: 'The provider failed.' },
 });
@@ -88,4 +94,8 @@ export const integrationsErrors = {
   passthroughPathInvalid: () => error('PASSTHROUGH_PATH_INVALID'),
   downloadUrlInvalid: (why: string) =>
     error('DOWNLOAD_URL_INVALID', `This download link is not valid: ${why}; ask Pier for a new one.`),
+  syncNotFound: () => error('SYNC_NOT_FOUND'),
+  syncExists: (model: string) => error('SYNC_EXISTS', `This connection already syncs ${model}.`),
+  webhookSignatureInvalid: (slug: string, why: string) =>
+    error('WEBHOOK_SIGNATURE_INVALID', `${slug} webhook refused: ${why}.`),
 } as const;

@@ -3,6 +3,8 @@ import { defineArea } from '../manifest.ts';
 import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { integrationsCatalogue } from './errors.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
+import { integrationsSyncJob, integrationsSyncsDueJob, SYNCS_DUE_CRON, SYNCS_DUE_JOB } from './sync-jobs.ts';
+import { SYNC_SETUP_OPERATIONS } from './sync-v1.ts';
 import { getIntegrationUsageByDayForCli } from './usage-fn.ts';
 import { integrationsHandRoutes, integrationsV1 } from './v1.ts';
 
@@ -14,8 +16,11 @@ export const integrationsArea = defineArea({
   v1: [integrationsV1],
   v1Plugins: [{ prefix: '/integrations', plugin: integrationsHandRoutes }],
   fns: [...integrationsDashboardFns, getIntegrationUsageByDayForCli],
-  jobs: [integrationsRefreshJob],
-  schedules: [{ job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON }],
+  jobs: [integrationsRefreshJob, integrationsSyncsDueJob, integrationsSyncJob],
+  schedules: [
+    { job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON },
+    { job: SYNCS_DUE_JOB, cron: SYNCS_DUE_CRON },
+  ],
   migrations: [
     {
       area: 'integrations',
@@ -23,12 +28,15 @@ export const integrationsArea = defineArea({
     },
   ],
   // Passthrough and the OAuth callback are not operations an agent should call blindly.
-  notTools: ['integrations.passthrough', 'getIntegrationUsageByDayForCli'],
+  // Syncs are set up once by the app's developer (docs/mcp.md); an agent reads the records.
+  notTools: ['integrations.passthrough', 'getIntegrationUsageByDayForCli', ...SYNC_SETUP_OPERATIONS],
 });
 
 // Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).
 declare module '../../core/jobs.ts' {
   interface JobPayloads {
     'integrations.refresh-tokens': PayloadOf<typeof integrationsRefreshJob>;
+    'integrations.syncs-due': PayloadOf<typeof integrationsSyncsDueJob>;
+    'integrations.sync': PayloadOf<typeof integrationsSyncJob>;
   }
 }

@@ -18,6 +18,7 @@ import { downloadUrlRoute, registerDownloads } from './downloads-v1.ts';
 import { integrationsErrors } from './errors.ts';
 import { passthrough } from './passthrough.ts';
 import * as S from './schema.ts';
+import { syncRoutes } from './sync-v1.ts';
 import { deleteWebhookSettings, getWebhookSettings, setWebhookSettings } from './webhook-settings.ts';
 
 // HTTP only: the zod contract of each operation and a call into the service. Mounted at /v1/integrations.
@@ -205,7 +206,7 @@ const escapeHtml = (s: string) =>
 export const integrationsV1 = defineV1Routes({
   name: 'integrations',
   prefix: '/integrations',
-  routes: [...connectionRoutes, ...webhookRoutes, ...contentRoutes, downloadUrlRoute],
+  routes: [...connectionRoutes, ...webhookRoutes, ...contentRoutes, downloadUrlRoute, ...syncRoutes],
 });
 
 /** The routes written by hand: the public OAuth callback (a redirect) and passthrough (the provider's answer). */
