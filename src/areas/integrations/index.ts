@@ -28,7 +28,7 @@ export const integrationsArea = defineArea({
     },
   ],
   // Passthrough and the OAuth callback are not operations an agent should call blindly.
-  // Syncs are set up once by the app's developer (docs/mcp.md); an agent reads the records.
+  // Syncs are set up once by the app's developer and read by the app's code (docs/mcp.md).
   notTools: ['integrations.passthrough', 'getIntegrationUsageByDayForCli', ...SYNC_SETUP_OPERATIONS],
 });
 

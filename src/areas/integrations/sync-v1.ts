@@ -19,7 +19,7 @@ import {
 const scope = (c: V1Context) => ({ orgId: c.caller.orgId, environment: c.caller.environment });
 const SYNC_ERR: readonly ErrorCode[] = ['SYNC_NOT_FOUND'];
 
-/** Not MCP tools: set up once by a person, and tools/list has a byte budget (docs/mcp.md). */
+/** Not MCP tools: set up once by a person, read by the app's code; tools/list has a byte budget (docs/mcp.md). */
 export const SYNC_SETUP_OPERATIONS = [
   'integrations.syncs.create',
   'integrations.syncs.list',
@@ -28,6 +28,7 @@ export const SYNC_SETUP_OPERATIONS = [
   'integrations.syncs.delete',
   'integrations.syncs.run',
   'integrations.syncs.runs',
+  'integrations.records.list',
 ];
 
 export const syncRoutes = [
