@@ -183,17 +183,23 @@ describe('budgets over Anthropic and Google usage', () => {
 });
 
 describe('media the model or its provider cannot take', () => {
-  it('sends input_audio to Google as inlineData', async () => {
+  it('sends input_audio to Google as inlineData and to the pier server as input_audio', async () => {
     const { client } = await tenant();
     const wav = Buffer.from('RIFF fake wav').toString('base64');
-    await client.chat.completions.create({
-      model: 'gemini-2.5-flash',
-      messages: [
-        { role: 'user', content: [{ type: 'input_audio', input_audio: { data: wav, format: 'wav' } }] },
-      ],
-    });
+    const withAudio = (model: string) =>
+      client.chat.completions.create({
+        model,
+        messages: [
+          { role: 'user', content: [{ type: 'input_audio', input_audio: { data: wav, format: 'wav' } }] },
+        ],
+      });
+    await withAudio('gemini-2.5-flash');
     expect(JSON.stringify(lastBody(f.google))).toContain(
       `"inlineData":{"mimeType":"audio/wav","data":"${wav}"`,
+    );
+    await withAudio('pier/qwen2-audio');
+    expect(JSON.stringify(lastBody(f.pier))).toContain(
+      `"type":"input_audio","input_audio":{"data":"${wav}","format":"wav"}`,
     );
   });
 
