@@ -2,8 +2,9 @@ import crypto from 'node:crypto';
 import { listen, type Unlisten } from '../../core/db/notify.ts';
 import type { Deps } from '../../deps.ts';
 import type { StepDef } from './definition.ts';
-import { backoffFor, CRASH_LIMIT, failureOutput, isRetryable, retryPolicy } from './retry-policy.ts';
-import { advanceIn, applyEffects, failRunIn, WAKE_CANCEL, WAKE_CHANNEL } from './scheduler.ts';
+import { backoffFor, CRASH_LIMIT, isRetryable, retryPolicy } from './retry-policy.ts';
+import { applyEffects, WAKE_CANCEL, WAKE_CHANNEL } from './scheduler.ts';
+import { completeStepIn, failStepIn } from './step-end.ts';
 import type { StepCtx } from './steps/context.ts';
 import { StepError } from './steps/context.ts';
 import { executeStep } from './steps/execute.ts';
@@ -209,27 +210,17 @@ export class WorkflowEngine {
       await this.#fail(row, def, new StepError(tooLarge));
       return;
     }
-    await this.#complete(row, json, result.credits, null);
+    await this.#complete(row, json, result.credits);
   }
 
   /** Stores the output and schedules what follows, if the step is still this worker's. */
-  async #complete(row: Claimed, json: string, credits: number, lastError: string | null): Promise<void> {
-    const deps = this.#deps;
-    const effects = await deps.db.transaction(async (tx) => {
-      const { rows: mine } = await tx.query(
-        `update workflow_step_states set status = 'completed', output = $3, credits_used = $4,
-           completed_at = now(), lease_until = null, last_error = $6
-          where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5 returning step_id`,
-        [row.run_id, row.step_id, json, credits, this.workerId, lastError],
-      );
-      if (!mine.length) return null;
-      await tx.query('update workflow_runs set credits_used = credits_used + $2 where id = $1', [
-        row.run_id,
-        credits,
-      ]);
-      return advanceIn(tx, deps, row.run_id);
-    });
-    if (effects) await applyEffects(deps, effects);
+  async #complete(row: Claimed, json: string, credits: number): Promise<void> {
+    const owner = { status: 'running' as const, workerId: this.workerId };
+    const s = { runId: row.run_id, stepId: row.step_id, owner };
+    const effects = await this.#deps.db.transaction((tx) =>
+      completeStepIn(tx, this.#deps, s, json, credits, null),
+    );
+    if (effects) await applyEffects(this.#deps, effects);
   }
 
   async #fail(row: Claimed, def: StepDef, err: unknown): Promise<void> {
@@ -246,19 +237,9 @@ export class WorkflowEngine {
       );
       return;
     }
-    if (def.continueOnError) {
-      await this.#complete(row, JSON.stringify(failureOutput(err, row.attempts)), 0, message);
-      return;
-    }
-    const effects = await deps.db.transaction(async (tx) => {
-      const { rows: mine } = await tx.query(
-        `update workflow_step_states set status = 'failed', last_error = $3, completed_at = now(), lease_until = null
-          where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $4 returning step_id`,
-        [row.run_id, row.step_id, message, this.workerId],
-      );
-      if (!mine.length) return null;
-      return failRunIn(tx, row.run_id, row.step_id, message);
-    });
+    const owner = { status: 'running' as const, workerId: this.workerId };
+    const s = { runId: row.run_id, stepId: row.step_id, owner, def };
+    const effects = await deps.db.transaction((tx) => failStepIn(tx, deps, s, err, row.attempts));
     if (effects) await applyEffects(deps, effects);
   }
 }

@@ -20,7 +20,7 @@ export async function notifyWorkers(deps: Deps, payload: string, tx?: Queryable)
   await (tx ?? deps.db).query('select pg_notify($1, $2)', [WAKE_CHANNEL, payload]);
 }
 
-type Effects = { promoted: number; finished: RunStatus | null; runId: string };
+export type Effects = { promoted: number; finished: RunStatus | null; runId: string };
 const TERMINAL: StepStatus[] = ['completed', 'skipped', 'failed'];
 
 /** Promotes/skips the run's pending steps; completes the run when nothing is left. Inside `tx`. */

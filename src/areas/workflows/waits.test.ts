@@ -193,6 +193,32 @@ describe('workflow waits and concurrency', { timeout: 180_000 }, () => {
     expect((await api.post(`/workflows/runs/${second}/approvals/ok`, { approved: true })).statusCode).toBe(
       409,
     );
+
+    // A rejection is a step failing like any other: with continueOnError the run goes on and can branch.
+    const lenient = await create({
+      slug: 'lenient',
+      steps: [
+        { id: 'ok', type: 'wait', wait: { approval: {} }, continueOnError: true },
+        {
+          id: 'yes',
+          type: 'condition',
+          expression: '$not($exists(steps.ok.output.error))',
+          dependsOn: ['ok'],
+        },
+        { id: 'after', type: 'transform', expression: 'steps.ok.output.error.message', dependsOn: ['yes'] },
+      ],
+    });
+    const third = await start(lenient);
+    await until(third, waiting('ok'));
+    await api.post(`/workflows/runs/${third}/approvals/ok`, { approved: false, comment: 'not now' });
+    const went = await until(third, finished);
+    expect(went.status).toBe('completed');
+    expect(went.stepStates.ok).toMatchObject({
+      status: 'completed',
+      lastError: 'Rejected (by an API call): not now',
+    });
+    expect(went.output.yes).toBe(false);
+    expect(went.output.after).toBe('Rejected (by an API call): not now');
   });
 
   it('holds a second run with the same concurrency key until the first ends, and limits the start rate', async () => {

@@ -2,8 +2,8 @@ import jsonata from 'jsonata';
 import type { Queryable } from '../../../core/db/client.ts';
 import type { Deps } from '../../../deps.ts';
 import type { StepDef } from '../definition.ts';
-import { failureOutput } from '../retry-policy.ts';
-import { advanceIn, applyEffects, failRunIn } from '../scheduler.ts';
+import { applyEffects } from '../scheduler.ts';
+import { completeStepIn, failStepIn } from '../step-end.ts';
 import { StepError } from '../steps/context.ts';
 import type { StepStatus } from '../tables.ts';
 import { durationMs } from './def.ts';
@@ -25,6 +25,7 @@ export type WaitRow = {
   error: string | null;
   decided_at: Date | null;
   step_status: StepStatus;
+  attempts: number;
   steps: StepDef[];
 };
 
@@ -32,7 +33,7 @@ export type Resolution = 'resolved' | 'not_waiting' | 'already_decided';
 
 async function lockWait(tx: Queryable, waitId: string): Promise<WaitRow | null> {
   const { rows } = await tx.query<WaitRow>(
-    `select w.id, w.run_id, w.step_id, w.kind, w.error, w.decided_at, s.status as step_status, r.steps
+    `select w.id, w.run_id, w.step_id, w.kind, w.error, w.decided_at, s.status as step_status, s.attempts, r.steps
        from workflow_waits w
        join workflow_step_states s on s.run_id = w.run_id and s.step_id = w.step_id
        join workflow_runs r on r.id = w.run_id
@@ -70,24 +71,21 @@ export async function resolveWait(deps: Deps, waitId: string, how: How): Promise
       return { r: 'not_waiting' as const, effects: null };
     if (how.kind === 'approval')
       await tx.query('update workflow_waits set decided_at = $2 where id = $1', [w.id, now.toISOString()]);
-    let o = outcome(w, how, now);
-    // continueOnError: a rejection or timeout completes the step with `{ error }`, as a failed step would.
-    const continues = w.steps.find((s) => s.id === w.step_id)?.continueOnError;
-    if ('error' in o && continues) o = { output: failureOutput(new StepError(o.error), 1) };
-    if ('error' in o) {
-      await tx.query(
-        `update workflow_step_states set status = 'failed', last_error = $3, completed_at = $4
-          where run_id = $1 and step_id = $2 and status = 'waiting'`,
-        [w.run_id, w.step_id, o.error, now.toISOString()],
-      );
-      return { r: 'resolved' as const, effects: await failRunIn(tx, w.run_id, w.step_id, o.error) };
-    }
-    await tx.query(
-      `update workflow_step_states set status = 'completed', output = $3, completed_at = $4, last_error = null
-        where run_id = $1 and step_id = $2 and status = 'waiting'`,
-      [w.run_id, w.step_id, JSON.stringify(o.output), now.toISOString()],
-    );
-    return { r: 'resolved' as const, effects: await advanceIn(tx, deps, w.run_id) };
+    const o = outcome(w, how, now);
+    // The step ends as a worker's would (step-end.ts): a rejection or a timeout is a failure for good,
+    // so `continueOnError` completes it with `{ error }` and anything else fails the run.
+    const s = {
+      runId: w.run_id,
+      stepId: w.step_id,
+      owner: { status: 'waiting' as const },
+      def: w.steps.find((x) => x.id === w.step_id),
+      at: now,
+    };
+    const effects =
+      'error' in o
+        ? await failStepIn(tx, deps, s, new StepError(o.error), w.attempts)
+        : await completeStepIn(tx, deps, s, JSON.stringify(o.output), 0, null);
+    return { r: 'resolved' as const, effects };
   });
   if (result.effects) await applyEffects(deps, result.effects);
   return result.r;
