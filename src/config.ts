@@ -207,6 +207,7 @@ const envSchema = z.object({
   // The largest output (JSON) a step, and all of a run's steps together, may store.
   WORKFLOW_STEP_OUTPUT_MAX_KB: z.coerce.number().int().min(1).max(65_536).default(1024),
   WORKFLOW_RUN_OUTPUT_MAX_KB: z.coerce.number().int().min(1).max(1_048_576).default(10_240),
+  WORKFLOW_EVENT_RETENTION_HOURS: z.coerce.number().min(0.01).max(8760).default(24),
   WORKFLOW_PRICES: optionalString.pipe(
     z
       .string()
@@ -318,6 +319,8 @@ export type Config = {
     runParallelism: number;
     stepOutputMaxBytes: number;
     runOutputMaxBytes: number;
+    /** How long received events are kept for waits that begin after them. */
+    eventRetentionMs: number;
     prices: Record<string, number>;
   };
   /** The shared Chromium pool (src/core/browser/pool.ts). */
@@ -474,6 +477,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       runParallelism: e.WORKFLOW_RUN_PARALLELISM,
       stepOutputMaxBytes: e.WORKFLOW_STEP_OUTPUT_MAX_KB * 1024,
       runOutputMaxBytes: e.WORKFLOW_RUN_OUTPUT_MAX_KB * 1024,
+      eventRetentionMs: e.WORKFLOW_EVENT_RETENTION_HOURS * 3_600_000,
       prices: e.WORKFLOW_PRICES ?? {},
     },
   };

@@ -9,8 +9,8 @@ import {
 import { startEngine } from './engine.ts';
 import { workflowsCatalogue } from './errors.ts';
 import { workflowsPublicRoutes } from './http.ts';
-import { triggersTickJob, waitDueJob } from './jobs.ts';
-import { TRIGGERS_TICK_CRON, TRIGGERS_TICK_JOB } from './triggers/schedules.ts';
+import { triggersTickJob, waitDueJob, waitStoredJob } from './jobs.ts';
+import { TRIGGERS_TICK_CRON, TRIGGERS_TICK_JOB } from './triggers/tick.ts';
 import { getWorkflowUsageByDayForCli, getWorkflowUsageForCli } from './usage-fn.ts';
 import { workflowsV1 } from './v1.ts';
 
@@ -34,7 +34,7 @@ export const workflowsArea = defineArea({
   v1: [workflowsV1],
   // The inbound webhook and the approval links: signed URLs, no API key (public-links.ts).
   http: workflowsPublicRoutes,
-  jobs: [waitDueJob, triggersTickJob],
+  jobs: [waitDueJob, waitStoredJob, triggersTickJob],
   schedules: [{ job: TRIGGERS_TICK_JOB, cron: TRIGGERS_TICK_CRON }],
   migrations: [
     {
@@ -50,6 +50,7 @@ export { workflowUsage } from './usage-fn.ts';
 declare module '../../core/jobs.ts' {
   interface JobPayloads {
     'workflows.wait.due': PayloadOf<typeof waitDueJob>;
+    'workflows.wait.stored': PayloadOf<typeof waitStoredJob>;
     'workflows.triggers.tick': PayloadOf<typeof triggersTickJob>;
   }
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { defineJob } from '../../core/jobs.ts';
 import type { Deps } from '../../deps.ts';
-import { TRIGGERS_TICK_JOB, tickSchedules } from './triggers/schedules.ts';
-import { WAIT_DUE_JOB } from './waits/begin.ts';
-import { resolveWait } from './waits/resolve.ts';
+import { TRIGGERS_TICK_JOB, tickTriggers } from './triggers/tick.ts';
+import { WAIT_DUE_JOB, WAIT_STORED_JOB } from './waits/begin.ts';
+import { resolveWait, resumeFromStoredEvents } from './waits/resolve.ts';
 
-// The area's jobs on the Postgres queue: a wait's due time (a sleep's end, a timeout) and the minute tick
-// of cron schedules (docs/workflows.md, "Triggers" and "Waits").
+// The area's jobs on the Postgres queue: a wait's due time (a sleep's end, a timeout), an event wait's
+// look at the stored events, and the minute tick of cron schedules and stored events (docs/workflows.md, "Triggers" and "Waits").
 
 type Ctx = { deps: Deps };
 
@@ -31,6 +31,18 @@ export const waitDueJob = defineJob({
   },
 });
 
+export const waitStoredJob = defineJob({
+  name: WAIT_STORED_JOB,
+  schema: z.object({ waitId: z.string().uuid() }),
+  retry: { limit: 5, delaySec: 2, backoff: true },
+  concurrency: 2,
+  expireInSeconds: 300,
+  handle: async (data, { deps }: Ctx) => {
+    // A wait resumed meanwhile (by an event arriving, a timeout, a cancel) is left as it is.
+    await resumeFromStoredEvents(deps, data.waitId);
+  },
+});
+
 export const triggersTickJob = defineJob({
   name: TRIGGERS_TICK_JOB,
   cronOnly: true,
@@ -39,6 +51,6 @@ export const triggersTickJob = defineJob({
   concurrency: 1,
   expireInSeconds: 600,
   handle: async (_data, { deps }: Ctx) => {
-    await tickSchedules(deps);
+    await tickTriggers(deps);
   },
 });

@@ -157,3 +157,30 @@ export const workflowLoopItems = pgTable(
   },
   (t) => [primaryKey({ columns: [t.runId, t.stepId, t.itemIndex, t.subStepId] })],
 );
+
+/**
+ * One claim of a step by a worker: what it was given (templates filled) and how it ended, so the run page
+ * shows every attempt with its own error. `n` counts claims; `attempt` is the retry attempt it served (a
+ * claim after a crash serves the same attempt again).
+ */
+export const workflowStepAttempts = pgTable(
+  'workflow_step_attempts',
+  {
+    runId: uuid('run_id')
+      .notNull()
+      .references(() => workflowRuns.id, { onDelete: 'cascade' }),
+    stepId: text('step_id').notNull(),
+    n: integer('n').notNull(),
+    attempt: integer('attempt').notNull(),
+    /** running, completed, failed, retrying, or interrupted (its worker stopped or died). */
+    outcome: text('outcome')
+      .$type<'running' | 'completed' | 'failed' | 'retrying' | 'interrupted'>()
+      .notNull(),
+    /** The step's resolved input (capped; see steps/input.ts). */
+    input: jsonb('input').$type<unknown>(),
+    error: text('error'),
+    startedAt: timestamp('started_at', { withTimezone: true }).notNull(),
+    endedAt: timestamp('ended_at', { withTimezone: true }),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.stepId, t.n] })],
+);

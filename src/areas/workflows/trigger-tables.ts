@@ -48,9 +48,38 @@ export const workflowTriggerFires = pgTable(
     outcome: text('outcome').$type<FireOutcome>().notNull(),
     runId: uuid('run_id'),
     detail: text('detail'),
+    /** The stored event that fired it: an event starts a workflow once, however often it is delivered. */
+    eventId: uuid('event_id'),
     firedAt: timestamp('fired_at', { withTimezone: true }).notNull(),
   },
-  (t) => [index('workflow_trigger_fires_wf_idx').on(t.workflowId, t.trigger, t.ref, t.firedAt)],
+  (t) => [
+    index('workflow_trigger_fires_wf_idx').on(t.workflowId, t.trigger, t.ref, t.firedAt),
+    uniqueIndex('workflow_trigger_fires_event_idx')
+      .on(t.eventId, t.workflowId)
+      .where(sql`event_id is not null`),
+  ],
+);
+
+/**
+ * Every event received (`POST /v1/workflows/events`), kept for WORKFLOW_EVENT_RETENTION_HOURS: a wait that
+ * begins after its event arrived still finds it, and triggers are delivered from this row, so a crash
+ * between receipt and the runs' start is finished by the minute tick (`triggersDoneAt` still null).
+ */
+export const workflowEvents = pgTable(
+  'workflow_events',
+  {
+    id: uuid('id').primaryKey(),
+    orgId: uuid('org_id').notNull(),
+    environment: text('environment').notNull(),
+    name: text('name').notNull(),
+    payload: jsonb('payload').$type<unknown>(),
+    receivedAt: timestamp('received_at', { withTimezone: true }).notNull(),
+    triggersDoneAt: timestamp('triggers_done_at', { withTimezone: true }),
+  },
+  (t) => [
+    index('workflow_events_name_idx').on(t.orgId, t.environment, t.name, t.receivedAt),
+    index('workflow_events_pending_idx').on(t.receivedAt).where(sql`triggers_done_at is null`),
+  ],
 );
 
 export const WAIT_KINDS = ['sleep', 'event', 'approval'] as const;

@@ -1,10 +1,11 @@
+import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
 import { ManualClock } from '../../core/clock.ts';
-import { tickSchedules } from './triggers/schedules.ts';
+import { tickTriggers } from './triggers/tick.ts';
 
 // Triggers as a user sees them: a cron schedule firing on the test clock (its time zone, overlap policy and
 // the one catch-up after downtime), an event starting every subscribed workflow whose filter passes, the
@@ -89,11 +90,11 @@ describe('workflow triggers', { timeout: 120_000 }, () => {
         schedules: [{ cron: '0 9 * * *', timezone: 'Europe/Oslo', variables: { region: 'north' } }],
       },
     });
-    await tickSchedules(t.deps);
+    await tickTriggers(t.deps);
     expect(await runsOf(wf.id)).toHaveLength(0);
     clock.set(new Date('2026-12-07T08:00:20Z')); // 09:00:20 in Oslo
-    await tickSchedules(t.deps);
-    await tickSchedules(t.deps); // a second worker's tick in the same minute
+    await tickTriggers(t.deps);
+    await tickTriggers(t.deps); // a second worker's tick in the same minute
     let runs = await runsOf(wf.id);
     expect(runs).toHaveLength(1);
     expect(runs[0]!.trigger).toEqual({
@@ -105,13 +106,13 @@ describe('workflow triggers', { timeout: 120_000 }, () => {
 
     // Next day the first run still waits for its approval: overlap skip records the slot, starts nothing.
     clock.set(new Date('2026-12-08T08:00:30Z'));
-    await tickSchedules(t.deps);
+    await tickTriggers(t.deps);
     expect(await runsOf(wf.id)).toHaveLength(1);
 
     // Pier "down" for three days: one catch-up run for the latest slot, not three.
     await api.post(`/workflows/runs/${runs[0]!.id}/cancel`);
     clock.set(new Date('2026-12-11T10:00:00Z'));
-    await tickSchedules(t.deps);
+    await tickTriggers(t.deps);
     runs = await runsOf(wf.id);
     expect(runs).toHaveLength(2);
     expect(runs[0]!.trigger.slot).toBe('2026-12-11T08:00:00.000Z');
@@ -141,9 +142,9 @@ describe('workflow triggers', { timeout: 120_000 }, () => {
       },
     });
     clock.set(new Date('2026-12-14T13:00:10Z'));
-    await tickSchedules(t.deps);
+    await tickTriggers(t.deps);
     clock.set(new Date('2026-12-14T14:00:10Z'));
-    await tickSchedules(t.deps);
+    await tickTriggers(t.deps);
     const runs = await runsOf(wf.id);
     expect(runs.map((r) => r.queued)).toEqual([true, false]); // newest first: the 14:00 run waits
     // Approving the first run lets the queued one start.
@@ -265,5 +266,74 @@ describe('workflow triggers', { timeout: 120_000 }, () => {
     const view = (await api.get(`/workflows/${wf.id}/triggers`)).json();
     expect(view.webhook.url).toBe(rotated.webhookUrl);
     expect(view.webhook.lastFires.map((f: any) => f.outcome)).toEqual(['invalid', 'started']);
+  });
+
+  it('fires a schedule slot exactly once: a crash before its run is written leaves the slot to the next tick', async () => {
+    const wf = await create({
+      slug: 'hourly',
+      steps: [approval],
+      triggers: { schedules: [{ cron: '15 * * * *' }] },
+    });
+    const slot = new Date(Math.ceil(clock.now().getTime() / 3_600_000) * 3_600_000 + 15 * 60_000);
+    clock.set(new Date(slot.getTime() + 10_000));
+    // "The process dies" after claiming the slot, as it inserts the run: the database refuses the insert.
+    await t.deps.db.query(`create function pier_test_die() returns trigger language plpgsql as $$
+      begin raise exception 'process died'; end $$`);
+    await t.deps.db.query(`create trigger pier_test_die before insert on workflow_runs for each row
+      when (new.workflow_id = '${wf.id}') execute function pier_test_die()`);
+    await tickTriggers(t.deps);
+    const state = async () =>
+      (await t.deps.db.query('select last_slot from workflow_schedules where workflow_id = $1', [wf.id]))
+        .rows[0];
+    expect(await state()).toEqual({ last_slot: null });
+    expect(await runsOf(wf.id)).toHaveLength(0);
+    await t.deps.db.query('drop trigger pier_test_die on workflow_runs');
+    await t.deps.db.query('drop function pier_test_die');
+    await tickTriggers(t.deps);
+    await tickTriggers(t.deps);
+    const runs = await runsOf(wf.id);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.trigger.slot).toBe(slot.toISOString());
+    const view = (await api.get(`/workflows/${wf.id}/triggers`)).json();
+    expect(view.schedules[0].lastFires.map((f: any) => f.outcome)).toEqual(['started']);
+    await api.post(`/workflows/runs/${runs[0]!.id}/cancel`);
+  });
+
+  it('delivers a stored event a dead process left, starting each subscribed workflow once; old events are dropped', async () => {
+    const wf = await create({
+      slug: 'on-ship',
+      steps: [approval],
+      triggers: { events: [{ name: 'order.shipped' }] },
+    });
+    // Stored, then the process died before delivering it.
+    const lost = crypto.randomUUID();
+    await t.deps.db.query(
+      `insert into workflow_events (id, org_id, environment, name, payload, received_at)
+       values ($1, $2, 'production', 'order.shipped', '{}', $3)`,
+      [lost, a.org.id, clock.now().toISOString()],
+    );
+    await tickTriggers(t.deps); // too fresh: the request that stored it may be delivering it now
+    expect(await runsOf(wf.id)).toHaveLength(0);
+    clock.advance(31_000);
+    await tickTriggers(t.deps);
+    let runs = await runsOf(wf.id);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.trigger).toMatchObject({ type: 'event', ref: 'order.shipped', eventId: lost });
+    // Delivered, then the process died before marking it so: delivered again, nothing starts twice.
+    const sent = (await api.post('/workflows/events', { name: 'order.shipped', payload: {} })).json();
+    expect(sent.runs).toHaveLength(1);
+    await t.deps.db.query('update workflow_events set triggers_done_at = null where id = $1', [sent.id]);
+    clock.advance(31_000);
+    await tickTriggers(t.deps);
+    runs = await runsOf(wf.id);
+    expect(runs).toHaveLength(2);
+    const kept = async () =>
+      (await t.deps.db.query('select id from workflow_events where id = any($1::uuid[])', [[lost, sent.id]]))
+        .rows.length;
+    expect(await kept()).toBe(2);
+    clock.advance(25 * 3_600_000); // past WORKFLOW_EVENT_RETENTION_HOURS (24)
+    await tickTriggers(t.deps);
+    expect(await kept()).toBe(0);
+    for (const r of runs) await api.post(`/workflows/runs/${r.id}/cancel`);
   });
 });

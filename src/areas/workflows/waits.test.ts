@@ -123,6 +123,46 @@ describe('workflow waits and concurrency', { timeout: 180_000 }, () => {
     );
   });
 
+  it('takes an event sent after the run started but before its wait began, once per wait', async () => {
+    const id = await create({
+      slug: 'early-bird',
+      variables: { orderId: { type: 'string', required: true } },
+      steps: [
+        { id: 'ok', type: 'wait', wait: { approval: {} } },
+        {
+          id: 'paid',
+          type: 'wait',
+          wait: { event: 'invoice.paid', match: 'event.payload.orderId = variables.orderId' },
+          dependsOn: ['ok'],
+        },
+        { id: 'again', type: 'wait', wait: { event: 'invoice.paid' }, dependsOn: ['paid'] },
+      ],
+    });
+    const send = async (payload: Record<string, unknown>) =>
+      (await api.post('/workflows/events', { name: 'invoice.paid', payload })).json();
+    await send({ orderId: 'A1', n: 0 }); // before the run: not the run's
+    await new Promise((ok) => setTimeout(ok, 5));
+    const runId = await start(id, { orderId: 'A1' });
+    await until(runId, waiting('ok'));
+    expect((await send({ orderId: 'B2', n: 1 })).resumedWaits).toBe(0);
+    expect((await send({ orderId: 'A1', n: 2 })).resumedWaits).toBe(0); // nobody waits for it yet
+    await api.post(`/workflows/runs/${runId}/approvals/ok`, { approved: true });
+    // The wait begins and finds the stored event at once; the next wait does not take the same event again,
+    // but the first stored one after the run started that it matches (n 1: it has no match).
+    const r = await until(runId, (x) => x.stepStates.again?.status === 'completed');
+    expect(r.stepStates.paid.status).toBe('completed');
+    expect(r.output.paid.event.payload).toEqual({ orderId: 'A1', n: 2 });
+    expect(r.output.again.event.payload).toEqual({ orderId: 'B2', n: 1 });
+    expect(r.status).toBe('completed');
+    // Another organization's stored event is never seen.
+    const third = await start(id, { orderId: 'C3' });
+    await other.post('/workflows/events', { name: 'invoice.paid', payload: { orderId: 'C3' } });
+    await until(third, waiting('ok'));
+    await api.post(`/workflows/runs/${third}/approvals/ok`, { approved: true });
+    expect((await until(third, waiting('paid'))).stepStates.paid.status).toBe('waiting');
+    await api.post(`/workflows/runs/${third}/cancel`);
+  });
+
   it('fails a wait for an event at its timeout, or goes on with onTimeout continue', async () => {
     const id = await create({
       slug: 'impatient',

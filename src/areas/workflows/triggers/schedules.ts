@@ -1,22 +1,23 @@
 import crypto from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import type { Queryable } from '../../../core/db/client.ts';
 import type { Deps } from '../../../deps.ts';
 import { releaseHeld } from '../scheduler.ts';
+import { afterStart, type Started } from '../start.ts';
 import { workflows } from '../tables.ts';
 import { scheduleRef } from './config.ts';
 import { lastSlot, parseCron } from './cron.ts';
-import { fire, recordFire } from './fire.ts';
+import { fireIn, recordFire } from './fire.ts';
 
 // Cron schedules. A minute tick on workers (`workflows.triggers.tick`) finds, per schedule, the latest slot
 // at or before now (the test clock in tests). A slot newer than the one last claimed is claimed with a
 // conditional update — the worker whose update wins fires it, so several workers never fire one slot
 // twice — and fired by the schedule's overlap policy. After downtime the latest missed slot is the one
 // found, so a schedule catches up once, not once per missed slot; with catchUp false a slot found more
-// than LATE_MS after its time is recorded as missed instead. A slot is fired at most once (a process dying
-// between the claim and the run loses that slot). The tick also releases held runs a dead process left.
+// than LATE_MS after its time is recorded as missed instead. The claim, the run and the fire's record are
+// one transaction, so a slot is fired exactly once (decision 130). The tick also releases held runs a dead
+// process left (and, in tick.ts, delivers stored events a dead process left).
 
-export const TRIGGERS_TICK_JOB = 'workflows.triggers.tick';
-export const TRIGGERS_TICK_CRON = '* * * * *';
 /** A slot found later than this after its time counts as missed (the tick runs every minute). */
 export const LATE_MS = 2 * 60_000;
 
@@ -71,6 +72,58 @@ type ScheduleRow = {
   last_slot: Date | string | null;
 };
 
+/**
+ * Claims the slot and fires it in one transaction: another worker's claim waits on the row lock and then
+ * finds the slot taken, and a process dying before the commit leaves the slot unclaimed for the next tick.
+ */
+async function fireSlotIn(
+  tx: Queryable,
+  deps: Deps,
+  s: ScheduleRow,
+  wf: WorkflowRow,
+  slot: Date,
+  now: Date,
+): Promise<{ started: Started | null }> {
+  const none = { started: null };
+  const { rows: won } = await tx.query(
+    `update workflow_schedules set last_slot = $2
+      where id = $1 and (last_slot is null or last_slot < $2) returning id`,
+    [s.id, slot.toISOString()],
+  );
+  if (!won.length) return none;
+  const f = { trigger: 'schedule' as const, ref: s.ref, slot };
+  if (!s.catch_up && now.getTime() - slot.getTime() > LATE_MS) {
+    await recordFire(
+      tx,
+      deps,
+      wf,
+      f,
+      'missed',
+      null,
+      'Pier was not running at this time and catchUp is false.',
+    );
+    return none;
+  }
+  if (s.overlap === 'skip') {
+    const { rows: busy } = await tx.query(
+      `select id from workflow_runs where workflow_id = $1 and trigger_ref = $2
+          and status in ('pending', 'running') limit 1`,
+      [wf.id, `schedule:${s.ref}`],
+    );
+    if (busy.length) {
+      const why = "The schedule's previous run is still going (overlap: skip).";
+      await recordFire(tx, deps, wf, f, 'skipped', null, why);
+      return none;
+    }
+  }
+  return fireIn(tx, deps, wf, {
+    ...f,
+    given: s.variables,
+    run: { type: 'schedule', ref: s.ref, slot: slot.toISOString() },
+    serialKey: s.overlap === 'queue' ? `schedule:${s.ref}` : null,
+  });
+}
+
 export async function tickSchedules(deps: Deps): Promise<void> {
   const now = deps.clock.now();
   const { rows } = await deps.db.query<ScheduleRow>('select * from workflow_schedules');
@@ -82,50 +135,15 @@ export async function tickSchedules(deps: Deps): Promise<void> {
       continue; // checked at create; a zone a runtime upgrade dropped must not stop the others
     }
     if (!slot || slot <= new Date(s.since) || (s.last_slot && slot <= new Date(s.last_slot))) continue;
-    const { rows: won } = await deps.db.query(
-      `update workflow_schedules set last_slot = $2
-        where id = $1 and (last_slot is null or last_slot < $2) returning id`,
-      [s.id, slot.toISOString()],
-    );
-    if (!won.length) continue;
-    const [wf] = await deps.db.orm.select().from(workflows).where(eq(workflows.id, s.workflow_id));
-    if (!wf) continue;
-    const f = { trigger: 'schedule' as const, ref: s.ref, slot };
-    if (!s.catch_up && now.getTime() - slot.getTime() > LATE_MS) {
-      await recordFire(
-        deps,
-        wf,
-        f,
-        'missed',
-        null,
-        'Pier was not running at this time and catchUp is false.',
-      );
-      continue;
+    try {
+      const [wf] = await deps.db.orm.select().from(workflows).where(eq(workflows.id, s.workflow_id));
+      if (!wf) continue;
+      const { started } = await deps.db.transaction((tx) => fireSlotIn(tx, deps, s, wf, slot, now));
+      if (started) await afterStart(deps, started);
+    } catch (err) {
+      // Nothing of this slot was kept (one transaction): the next tick fires it. The others go on.
+      deps.log.error({ err, scheduleId: s.id }, 'workflow schedule');
     }
-    if (s.overlap === 'skip') {
-      const { rows: busy } = await deps.db.query(
-        `select id from workflow_runs where workflow_id = $1 and trigger_ref = $2
-            and status in ('pending', 'running') limit 1`,
-        [wf.id, `schedule:${s.ref}`],
-      );
-      if (busy.length) {
-        await recordFire(
-          deps,
-          wf,
-          f,
-          'skipped',
-          null,
-          "The schedule's previous run is still going (overlap: skip).",
-        );
-        continue;
-      }
-    }
-    await fire(deps, wf, {
-      ...f,
-      given: s.variables,
-      run: { type: 'schedule', ref: s.ref, slot: slot.toISOString() },
-      serialKey: s.overlap === 'queue' ? `schedule:${s.ref}` : null,
-    });
   }
   const { rows: held } = await deps.db.query<{ workflow_id: string }>(
     `select distinct workflow_id from workflow_runs where held and status = 'pending'`,

@@ -24,7 +24,15 @@ export async function startFromWebhook(
   try {
     given = await inputOf(wf.triggers.webhook.input, { payload, headers: shown }, payload);
   } catch (err) {
-    return recordFire(deps, wf, f, 'invalid', null, `The webhook's input failed: ${(err as Error).message}`);
+    return recordFire(
+      deps.db,
+      deps,
+      wf,
+      f,
+      'invalid',
+      null,
+      `The webhook's input failed: ${(err as Error).message}`,
+    );
   }
   return fire(deps, wf, { ...f, given, run: { type: 'webhook', ref: 'webhook' } });
 }

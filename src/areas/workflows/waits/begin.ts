@@ -9,6 +9,8 @@ import { durationMs, waitKindOf } from './def.ts';
 // the scheduler's transaction. So a waiting run holds no worker and no timer, and survives restarts.
 
 export const WAIT_DUE_JOB = 'workflows.wait.due';
+/** An event wait just begun looks at the stored events: a job, so a crash after the commit loses nothing. */
+export const WAIT_STORED_JOB = 'workflows.wait.stored';
 
 export type WaitingRun = {
   id: string;
@@ -34,7 +36,7 @@ function sleepUntil(def: StepDef, run: WaitingRun, now: Date): { dueAt: Date; er
   return { dueAt: at < now ? now : at, error: null };
 }
 
-/** Parks each wait step of `stepIds` as waiting. Inside the scheduler's transaction `tx`. */
+/** Parks each wait step of `defs` as waiting. Inside the scheduler's transaction `tx`. */
 export async function beginWaitsIn(
   tx: Queryable,
   deps: Deps,
@@ -79,6 +81,9 @@ export async function beginWaitsIn(
         where run_id = $1 and step_id = $2`,
       [run.id, def.id, now.toISOString()],
     );
+    // Once committed, the wait looks at the events stored since its run began (waits/resolve.ts).
+    if (kind === 'event')
+      await deps.jobs.insert([{ name: WAIT_STORED_JOB, data: { waitId: rows[0]!.id } }], { tx });
     if (dueAt)
       await deps.jobs.insert([{ name: WAIT_DUE_JOB, data: { waitId: rows[0]!.id }, startAfter: dueAt }], {
         tx,

@@ -91,10 +91,37 @@ export async function resolveWait(deps: Deps, waitId: string, how: How): Promise
   return result.r;
 }
 
+/** Whether a wait's `match` is truthy for the event, over `{ event, variables, steps }`. */
+async function matches(
+  deps: Deps,
+  w: { run_id: string; match: string | null; variables: Record<string, unknown> },
+  event: EventIn,
+): Promise<boolean> {
+  if (!w.match) return true;
+  const { rows: done } = await deps.db.query<{ step_id: string; output: unknown }>(
+    `select step_id, output from workflow_step_states where run_id = $1 and status = 'completed'`,
+    [w.run_id],
+  );
+  const data = {
+    event: { name: event.name, payload: event.payload },
+    variables: w.variables,
+    steps: Object.fromEntries(done.map((d) => [d.step_id, { output: d.output }])),
+  };
+  try {
+    return Boolean(await jsonata(w.match).evaluate(data));
+  } catch {
+    return false; // an expression that fails on this event does not match it
+  }
+}
+
+/** A run's completed step already took this event (a redelivery must not resume a later wait with it). */
+const notTaken = (runId: string, eventId: string) => `not exists (select 1 from workflow_step_states c
+   where c.run_id = ${runId} and c.status = 'completed' and c.output->'event'->>'id' = ${eventId})`;
+
 /**
  * An event resumes every step of the organization's environment waiting for its name whose `match` is
- * truthy for it, over `{ event, variables, steps }`. Only waits begun before the event count. Returns how
- * many it resumed.
+ * truthy for it. It counts for runs created at or before it (a wait that begins later finds it stored:
+ * resumeFromStoredEvents). Returns how many it resumed.
  */
 export async function deliverToWaits(
   deps: Deps,
@@ -112,31 +139,67 @@ export async function deliverToWaits(
        join workflow_step_states s on s.run_id = w.run_id and s.step_id = w.step_id
        join workflow_runs r on r.id = w.run_id
       where w.org_id = $1 and w.environment = $2 and w.kind = 'event' and w.event_name = $3
-        and s.status = 'waiting' and w.created_at <= $4
+        and s.status = 'waiting' and r.created_at <= $4 and ${notTaken('w.run_id', '$5')}
       order by w.created_at`,
-    [scope.orgId, scope.environment, event.name, event.receivedAt],
+    [scope.orgId, scope.environment, event.name, event.receivedAt, event.id],
   );
   let resumed = 0;
   for (const w of rows) {
-    if (w.match) {
-      const { rows: done } = await deps.db.query<{ step_id: string; output: unknown }>(
-        `select step_id, output from workflow_step_states where run_id = $1 and status = 'completed'`,
-        [w.run_id],
-      );
-      const data = {
-        event: { name: event.name, payload: event.payload },
-        variables: w.variables,
-        steps: Object.fromEntries(done.map((d) => [d.step_id, { output: d.output }])),
-      };
-      let hit: unknown;
-      try {
-        hit = await jsonata(w.match).evaluate(data);
-      } catch {
-        hit = false; // an expression that fails on this event does not match it
-      }
-      if (!hit) continue;
-    }
+    if (!(await matches(deps, w, event))) continue;
     if ((await resolveWait(deps, w.id, { kind: 'event', event })) === 'resolved') resumed++;
+  }
+  return resumed;
+}
+
+/**
+ * A wait for an event that has just begun looks at the stored events its run may take: of its name,
+ * received since the run was created (and still kept), not taken by another step of the run, oldest first.
+ * The first that matches resumes it. Events arriving meanwhile find the wait themselves (deliverToWaits).
+ */
+export async function resumeFromStoredEvents(deps: Deps, waitId: string): Promise<boolean> {
+  const { rows } = await deps.db.query<{
+    id: string;
+    run_id: string;
+    org_id: string;
+    environment: string;
+    event_name: string;
+    match: string | null;
+    variables: Record<string, unknown>;
+    created_at: Date | string;
+  }>(
+    `select w.id, w.run_id, w.org_id, w.environment, w.event_name, w.match, r.variables, r.created_at
+       from workflow_waits w
+       join workflow_step_states s on s.run_id = w.run_id and s.step_id = w.step_id
+       join workflow_runs r on r.id = w.run_id
+      where w.id = $1 and w.kind = 'event' and s.status = 'waiting'`,
+    [waitId],
+  );
+  const w = rows[0];
+  let resumed = false;
+  if (w) {
+    const { rows: events } = await deps.db.query<{
+      id: string;
+      name: string;
+      payload: unknown;
+      received_at: Date | string;
+    }>(
+      `select e.id, e.name, e.payload, e.received_at from workflow_events e
+        where e.org_id = $1 and e.environment = $2 and e.name = $3 and e.received_at >= $4
+          and ${notTaken('$5::uuid', 'e.id::text')}
+        order by e.received_at limit 200`,
+      [w.org_id, w.environment, w.event_name, new Date(w.created_at).toISOString(), w.run_id],
+    );
+    for (const e of events) {
+      const event = {
+        id: e.id,
+        name: e.name,
+        payload: e.payload,
+        receivedAt: new Date(e.received_at).toISOString(),
+      };
+      if (!(await matches(deps, w, event))) continue;
+      resumed = (await resolveWait(deps, w.id, { kind: 'event', event })) === 'resolved';
+      break;
+    }
   }
   return resumed;
 }
