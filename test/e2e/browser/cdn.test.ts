@@ -36,6 +36,10 @@ describe('assets page in a browser', { timeout: 120_000 }, () => {
     await page.getByRole('link', { name: 'Assets' }).click();
     await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor();
     await page.getByText('No assets here yet.').waitFor();
+    // The empty grid says how to fill it, with the exact command.
+    expect(await page.getByTestId('assets-empty').textContent()).toMatch(
+      /npx pier cdn upload \.\/photo\.png --org \S/,
+    );
 
     const png = await sharp({ create: { width: 300, height: 200, channels: 3, background: '#c33' } })
       .png()

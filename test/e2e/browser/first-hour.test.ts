@@ -191,6 +191,11 @@ describe('the first hour, at 390 px', { timeout: 120_000 }, () => {
     }
     await out.close();
     expect(tooWide).toEqual([]);
+    // A project without deployments says how to deploy it.
+    await page.goto(`${base}/projects/${project.slug}`);
+    expect(await page.getByTestId('deployments-empty').textContent()).toContain(
+      `npx pier deploy . --project ${project.slug}`,
+    );
     // The organization's overview draws every area's usage; each area's page its own. The JavaScript of its
     // first load (every script the page fetched) stays under the dashboard's 200 KB gzipped budget.
     const scripts = new Set<string>();

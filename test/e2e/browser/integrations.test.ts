@@ -47,6 +47,9 @@ describe('integrations page in a browser', () => {
       .getByText(/INTEGRATIONS_DROPBOX_CLIENT_ID/)
       .waitFor();
     await page.getByText('No connections in production yet.').waitFor();
+    expect(await page.getByTestId('connections-empty').textContent()).toContain(
+      '$PIER_URL/v1/integrations/connections',
+    );
 
     await page.getByRole('button', { name: 'Connect HubSpot' }).click();
     await page.getByTestId('connect-outcome').waitFor();

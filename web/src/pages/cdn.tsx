@@ -6,6 +6,7 @@ import { AssetDetail, MergeJobs, UsageChart, WebhookSecret } from './cdn-panels.
 import { ASSET_TYPES, type AssetPage, type CdnScope, type Env, fmtBytes, type Usage } from './cdn-types.ts';
 import { UploadZone } from './cdn-upload.tsx';
 import './cdn.css';
+import { NextStep } from '../components/next-step.tsx';
 import { AreaUsage, CdnUsage } from './usage.tsx';
 
 // Assets: the CDN of one organization in one environment (production = live keys, sandbox = test keys):
@@ -105,7 +106,13 @@ export function CdnPage(props: { org: Org }) {
             </label>
           </div>
           <ErrorNote error={assets.error} />
-          {data && data.items.length === 0 ? <p>No assets here yet.</p> : null}
+          {data && data.items.length === 0 ? (
+            <NextStep
+              testId="assets-empty"
+              what="No assets here yet. Upload one with:"
+              command={`npx pier cdn upload ./photo.png --org ${props.org.slug}${environment === 'sandbox' ? ' --env sandbox' : ''}`}
+            />
+          ) : null}
           <ul class="asset-grid" data-testid="asset-grid">
             {(data?.items ?? []).map((a) => (
               <li key={a.assetId}>

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { FnOutput } from '../../../src/sdk/types.ts';
 import { fn, isManager, type Org } from '../api.ts';
+import { curlPost, keyKind, NextStep } from '../components/next-step.tsx';
 import { useLocation } from '../router.ts';
 import { Table } from '../table.tsx';
 import { EnvSwitch, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
@@ -128,7 +129,17 @@ export function IntegrationsPage(props: { org: Org }) {
         rows={connections.data}
         loading={!connections.data && !connections.error}
         rowKey={(c) => c.id}
-        empty={`No connections in ${environment} yet.`}
+        empty={
+          <NextStep
+            testId="connections-empty"
+            what={`No connections in ${environment} yet. Connect an end user's account with a ${keyKind(environment)} API key (OAuth providers answer an authorizationUrl to send them to):`}
+            command={curlPost('/integrations/connections', {
+              connectorSlug: 'sendgrid',
+              endUserId: 'user-123',
+              credentials: { apiKey: '<their key>' },
+            })}
+          />
+        }
         columns={[
           { key: 'connector', header: 'Connector', cell: (c) => c.connectorSlug },
           {

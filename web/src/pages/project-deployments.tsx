@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import type { FnOutput } from '../../../src/sdk/types.ts';
 import { LogLines } from '../ansi.tsx';
 import { fn } from '../api.ts';
+import { NextStep } from '../components/next-step.tsx';
 import { ErrorNote, fmtDate, useLoad } from '../ui.tsx';
 import { DeploymentDetail, deploymentInProgress } from './project-hosting.tsx';
 
@@ -48,7 +49,11 @@ export function Deployments(props: { slug: string; canWrite: boolean }) {
       <ErrorNote error={error} />
       <ErrorNote error={actionError} />
       {data === undefined ? null : data.length === 0 ? (
-        <p class="empty">No deployments yet. Deploy with pier deploy.</p>
+        <NextStep
+          testId="deployments-empty"
+          what="No deployments yet. Deploy the app in the current folder with:"
+          command={`npx pier deploy . --project ${props.slug}`}
+        />
       ) : (
         <table aria-label="Deployments">
           <thead>
