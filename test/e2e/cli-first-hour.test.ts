@@ -3,17 +3,18 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type TestApp, testApp } from '../harness.ts';
-import { seedOrg, seedProject } from '../seed.ts';
+import { type TestApp, testApp, uniq } from '../harness.ts';
+import { seedOperator, seedOrg, seedProject } from '../seed.ts';
 import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
-// CLI messages that name the real problem (issue 39), against a real server: which token was refused, and
-// `pier deploy` checking the project before it packs anything.
+// The first hour with the CLI (issue 39), against a real server without SMTP_URL: the README's one step that
+// makes the first account an organization's owner; messages that name the real problem (which token was
+// refused); `pier deploy` checking the project before it packs anything.
 
 let t: TestApp;
 let url: string;
 beforeAll(async () => {
-  t = await testApp();
+  t = await testApp({ env: { PUBLIC_URL: 'http://127.0.0.1:8787' } });
   await t.app.listen({ host: '127.0.0.1', port: 0 });
   url = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
 });
@@ -47,4 +48,40 @@ it("checks the project before packing: an unknown or another organization's proj
     expect(r.stderr).toMatch(/^error PROJECT_NOT_FOUND: /);
     expect(r.stderr).not.toContain('Packed');
   }
+});
+
+it("makes the first account an organization's owner in the README's one step", async () => {
+  expect(t.deps.config.smtp).toBeUndefined();
+  const origin = t.deps.config.publicUrl;
+  const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
+    t.app.inject({
+      method: 'POST',
+      url: path,
+      headers: { 'content-type': 'application/json', origin, ...headers },
+      payload: JSON.stringify(body),
+    });
+  // Someone signs up in the dashboard of a fresh Pier.
+  const email = `${uniq('first')}@example.com`;
+  const signUp = await post('/api/dashboard/sign-up', { email, password: 'a long enough password' });
+  expect(signUp.statusCode).toBe(200);
+  const me = {
+    cookie: String(signUp.headers['set-cookie']).split(';')[0]!,
+    'x-csrf-token': signUp.json().csrfToken as string,
+  };
+  // The operator: `npx pier admin org create --slug acme --name "Acme" --owner you@example.com`.
+  const slug = uniq('acme');
+  const r = await pier(['admin', 'org', 'create', '--slug', slug, '--name', 'Acme', '--owner', email], {
+    url,
+    home: scratchHome(),
+    env: { PIER_OPERATOR_KEY: (await seedOperator(t.deps)).token },
+  });
+  expect(r.code, r.stderr).toBe(0);
+  expect(r.stdout).toMatch(new RegExp(`^Created organization ${slug}\\.\\n`));
+  // The account verifies through "Mail Pier sent you" and is the organization's owner.
+  const mail = await post('/api/fn/listMySystemMailForCli', {}, me);
+  const text = (mail.json().items as { text: string }[])[0]!.text;
+  const token = /\/verify-email#token=([A-Za-z0-9_-]{43})/.exec(text)![1];
+  expect((await post('/api/dashboard/verify-email', { token }, me)).statusCode).toBe(200);
+  const orgs = await post('/api/fn/listMyOrgsForCli', {}, me);
+  expect(orgs.json()).toEqual([expect.objectContaining({ slug, name: 'Acme', role: 'owner' })]);
 });
