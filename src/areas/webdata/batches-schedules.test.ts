@@ -63,6 +63,15 @@ describe('web data batches and schedules', { timeout: 90_000 }, () => {
     const x = (await t.v1('GET', `/webdata/extractions/${b.items[1].resultId}`, a.live)).json();
     expect(x.markdown).toContain('| Name | Type | Default |');
     expect(b.items[2].error).toBe('HTTP status: the page answered 404.');
+    // The item carries the code its extraction record carries, so a program branches without a second read.
+    expect(b.items.map((i: { errorCode: string | null }) => i.errorCode)).toEqual([
+      null,
+      null,
+      'REMOTE_HTTP_ERROR',
+      'PAGE_UNUSABLE',
+    ]);
+    const failed = (await t.v1('GET', `/webdata/extractions/${b.items[2].resultId}`, a.live)).json();
+    expect(failed.errorCode).toBe(b.items[2].errorCode);
     const again = await t.v1('POST', `/webdata/batch/${b.id}/cancel`, a.live);
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe('BATCH_NOT_CANCELLABLE');

@@ -27,6 +27,7 @@ export const runExtractionKind: KindRunner = async (deps, scope, url, config, ct
     resultId: row.id,
     ok: done?.status === 'completed',
     error: done?.error ?? null,
+    errorCode: done?.status === 'completed' ? null : (done?.errorCode ?? null),
     content: done?.markdown ?? (done?.extractedData ? JSON.stringify(done.extractedData) : null),
   };
 };
@@ -151,13 +152,18 @@ async function workThrough(
     try {
       res = await run(deps, scope, item.url, b.config, { batchId, signal });
     } catch (err) {
-      res = { resultId: null, ok: false, error: (err as Error).message };
+      res = { resultId: null, ok: false, error: (err as Error).message, errorCode: 'PAGE_UNUSABLE' };
     }
     // The item's end state and the batch's counters change together, so a reader never sees them disagree.
     await deps.db.orm.transaction(async (tx) => {
       await tx
         .update(webdataBatchItems)
-        .set({ status: res.ok ? 'completed' : 'failed', resultId: res.resultId, error: res.error ?? null })
+        .set({
+          status: res.ok ? 'completed' : 'failed',
+          resultId: res.resultId,
+          error: res.error ?? null,
+          errorCode: res.ok ? null : (res.errorCode ?? null),
+        })
         .where(eq(webdataBatchItems.id, item.id));
       await tx
         .update(webdataBatches)
@@ -176,6 +182,7 @@ async function workThrough(
         status,
         resultId: res.resultId,
         error: res.error ?? null,
+        errorCode: res.ok ? null : (res.errorCode ?? null),
       },
     });
     return true;
@@ -215,7 +222,13 @@ export async function getBatch(deps: Deps, scope: Scope, id: string) {
     successfulUrls,
     failedUrls,
     progress: b.totalUrls ? Math.round((processedUrls / b.totalUrls) * 100) : 100,
-    items: items.map((i) => ({ url: i.url, status: i.status, resultId: i.resultId, error: i.error })),
+    items: items.map((i) => ({
+      url: i.url,
+      status: i.status,
+      resultId: i.resultId,
+      error: i.error,
+      errorCode: i.errorCode,
+    })),
     webhook: webhookOut(b.webhook),
     createdAt: b.createdAt.toISOString(),
     completedAt: b.completedAt?.toISOString() ?? null,

@@ -38,7 +38,14 @@ export type KindRunner = (
   url: string,
   config: Record<string, unknown>,
   ctx: { batchId?: string; signal?: AbortSignal },
-) => Promise<{ resultId: string | null; ok: boolean; error?: string | null; content?: string | null }>;
+) => Promise<{
+  resultId: string | null;
+  ok: boolean;
+  error?: string | null;
+  /** The failure's code, as the result record carries it (an extraction's `errorCode`). */
+  errorCode?: string | null;
+  content?: string | null;
+}>;
 
 export type WebdataPlugins = { renderer?: PageRenderer; screenshot?: KindRunner };
 

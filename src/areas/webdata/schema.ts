@@ -127,9 +127,10 @@ export const batchOut = z.object({
         status: z.enum(JOB_STATUSES),
         resultId: z.string().nullable(),
         error: z.string().nullable(),
+        errorCode: z.string().nullable(),
       }),
     )
-    .describe('Pier: each URL with its result id (an extraction or screenshot).'),
+    .describe('Pier: each URL with its result id (an extraction or screenshot) and failure code.'),
   webhook: webhookShown,
   createdAt: z.string(),
   completedAt: z.string().nullable(),

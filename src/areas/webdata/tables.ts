@@ -138,6 +138,8 @@ export const webdataBatchItems = pgTable(
     status: text('status').$type<JobStatus>().notNull(),
     resultId: uuid('result_id'),
     error: text('error'),
+    /** The failure's code, the one its extraction record carries (REMOTE_*, PAGE_UNUSABLE…). */
+    errorCode: text('error_code'),
   },
   (t) => [uniqueIndex('webdata_batch_items_pos_idx').on(t.batchId, t.position)],
 );
@@ -199,8 +201,13 @@ export const webdataCrawlPages = pgTable(
     statusCode: integer('status_code'),
     title: text('title'),
     markdown: text('markdown'),
+    /** Format html: the HTML the markdown was made from (the content choice applied). */
     html: text('html'),
+    /** Format rawHtml: the page as fetched (or rendered, with a screenshot). */
+    rawHtml: text('raw_html'),
     links: jsonb('links').$type<string[]>(),
+    images: jsonb('images').$type<string[]>(),
+    screenshot: jsonb('screenshot').$type<ExtractionShot>(),
     error: text('error'),
     errorCode: text('error_code'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),

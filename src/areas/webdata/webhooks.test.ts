@@ -153,6 +153,7 @@ describe('web data webhooks', { timeout: 120_000 }, () => {
         url: `${site.url}/missing`,
         status: 'failed',
         error: 'HTTP status: the page answered 404.',
+        errorCode: 'REMOTE_HTTP_ERROR',
       }),
     );
     const done = events.find((e) => e.type === 'webdata.batch.completed')!;
