@@ -57,6 +57,12 @@ export function forgetLimits(deps: Deps, orgId: string): void {
   for (const k of cache.keys()) if (k.startsWith(`${orgId}|`)) cache.delete(k);
 }
 
+/** The key's allowed model patterns, or null when it may call any model. */
+export async function allowedModelsOf(deps: Deps, orgId: string, keyId: string): Promise<string[] | null> {
+  const limits = await limitsOf(deps, orgId, keyId);
+  return limits.find((l) => l.keyId === keyId && keyId !== '')?.allowedModels ?? null;
+}
+
 export type CallCheck = {
   orgId: string;
   keyId: string;

@@ -109,6 +109,27 @@ describe('GET /v1/ai/models', () => {
     }
   });
 
+  it('lists only the models a key with an allow-list may call; another key of the organization sees all', async () => {
+    const a = await tenant();
+    const limited = await seedApiKey(t.deps, a.org.id, 'live');
+    const set = await t.call(
+      'setModelAllowListForCli',
+      { orgSlug: a.org.slug, keyId: limited.keyId, models: ['anthropic/*', 'gpt-4o-mini'] },
+      a.owner.token,
+    );
+    expect(set.statusCode).toBe(200);
+    const client = new OpenAI({ apiKey: limited.key, baseURL: `${base}/v1/ai`, maxRetries: 0 });
+    const ids: string[] = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    expect(ids.sort()).toEqual(['anthropic/claude-sonnet-4-5', 'openai/gpt-4o-mini']);
+    expect((await client.models.retrieve('gpt-4o-mini')).id).toBe('openai/gpt-4o-mini');
+    const err = await client.models.retrieve('pier/llama3.2').catch((e) => e);
+    expect(err).toBeInstanceOf(OpenAI.NotFoundError);
+    let all = 0;
+    for await (const _ of a.client.models.list()) all++;
+    expect(all).toBe(8);
+  });
+
   it('needs a v1 API key', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/ai/models' });
     expect(res.statusCode).toBe(401);

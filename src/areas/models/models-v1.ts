@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { PROVIDERS, type ProviderId, parseModelRef, type ResolvedModel } from '../../core/ai/providers.ts';
 import { apiKeyCaller, operationDoc } from '../../http/v1-kit.ts';
+import { allowedModelsOf, modelAllowed } from './budgets.ts';
 import { modelsErrors } from './errors.ts';
 import { fetchList, type Upstream } from './model-lists.ts';
 import type { ProxyContext } from './proxy-context.ts';
@@ -10,7 +11,8 @@ import type { ProxyContext } from './proxy-context.ts';
 // GET /v1/ai/models: what the calling organization can use now, in OpenAI's shape. Which providers it can
 // use is resolveModel's answer (the organization's key, else the platform's, `pier` when configured); the
 // models are what each such provider lists for that key, so an organization's fine-tunes show up for it
-// alone and a model the vendor retired disappears without a table here to maintain.
+// alone and a model the vendor retired disappears without a table here to maintain. A key with an allow-list
+// sees only the models it may call.
 
 const LIST_TTL_MS = 60_000;
 
@@ -43,7 +45,12 @@ export async function modelsListRoutes(app: FastifyInstance, ctx: ProxyContext):
     return value;
   };
 
-  const modelsOf = async (orgId: string): Promise<Model[]> => {
+  const modelsOf = async (orgId: string, keyId: string, asked?: string): Promise<Model[]> => {
+    const [all, allowed] = await Promise.all([orgModels(orgId), allowedModelsOf(deps, orgId, keyId)]);
+    return allowed ? all.filter((m) => modelAllowed(allowed, m.id, asked ?? m.id)) : all;
+  };
+
+  const orgModels = async (orgId: string): Promise<Model[]> => {
     const lists = await Promise.all(
       PROVIDERS.map(async (provider: ProviderId) => {
         // Resolving `<provider>/models` asks resolveModel which key (if any) serves that provider for the
@@ -71,7 +78,7 @@ export async function modelsListRoutes(app: FastifyInstance, ctx: ProxyContext):
   const listDoc = operationDoc('ai', {
     name: 'ai.listModels',
     summary:
-      'Lists the models the organization can use now (OpenAI-compatible): per provider it has a key for, what that provider lists.',
+      'Lists the models the organization can use now (OpenAI-compatible): per provider it has a key for, what that provider lists; for a key with an allow-list, those it allows.',
     errors: [],
   });
   const { errorResponses: listErrors, ...listRest } = listDoc;
@@ -80,7 +87,7 @@ export async function modelsListRoutes(app: FastifyInstance, ctx: ProxyContext):
     { schema: { ...listRest, response: { 200: listSchema, ...listErrors } } },
     async (req) => {
       const caller = apiKeyCaller(req);
-      return { object: 'list', data: await modelsOf(caller.orgId) };
+      return { object: 'list', data: await modelsOf(caller.orgId, caller.keyId) };
     },
   );
 
@@ -104,7 +111,8 @@ export async function modelsListRoutes(app: FastifyInstance, ctx: ProxyContext):
         const parsed = parseModelRef(id, Boolean(deps.config.models.pier));
         if (parsed) ref = `${parsed.provider}/${parsed.model}`;
       } catch {}
-      const found = (await modelsOf(caller.orgId)).find((m) => m.id === id || m.id === ref);
+      const models = await modelsOf(caller.orgId, caller.keyId, id);
+      const found = models.find((m) => m.id === id || m.id === ref);
       if (!found) throw modelsErrors.modelNotFound(id);
       return found;
     },
