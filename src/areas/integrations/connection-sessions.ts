@@ -2,6 +2,7 @@ import { eq } from 'drizzle-orm';
 import ipaddr from 'ipaddr.js';
 import { ApiError } from '../../core/errors.ts';
 import { hostListed, inAllowedRange, type OutboundAllow } from '../../core/net/outbound-allow.ts';
+import { recordCall } from './call-log-writer.ts';
 import { forgetConnection } from './connection-cache.ts';
 import {
   type ConnectionRow,
@@ -88,6 +89,13 @@ export function session(d: IntegrationDeps, row: ConnectionRow, connector: Conne
     urls,
     outboundAllow: d.config.outboundAllow,
     tokens: () => tokens,
+    record: (e) =>
+      recordCall(d, {
+        ...e,
+        connectionId: row.id,
+        secrets: [tokens.accessToken, tokens.refreshToken ?? ''],
+        keyParam: connector.placement.in === 'query' ? connector.placement.name : undefined,
+      }),
     refresh: async () => {
       if (!tokens.refreshToken) return false;
       const next = await refreshConnection(d, row.id, tokens.accessToken);

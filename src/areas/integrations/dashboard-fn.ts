@@ -2,6 +2,8 @@ import { z } from 'zod';
 import type { Deps } from '../../deps.ts';
 import { defineFn } from '../../http/fn-kit.ts';
 import { MANAGERS, orgForUser, requireRole, slugInput } from '../orgs/index.ts';
+import { listCallLogs } from './call-logs.ts';
+import { callLogList, callLogsLimit } from './call-logs-v1.ts';
 import { createConnection } from './connection-authorize.ts';
 import { envPrefix } from './connection-tokens.ts';
 import { listConnections, testConnection } from './connections.ts';
@@ -91,6 +93,23 @@ export const testIntegrationConnectionForCli = defineFn({
   },
 });
 
+export const listIntegrationCallLogsForDashboard = defineFn({
+  name: 'listIntegrationCallLogsForDashboard',
+  summary: "A connection's provider calls, newest first (any member).",
+  auth: { kind: 'user' },
+  input: z.strictObject({
+    ...scoped,
+    connectionId: z.string().trim().min(1).max(100),
+    limit: callLogsLimit,
+  }),
+  output: callLogList,
+  errors: ['ORG_NOT_FOUND', 'CONNECTION_NOT_FOUND'],
+  handler: async ({ deps, caller }, input) => {
+    const { scope } = await scopeFor(deps, caller.userId, input);
+    return listCallLogs(deps, scope, input.connectionId, input.limit);
+  },
+});
+
 export const connectIntegrationForDashboard = defineFn({
   name: 'connectIntegrationForDashboard',
   minRole: 'manager',
@@ -134,4 +153,5 @@ export const integrationsDashboardFns = [
   listIntegrationConnectionsForCli,
   testIntegrationConnectionForCli,
   connectIntegrationForDashboard,
+  listIntegrationCallLogsForDashboard,
 ];

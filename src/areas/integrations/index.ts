@@ -24,12 +24,23 @@ export const integrationsArea = defineArea({
   migrations: [
     {
       area: 'integrations',
-      schema: ['src/areas/integrations/tables.ts', 'src/areas/integrations/sync-tables.ts'],
+      schema: [
+        'src/areas/integrations/tables.ts',
+        'src/areas/integrations/sync-tables.ts',
+        'src/areas/integrations/call-log-tables.ts',
+      ],
     },
   ],
   // Passthrough and the OAuth callback are not operations an agent should call blindly.
-  // Syncs are set up once by the app's developer and read by the app's code (docs/mcp.md).
-  notTools: ['integrations.passthrough', 'getIntegrationUsageByDayForCli', ...SYNC_SETUP_OPERATIONS],
+  notTools: [
+    'integrations.passthrough',
+    'getIntegrationUsageByDayForCli',
+    // Syncs are set up once by the app's developer and read by the app's code (docs/mcp.md).
+    ...SYNC_SETUP_OPERATIONS,
+    // A connection's provider-call log is for people debugging it (API and dashboard), not an agent's action.
+    'integrations.connections.logs',
+    'listIntegrationCallLogsForDashboard',
+  ],
 });
 
 // Its jobs' payloads, so deps.jobs.enqueue(name, payload) type-checks anywhere (docs/areas.md).

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ApiError } from '../../core/errors.ts';
 import { safeFetch } from '../../core/net/safe-fetch.ts';
@@ -34,6 +35,14 @@ export type CallSession = {
   refresh(): Promise<boolean>;
   /** The provider refused the token and it cannot be refreshed: the connection is expired. */
   expire(reason: string): Promise<never>;
+  /** Told of every attempt sent (the connection's call log); a status of null means no answer came. */
+  record?(e: {
+    method: string;
+    url: URL;
+    status: number | null;
+    durationMs: number;
+    error: string | null;
+  }): void;
 };
 
 export function buildUrl(base: string, path: string, query?: ProviderRequest['query']): URL {
@@ -59,7 +68,28 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
   const base = req.host === 'content' ? s.urls.contentUrl : s.urls.apiUrl;
   const url = buildUrl(base, req.path, req.query);
   placeCredential(s, headers, url);
-  const res = await safeFetch(url, {
+  const started = performance.now();
+  const log = (status: number | null, error: string | null) =>
+    s.record?.({ method: req.method, url, status, durationMs: performance.now() - started, error });
+  let res: Awaited<ReturnType<typeof safeFetch>>;
+  try {
+    res = await fetchOnce(s, req, url, headers, body);
+  } catch (err) {
+    log(null, (err as { code?: string }).code ?? 'FETCH_FAILED');
+    throw err;
+  }
+  log(res.status, null);
+  return { status: res.status, headers: res.headers, body: res.body, stream: res.stream, json: res.json };
+}
+
+function fetchOnce(
+  s: CallSession,
+  req: ProviderRequest,
+  url: URL,
+  headers: Record<string, string>,
+  body: string | Buffer | undefined,
+) {
+  return safeFetch(url, {
     method: req.method,
     headers,
     body,
@@ -71,7 +101,6 @@ async function send(s: CallSession, req: ProviderRequest): Promise<ProviderRespo
     keepAlive: true,
     stream: req.stream,
   });
-  return { status: res.status, headers: res.headers, body: res.body, stream: res.stream, json: res.json };
 }
 
 /** The connection's token or key where its provider wants it: a header (with its format), the query, Basic. */

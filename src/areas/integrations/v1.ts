@@ -8,6 +8,7 @@ import {
   operationDoc,
   type V1Context,
 } from '../../http/v1-kit.ts';
+import { callLogsRoute } from './call-logs-v1.ts';
 import { completeAuthorization, createConnection } from './connection-authorize.ts';
 import type { Scope } from './connection-tokens.ts';
 import { deleteConnection, getConnection, listConnections, testConnection } from './connections.ts';
@@ -206,7 +207,14 @@ const escapeHtml = (s: string) =>
 export const integrationsV1 = defineV1Routes({
   name: 'integrations',
   prefix: '/integrations',
-  routes: [...connectionRoutes, ...webhookRoutes, ...contentRoutes, downloadUrlRoute, ...syncRoutes],
+  routes: [
+    ...connectionRoutes,
+    ...webhookRoutes,
+    ...contentRoutes,
+    downloadUrlRoute,
+    ...syncRoutes,
+    callLogsRoute,
+  ],
 });
 
 /** The routes written by hand: the public OAuth callback (a redirect) and passthrough (the provider's answer). */

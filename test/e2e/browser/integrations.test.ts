@@ -62,6 +62,12 @@ describe('integrations page in a browser', () => {
     await row.getByText('dashboard-test').waitFor();
     await row.getByRole('button', { name: 'Test' }).click();
     await row.getByTestId('test-result').getByText('works').waitFor();
+    // The connection's provider calls: the account reads of connecting and of the test, paths and statuses.
+    await row.getByRole('button', { name: /Provider calls of hubspot/ }).click();
+    const calls = page.getByRole('table', { name: 'Provider calls' });
+    await calls.getByRole('row').nth(1).waitFor();
+    expect(await calls.getByRole('row').count()).toBeGreaterThanOrEqual(3);
+    expect(await calls.textContent()).toMatch(/GET.*\/.*200/);
     await shot(page, 'integrations');
     expect(hubspot.tokenGrants.map((g) => g.grant)).toContain('authorization_code');
   });

@@ -5,6 +5,7 @@ import { curlPost, keyKind, NextStep } from '../components/next-step.tsx';
 import { useLocation } from '../router.ts';
 import { Table } from '../table.tsx';
 import { EnvSwitch, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
+import { ConnectionCalls } from './integration-calls.tsx';
 import { AreaUsage, IntegrationUsage } from './usage.tsx';
 
 // Integrations: the operator's connectors (configured or not, and the variables an unconfigured one needs),
@@ -35,6 +36,7 @@ export function IntegrationsPage(props: { org: Org }) {
   );
   const [tests, setTests] = useState<Record<string, TestResult | 'running'>>({});
   const [actionError, setActionError] = useState<unknown>(null);
+  const [callsOf, setCallsOf] = useState<{ id: string; connector: string } | null>(null);
   const manager = isManager(props.org);
 
   const connectTo = async (slug: string) => {
@@ -172,8 +174,29 @@ export function IntegrationsPage(props: { org: Org }) {
               );
             },
           },
+          {
+            key: 'calls',
+            header: 'Calls',
+            cell: (c) => (
+              <button
+                type="button"
+                aria-label={`Provider calls of ${c.connectorSlug}`}
+                onClick={() => setCallsOf({ id: c.id, connector: c.connectorSlug })}
+              >
+                Calls
+              </button>
+            ),
+          },
         ]}
       />
+      {callsOf ? (
+        <ConnectionCalls
+          scope={scope}
+          connectionId={callsOf.id}
+          connector={callsOf.connector}
+          onClose={() => setCallsOf(null)}
+        />
+      ) : null}
     </Page>
   );
 }
