@@ -13,6 +13,8 @@ export type IntegrationClientConfig = {
   apiUrl?: string;
   /** A second API host (Dropbox's content host); defaults to apiUrl when only that is set. */
   contentUrl?: string;
+  /** Verifies the provider's webhooks (Slack's signing secret, Notion's verification token…). */
+  webhookSecret?: string;
 };
 
 const SETTINGS = {
@@ -22,8 +24,10 @@ const SETTINGS = {
   TOKEN_URL: 'tokenUrl',
   API_URL: 'apiUrl',
   CONTENT_URL: 'contentUrl',
+  WEBHOOK_SECRET: 'webhookSecret',
 } as const;
-const NAME = /^INTEGRATIONS_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|AUTH_URL|TOKEN_URL|API_URL|CONTENT_URL)$/;
+const NAME =
+  /^INTEGRATIONS_([A-Z0-9_]+?)_(CLIENT_ID|CLIENT_SECRET|AUTH_URL|TOKEN_URL|API_URL|CONTENT_URL|WEBHOOK_SECRET)$/;
 
 /** `{name}` placeholders (a connection's subdomain) may stand in a URL override's path; checked as `x`. */
 const url = z.string().refine((s) => {

@@ -1,6 +1,7 @@
 import type { Deps } from '../../deps.ts';
 import { isConfigured } from './connection-tokens.ts';
 import type { Connector } from './connectors/types.ts';
+import { supportsWebhooks } from './provider-webhooks.ts';
 
 // A connector as the API and the dashboard show it: its catalogue facts, whether end users can connect it on
 // this Pier, what it supports, and what a connection must supply (variables, credentials).
@@ -28,7 +29,12 @@ export function connectorView(d: Deps, c: Connector) {
     pagination: c.pagination,
     logo: c.entry.logo,
     docsUrl: c.entry.docsUrl,
-    supports: { unified: c.unified, passthrough: true, syncs: c.unified.includes('crm'), webhooks: false },
+    supports: {
+      unified: c.unified,
+      passthrough: true,
+      syncs: c.unified.includes('crm'),
+      webhooks: supportsWebhooks(c.slug),
+    },
     variables: Object.entries(c.entry.variables).map(([name, v]) => ({
       name,
       label: v.label,

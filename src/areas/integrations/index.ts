@@ -3,6 +3,7 @@ import { defineArea } from '../manifest.ts';
 import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { integrationsCatalogue } from './errors.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
+import { providerWebhookRoutes } from './provider-webhooks.ts';
 import { integrationsSyncJob, integrationsSyncsDueJob, SYNCS_DUE_CRON, SYNCS_DUE_JOB } from './sync-jobs.ts';
 import { SYNC_SETUP_OPERATIONS } from './sync-v1.ts';
 import { getIntegrationUsageByDayForCli } from './usage-fn.ts';
@@ -14,7 +15,10 @@ export const integrationsArea = defineArea({
   name: 'integrations',
   errors: [integrationsCatalogue],
   v1: [integrationsV1],
-  v1Plugins: [{ prefix: '/integrations', plugin: integrationsHandRoutes }],
+  v1Plugins: [
+    { prefix: '/integrations', plugin: integrationsHandRoutes },
+    { prefix: '/integrations', plugin: providerWebhookRoutes },
+  ],
   fns: [...integrationsDashboardFns, getIntegrationUsageByDayForCli],
   jobs: [integrationsRefreshJob, integrationsSyncsDueJob, integrationsSyncJob],
   schedules: [
