@@ -148,7 +148,7 @@ async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<strin
   const gone = await deps.db.orm
     .delete(cdnAssets)
     .where(and(tenantOf(s), inArray(cdnAssets.id, valid)))
-    .returning({ id: cdnAssets.id, blobKey: cdnAssets.blobKey });
+    .returning({ id: cdnAssets.id, blobKey: cdnAssets.blobKey, chunks: cdnAssets.uploadChunks });
   if (gone.length === 0) return [];
   forgetImages(
     deps.db,
@@ -164,7 +164,7 @@ async function removeRows(deps: Deps, s: CdnScope, ids: string[]): Promise<strin
     )
     .returning({ blobKey: cdnTransformCache.blobKey });
   const keys = [
-    ...gone.flatMap((g) => [g.blobKey, uploadKeyOf(g.blobKey)]),
+    ...gone.flatMap((g) => [g.blobKey, uploadKeyOf(g.blobKey), ...(g.chunks ?? []).map((c) => c.key)]),
     ...variants.map((v) => v.blobKey),
   ];
   // Best effort: a blob left behind by a crash here is unreachable (no row points at it).

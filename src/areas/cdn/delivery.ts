@@ -5,6 +5,7 @@ import type { Deps } from '../../deps.ts';
 import { parseRange } from '../../http/blob-routes.ts';
 import { addVary, allowCors } from '../../http/cors.ts';
 import { cdnErrors } from './errors.ts';
+import { resumableRoutes } from './resumable.ts';
 import { cdnAssets } from './tables.ts';
 import { serveTransform, settleTransforms } from './transform.ts';
 import { resolveTransformRequest } from './transform-request.ts';
@@ -30,6 +31,7 @@ export async function cdnDeliveryRoutes(app: FastifyInstance, opts: { deps: Deps
   allowCors(app, deps.config.blobCorsOrigins, 'GET, HEAD', ['/cdn/*']);
   // A miss answers before its rendition is stored; let those writes finish before the database closes.
   app.addHook('onClose', () => settleTransforms(deps.db));
+  resumableRoutes(app, deps);
 
   app.get('/cdn/t/:id', async (req: TransformReq, reply: FastifyReply) => {
     const id = req.params.id;

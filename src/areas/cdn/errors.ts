@@ -27,6 +27,17 @@ export const cdnCatalogue = defineCatalogue({
   PRESET_LIMIT: { status: 409, message: 'An organization environment holds at most 100 presets.' },
   URL_KEY_LIMIT: { status: 409, message: 'An organization environment holds at most 10 URL signing keys.' },
   UPLOAD_ALREADY_CONFIRMED: { status: 409, message: 'This upload was already confirmed.' },
+  UPLOAD_OFFSET_MISMATCH: { status: 409, message: 'Upload-Offset is not where the upload stands; HEAD it.' },
+  UPLOAD_OFFSET_MISSING: {
+    status: 400,
+    message: 'A PATCH needs an Upload-Offset header (bytes already sent).',
+  },
+  UPLOAD_URL_EXPIRED: { status: 410, message: 'This resumable upload has expired; request a new upload.' },
+  TUS_VERSION_UNSUPPORTED: { status: 412, message: 'Send Tus-Resumable: 1.0.0.' },
+  UPLOAD_CONTENT_TYPE: {
+    status: 415,
+    message: 'A PATCH body is Content-Type: application/offset+octet-stream.',
+  },
   UPLOAD_INCOMPLETE: {
     status: 409,
     message: 'Nothing was uploaded for this asset; PUT the file to uploadUrl first.',
@@ -50,6 +61,19 @@ export const cdnErrors = {
   assetUploadExpired: () => error('UPLOAD_EXPIRED'),
   uploadAlreadyConfirmed: () => error('UPLOAD_ALREADY_CONFIRMED'),
   uploadIncomplete: () => error('UPLOAD_INCOMPLETE'),
+  resumableIncomplete: (offset: number, size: number) =>
+    error('UPLOAD_INCOMPLETE', `${offset} of the ${size} bytes declared have arrived; PATCH the rest first.`),
+  offsetMismatch: (offset: number, size: number) =>
+    error(
+      'UPLOAD_OFFSET_MISMATCH',
+      offset >= size
+        ? 'The upload is complete; it cannot be written again.'
+        : `The upload stands at offset ${offset}; resume from there.`,
+    ),
+  tusOffsetMissing: () => error('UPLOAD_OFFSET_MISSING'),
+  resumableExpired: () => error('UPLOAD_URL_EXPIRED'),
+  tusVersion: () => error('TUS_VERSION_UNSUPPORTED'),
+  tusContentType: () => error('UPLOAD_CONTENT_TYPE'),
   uploadTooLarge: (declared: number) =>
     errors.tooLarge(`The uploaded file is larger than the ${declared} bytes declared; it was discarded.`),
   assetNotReady: (status: string) =>

@@ -22,9 +22,13 @@ export async function discardAbandonedUploads(deps: Deps): Promise<number> {
   const gone = await deps.db.orm
     .delete(cdnAssets)
     .where(and(eq(cdnAssets.status, 'pending'), lt(cdnAssets.uploadExpiresAt, cutoff)))
-    .returning({ blobKey: cdnAssets.blobKey });
+    .returning({ blobKey: cdnAssets.blobKey, chunks: cdnAssets.uploadChunks });
   await Promise.allSettled(
-    gone.flatMap((g) => [g.blobKey, uploadKeyOf(g.blobKey)].map((k) => deps.blobs.delete(k))),
+    gone.flatMap((g) =>
+      [g.blobKey, uploadKeyOf(g.blobKey), ...(g.chunks ?? []).map((c) => c.key)].map((k) =>
+        deps.blobs.delete(k),
+      ),
+    ),
   );
   return gone.length;
 }

@@ -6,6 +6,8 @@ import { ASSET_STATUSES, ASSET_TYPES, MERGE_STATUSES } from './tables.ts';
 // 100 MB, list pages 50 by default and 100 at most, transforms within 4096 px, quality 1–100, blur 0.3–1000.
 
 export const MAX_UPLOAD_BYTES = 100 * 1024 * 1024;
+/** Resumable (tus) uploads may be larger: pieces are stored as they arrive and joined at confirm. */
+export const MAX_RESUMABLE_BYTES = 2 * 1024 * 1024 * 1024;
 
 /** A virtual path: segments of letters, digits, space, '.', '_' and '-', separated by '/'. */
 export const folderSchema = z
@@ -36,11 +38,13 @@ const metadataSchema = z
 export const uploadBody = z.object({
   filename: filenameSchema,
   mimeType: mimeSchema,
-  size: z.number().int().min(1).max(MAX_UPLOAD_BYTES),
+  size: z.number().int().min(1).max(MAX_RESUMABLE_BYTES),
   folder: folderSchema.optional(),
   metadata: metadataSchema.optional(),
   /** Pier's extension: the project the asset belongs to (counted in its storage usage). */
   projectSlug: z.string().min(1).max(100).optional(),
+  /** Pier's extension: a tus 1.0 URL (HEAD/PATCH, resumable) instead of a PUT; size up to 2 GiB. */
+  resumable: z.boolean().optional(),
 });
 export type UploadBody = z.infer<typeof uploadBody>;
 

@@ -34,6 +34,8 @@ export type MediaInfo = {
   stillImage?: boolean;
 };
 
+export type UploadChunk = { key: string; size: number };
+
 export const cdnAssets = pgTable(
   'cdn_assets',
   {
@@ -66,6 +68,10 @@ export const cdnAssets = pgTable(
     origin: text('origin').$type<'upload' | 'derived'>().notNull().default('upload'),
     blobKey: text('blob_key').notNull(),
     uploadExpiresAt: timestamp('upload_expires_at', { withTimezone: true }),
+    /** Resumable (tus) uploads only: the bytes received so far; null for a single presigned PUT. */
+    uploadOffset: bigint('upload_offset', { mode: 'number' }),
+    /** Resumable uploads: the stored pieces in order, joined at confirm. */
+    uploadChunks: jsonb('upload_chunks').$type<UploadChunk[]>(),
     confirmedAt: timestamp('confirmed_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull(),

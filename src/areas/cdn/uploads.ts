@@ -21,7 +21,8 @@ import {
 import { cdnErrors } from './errors.ts';
 import { type Inspection, inspectFile } from './inspect.ts';
 import { scratchDir, withBlobCopy } from './local-copy.ts';
-import { MAX_UPLOAD_BYTES, type UploadBody } from './schema.ts';
+import { deleteChunks, joinResumable, RESUMABLE_TTL_SEC, resumableUrl, TUS_VERSION } from './resumable.ts';
+import { MAX_RESUMABLE_BYTES, MAX_UPLOAD_BYTES, type UploadBody } from './schema.ts';
 import { cdnAssets } from './tables.ts';
 
 // Uploads: a presigned PUT straight to the blob store (Pier's own signed URL on disk, the object store on
@@ -49,14 +50,24 @@ export function blobKeyFor(orgId: string, id: string, filename: string): string 
 
 export async function requestUpload(deps: Deps, s: CdnScope, body: UploadBody) {
   const projectId = body.projectSlug ? (await projectForApiKey(deps, s.orgId, body.projectSlug)).id : null;
+  if (!body.resumable && body.size > MAX_UPLOAD_BYTES)
+    throw errors.validation(
+      `size: at most ${MAX_UPLOAD_BYTES} bytes; larger files upload with resumable: true.`,
+    );
   const id = crypto.randomUUID();
   const blobKey = blobKeyFor(s.orgId, id, body.filename);
-  const put = await deps.blobs.presignPut(uploadKeyOf(blobKey), {
-    expiresInSec: UPLOAD_TTL_SEC,
-    contentType: body.mimeType,
-    maxBytes: body.size,
-    singleUse: true,
-  });
+  const put = body.resumable
+    ? {
+        url: resumableUrl(deps, id),
+        headers: { 'Tus-Resumable': TUS_VERSION },
+        expiresAt: new Date(deps.clock.now().getTime() + RESUMABLE_TTL_SEC * 1000),
+      }
+    : await deps.blobs.presignPut(uploadKeyOf(blobKey), {
+        expiresInSec: UPLOAD_TTL_SEC,
+        contentType: body.mimeType,
+        maxBytes: body.size,
+        singleUse: true,
+      });
   const now = deps.clock.now();
   await deps.db.orm.insert(cdnAssets).values({
     id,
@@ -73,6 +84,7 @@ export async function requestUpload(deps: Deps, s: CdnScope, body: UploadBody) {
     metadata: body.metadata ?? {},
     blobKey,
     uploadExpiresAt: put.expiresAt,
+    ...(body.resumable ? { uploadOffset: 0, uploadChunks: [] } : {}),
     createdAt: now,
     updatedAt: now,
   });
@@ -87,7 +99,11 @@ export async function requestUpload(deps: Deps, s: CdnScope, body: UploadBody) {
 
 async function discard(deps: Deps, row: AssetRow): Promise<void> {
   await deps.db.orm.delete(cdnAssets).where(eq(cdnAssets.id, row.id));
-  await Promise.all([deps.blobs.delete(row.blobKey), deps.blobs.delete(uploadKeyOf(row.blobKey))]);
+  await Promise.all([
+    deps.blobs.delete(row.blobKey),
+    deps.blobs.delete(uploadKeyOf(row.blobKey)),
+    deleteChunks(deps, row.uploadChunks),
+  ]);
 }
 
 export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
@@ -97,6 +113,7 @@ export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
     await discard(deps, row);
     throw cdnErrors.assetUploadExpired();
   }
+  if (row.uploadOffset !== null) await joinResumable(deps, row);
   // Rows requested before uploads had their own key were PUT straight to the asset's key.
   let source = uploadKeyOf(row.blobKey);
   let head = await deps.blobs.head(source);
@@ -105,7 +122,10 @@ export async function confirmUpload(deps: Deps, s: CdnScope, id: string) {
     head = await deps.blobs.head(source);
   }
   if (!head) throw cdnErrors.uploadIncomplete();
-  if (head.size > row.size || head.size > MAX_UPLOAD_BYTES) {
+  if (
+    head.size > row.size ||
+    head.size > (row.uploadOffset === null ? MAX_UPLOAD_BYTES : MAX_RESUMABLE_BYTES)
+  ) {
     await discard(deps, row);
     throw cdnErrors.uploadTooLarge(row.size);
   }
