@@ -14,7 +14,8 @@ import { seedApiKey, seedOrg } from '../../../test/seed.ts';
 // shape (Anthropic's 529 overloaded_error and 429 rate_limit_error, Google's 503 UNAVAILABLE and 429
 // RESOURCE_EXHAUSTED), budgets counting what those vendors report as usage and refusing the call that would
 // pass them, audio input to Google, images refused by a model that cannot see them, and a conversation
-// whose tool calls came from another vendor continued on Mistral (which takes only its own id shape).
+// whose tool calls came from another vendor continued on Mistral (which takes only its own id shape), and
+// tool_choice in each vendor's own terms.
 
 // $0.01 per token either way, so a few tokens pass a budget of cents.
 const CENT = { input: 10_000, output: 10_000 };
@@ -297,5 +298,26 @@ describe('Mistral tool translation', () => {
     });
     const sent = lastBody(f.mistral).messages as { tool_call_id?: string }[];
     expect(sent.find((m) => m.tool_call_id)!.tool_call_id).toBe('callfake1');
+  });
+});
+
+describe('tool_choice in each vendor’s terms', () => {
+  it('required and a named tool reach Anthropic, Google and Mistral as their own settings', async () => {
+    const { client } = await tenant();
+    const named = { type: 'function' as const, function: { name: 'get_weather' } };
+    const send = (model: string, tool_choice: 'required' | 'none' | typeof named) =>
+      client.chat.completions.create({ model, messages: ask, tools: [weather], tool_choice });
+    await send('claude-sonnet-4-5', 'required');
+    expect(lastBody(f.anthropic).tool_choice).toMatchObject({ type: 'any' });
+    await send('claude-sonnet-4-5', named);
+    expect(lastBody(f.anthropic).tool_choice).toMatchObject({ type: 'tool', name: 'get_weather' });
+    await send('gemini-2.5-flash', 'required');
+    expect(lastBody(f.google).toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
+    await send('gemini-2.5-flash', named);
+    expect(lastBody(f.google).toolConfig).toEqual({
+      functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] },
+    });
+    await send('mistral-small-latest', 'required');
+    expect(lastBody(f.mistral).tool_choice).toBe('any');
   });
 });
