@@ -35,6 +35,38 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 /** Characters of a step's output (as JSON) the run page shows; the rest is a download. */
 export const OUTPUT_PREVIEW_CHARS = 4000;
 
+const attemptOut = z.object({
+  /** The retry attempt served: a claim after a crash serves the same attempt again (`interrupted` before). */
+  attempt: z.number().int(),
+  outcome: z.enum(['running', 'completed', 'failed', 'retrying', 'interrupted']),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  durationMs: z.number().int().nullable(),
+  error: z.string().nullable(),
+});
+
+type AttemptRow = {
+  step_id: string;
+  attempt: number;
+  outcome: z.infer<typeof attemptOut>['outcome'];
+  error: string | null;
+  started_at: Date;
+  ended_at: Date | null;
+  input: unknown;
+};
+
+/** The input's JSON as the page shows it: its first characters; a stored preview (over the cap) is cut too. */
+function inputView(input: unknown): { inputPreview: string | null; inputTruncated: boolean } {
+  if (input === undefined) return { inputPreview: null, inputTruncated: false };
+  const capped = input as { truncated?: boolean; preview?: string } | null;
+  const text =
+    capped?.truncated && typeof capped.preview === 'string' ? capped.preview : JSON.stringify(input);
+  return {
+    inputPreview: text.slice(0, OUTPUT_PREVIEW_CHARS),
+    inputTruncated: Boolean(capped?.truncated) || text.length > OUTPUT_PREVIEW_CHARS,
+  };
+}
+
 export const listWorkflowsForCli = defineFn({
   name: 'listWorkflowsForCli',
   summary:
@@ -101,6 +133,11 @@ export const getWorkflowRunViewForCli = defineFn({
         outputPreview: z.string().nullable(),
         outputBytes: z.number().int(),
         outputTruncated: z.boolean(),
+        /** What the latest attempt was given, templates filled (steps/input.ts), as JSON; null before any. */
+        inputPreview: z.string().nullable(),
+        inputTruncated: z.boolean(),
+        /** Every claim of the step by a worker, oldest first, each with its own error. */
+        attempts: z.array(attemptOut),
       }),
     ),
   }),
@@ -126,15 +163,39 @@ export const getWorkflowRunViewForCli = defineFn({
          from workflow_step_states where run_id = $1`,
       [row.id, OUTPUT_PREVIEW_CHARS],
     );
+    // Only the latest attempt's input is read: each is up to 16,000 characters.
+    const { rows: tries } = await deps.db.query<AttemptRow>(
+      `select step_id, attempt, outcome, error, started_at, ended_at,
+              case when n = max(n) over (partition by step_id) then input end as input
+         from workflow_step_attempts where run_id = $1 order by step_id, n`,
+      [row.id],
+    );
     const stepDetails = row.steps.map((st) => {
       const o = outs.find((x) => x.step_id === st.id);
       const chars = Number(o?.chars ?? 0);
+      const mine = tries.filter((a) => a.step_id === st.id);
+      const stillRunning = run.stepStates[st.id]?.status === 'running';
       return {
         id: st.id,
         definition: st as Record<string, unknown>,
         outputPreview: o?.preview ?? null,
         outputBytes: chars,
         outputTruncated: chars > OUTPUT_PREVIEW_CHARS,
+        ...inputView(mine.length ? mine[mine.length - 1]!.input : undefined),
+        attempts: mine.map((a) => {
+          const start = new Date(a.started_at);
+          const end = a.ended_at ? new Date(a.ended_at) : null;
+          // An attempt still open on a step that is not running was cut off (a cancel, a failure elsewhere).
+          const outcome = a.outcome === 'running' && !stillRunning ? 'interrupted' : a.outcome;
+          return {
+            attempt: a.attempt,
+            outcome,
+            startedAt: start.toISOString(),
+            endedAt: end?.toISOString() ?? null,
+            durationMs: end ? end.getTime() - start.getTime() : null,
+            error: a.error,
+          };
+        }),
       };
     });
     return { run, workflow: wf ?? null, steps, stepDetails };

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
-import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
+import { seedMember, seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
 
@@ -79,6 +79,17 @@ describe('durable workflow runs', { timeout: 180_000 }, () => {
   };
   const finished = (r: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(r.status);
   const at = (prefix: string) => hits.filter((h) => h.path.startsWith(prefix));
+  let member: { token: string } | null = null;
+  const view = async (runId: string) => {
+    member ??= await seedMember(t.deps, a.org.id, 'member');
+    const r = await t.call(
+      'getWorkflowRunViewForCli',
+      { orgSlug: a.org.slug, environment: 'production', runId },
+      member.token,
+    );
+    expect(r.statusCode, r.body).toBe(200);
+    return r.json();
+  };
 
   it('retries a loop sub-step per item, with one Idempotency-Key per item across its attempts', async () => {
     script.set('/items/2', [503, 500]);
@@ -173,6 +184,12 @@ describe('durable workflow runs', { timeout: 180_000 }, () => {
     const keys = new Set(at('/crash').map((h) => h.key));
     expect(at('/crash').length).toBe(2);
     expect(keys.size).toBe(1);
+    // The run page: the claim the dead worker held is shown interrupted, then the attempt that completed.
+    const call = (await view(runId)).stepDetails.find((d: { id: string }) => d.id === 'call');
+    expect(call.attempts.map((x: Record<string, unknown>) => [x.attempt, x.outcome])).toEqual([
+      [1, 'interrupted'],
+      [1, 'completed'],
+    ]);
 
     hang.add('/poison');
     const pid = await create({
@@ -192,6 +209,43 @@ describe('durable workflow runs', { timeout: 180_000 }, () => {
     expect(failed.error).toContain('Its worker stopped 6 times while running it');
     expect(failed.stepStates.call).toMatchObject({ attempts: 1, crashRecoveries: 6 });
     expect(at('/poison')).toHaveLength(1);
+  });
+
+  it("the run page shows each attempt with its own error and the step's resolved input", async () => {
+    script.set('/orders/A7', [503, 500]);
+    const id = await create({
+      slug: 'attempts',
+      variables: { order: { type: 'string', default: 'A7' }, token: { type: 'string', default: 's3cret' } },
+      steps: [
+        {
+          id: 'send',
+          type: 'http',
+          method: 'POST',
+          url: `${siteUrl}/orders/{{order}}`,
+          headers: { authorization: 'Bearer {{token}}', 'x-order': '{{order}}' },
+          body: { order: '{{order}}' },
+          retry: { maxAttempts: 3, backoffMs: 10 },
+        },
+      ],
+    });
+    const runId = await start(id);
+    expect((await until(runId, finished)).status).toBe('completed');
+    const send = (await view(runId)).stepDetails.find((d: { id: string }) => d.id === 'send');
+    expect(send.attempts.map((x: Record<string, unknown>) => [x.attempt, x.outcome, x.error])).toEqual([
+      [1, 'retrying', `HTTP 503 from ${siteUrl}/orders/A7.`],
+      [2, 'retrying', `HTTP 500 from ${siteUrl}/orders/A7.`],
+      [3, 'completed', null],
+    ]);
+    for (const x of send.attempts) expect(x.durationMs).toBeGreaterThanOrEqual(0);
+    const input = JSON.parse(send.inputPreview);
+    expect(input).toMatchObject({
+      method: 'POST',
+      url: `${siteUrl}/orders/A7`,
+      headers: { authorization: '[hidden]', 'x-order': 'A7', 'content-type': 'application/json' },
+      body: '{"order":"A7"}',
+    });
+    expect(input.headers['Idempotency-Key']).toMatch(/^pier-wf-[0-9a-f]{40}$/);
+    expect(send.inputTruncated).toBe(false);
   });
 
   it('retry settings: 408 retried by default, nonRetryableStatuses and nonRetryableErrors fail at once', async () => {

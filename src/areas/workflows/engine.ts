@@ -4,10 +4,11 @@ import type { Deps } from '../../deps.ts';
 import type { StepDef } from './definition.ts';
 import { backoffFor, CRASH_LIMIT, isRetryable, retryPolicy } from './retry-policy.ts';
 import { applyEffects, WAKE_CANCEL, WAKE_CHANNEL } from './scheduler.ts';
-import { completeStepIn, failStepIn } from './step-end.ts';
+import { completeStepIn, endAttemptIn, failStepIn } from './step-end.ts';
 import type { StepCtx } from './steps/context.ts';
 import { StepError } from './steps/context.ts';
 import { executeStep } from './steps/execute.ts';
+import { stepInput } from './steps/input.ts';
 
 // The run engine of a worker process. Ready steps are claimed straight from workflow_step_states with
 // FOR UPDATE SKIP LOCKED (docs/decisions/050-workflow-step-claims.md), so several worker processes share
@@ -38,6 +39,15 @@ const CLAIM_SQL = `
            for update skip locked) c
    where s.run_id = c.run_id and s.step_id = c.step_id
   returning s.run_id, s.step_id, s.attempts, s.crashes`;
+
+/** Opens an attempt row with the step's input; an attempt left open by a dead worker is closed as interrupted. */
+const ATTEMPT_SQL = `
+  with prev as (
+    update workflow_step_attempts set outcome = 'interrupted', ended_at = now()
+     where run_id = $1 and step_id = $2 and outcome = 'running' returning n)
+  insert into workflow_step_attempts (run_id, step_id, n, attempt, outcome, input, started_at)
+  select $1, $2, coalesce(max(n), 0) + 1, $3, 'running', $4, now()
+    from workflow_step_attempts where run_id = $1 and step_id = $2`;
 
 const mb = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MB`;
 
@@ -190,6 +200,12 @@ export class WorkflowEngine {
         steps: Object.fromEntries(done.map((d) => [d.step_id, { output: d.output }])),
       },
     };
+    await deps.db.query(ATTEMPT_SQL, [
+      row.run_id,
+      row.step_id,
+      row.attempts,
+      JSON.stringify(stepInput(ctx, def)),
+    ]);
     let result: Awaited<ReturnType<typeof executeStep>>;
     try {
       result = await executeStep(ctx, def);
@@ -229,12 +245,15 @@ export class WorkflowEngine {
     const retry = retryPolicy(def);
     if (isRetryable(err, retry) && row.attempts < retry.maxAttempts) {
       const delay = backoffFor(retry, row.attempts);
-      await deps.db.query(
-        `update workflow_step_states set status = 'ready', last_error = $3, lease_until = null, worker_id = null,
-           next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
-          where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5`,
-        [row.run_id, row.step_id, message, delay, this.workerId],
-      );
+      await deps.db.transaction(async (tx) => {
+        const { rows: mine } = await tx.query(
+          `update workflow_step_states set status = 'ready', last_error = $3, lease_until = null, worker_id = null,
+             next_attempt_at = now() + make_interval(secs => $4::double precision / 1000)
+            where run_id = $1 and step_id = $2 and status = 'running' and worker_id = $5 returning step_id`,
+          [row.run_id, row.step_id, message, delay, this.workerId],
+        );
+        if (mine.length) await endAttemptIn(tx, row.run_id, row.step_id, 'retrying', message);
+      });
       return;
     }
     const owner = { status: 'running' as const, workerId: this.workerId };

@@ -17,6 +17,21 @@ function guard(o: Owner, first: number): { sql: string; params: unknown[] } {
     : { sql: `status = 'waiting'`, params: [] };
 }
 
+/** Closes the step's attempt in progress, if a worker opened one (engine.ts, workflow_step_attempts). */
+export async function endAttemptIn(
+  tx: Queryable,
+  runId: string,
+  stepId: string,
+  outcome: 'completed' | 'failed' | 'retrying',
+  error: string | null,
+): Promise<void> {
+  await tx.query(
+    `update workflow_step_attempts set outcome = $3, error = $4, ended_at = now()
+      where run_id = $1 and step_id = $2 and outcome = 'running'`,
+    [runId, stepId, outcome, error],
+  );
+}
+
 /** Stores the output and advances the run. Null when the step is no longer the owner's. Inside `tx`. */
 export async function completeStepIn(
   tx: Queryable,
@@ -34,6 +49,7 @@ export async function completeStepIn(
     [s.runId, s.stepId, json, credits, s.at?.toISOString() ?? null, lastError, ...g.params],
   );
   if (!mine.length) return null;
+  await endAttemptIn(tx, s.runId, s.stepId, lastError ? 'failed' : 'completed', lastError);
   if (credits)
     await tx.query('update workflow_runs set credits_used = credits_used + $2 where id = $1', [
       s.runId,
@@ -65,5 +81,6 @@ export async function failStepIn(
     [s.runId, s.stepId, message, s.at?.toISOString() ?? null, ...g.params],
   );
   if (!mine.length) return null;
+  await endAttemptIn(tx, s.runId, s.stepId, 'failed', message);
   return failRunIn(tx, s.runId, s.stepId, message);
 }

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../../harness.ts';
@@ -7,7 +9,8 @@ import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts'
 
 // The workflows pages in headless Chromium against a real Pier with its engine: an app runs a three-step
 // workflow through v1; a member opens the list, then the finished run, and sees one bar per step, the
-// graph's boxes and arrows, and the output.
+// graph's boxes and arrows, and the output; a run's steps show their attempts (each with its error), inputs
+// and outputs.
 
 let t: TestApp;
 let base: string;
@@ -26,8 +29,19 @@ async function v1(key: string, method: string, path: string, body?: unknown) {
   return json;
 }
 
+// A stock service that is down: 503, then 500.
+let stock: http.Server;
+let stockUrl: string;
+const answers = [503, 500];
+
 beforeAll(async () => {
-  ({ t, base } = await startPier({}, { background: true }));
+  stock = http.createServer((req, res) => {
+    req.resume();
+    res.writeHead(answers.shift() ?? 500).end('down');
+  });
+  await new Promise<void>((ok) => stock.listen(0, '127.0.0.1', ok));
+  stockUrl = `http://127.0.0.1:${(stock.address() as AddressInfo).port}`;
+  ({ t, base } = await startPier({ OUTBOUND_ALLOW: '127.0.0.1/32' }, { background: true }));
   browser = await launchBrowser();
   const ctx = await browser.newContext({ viewport: { width: 1200, height: 900 } });
   page = await ctx.newPage();
@@ -36,6 +50,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await t?.close();
+  stock?.close();
 });
 
 describe('workflows pages in a browser', { timeout: 60_000 }, () => {
@@ -86,12 +101,20 @@ describe('workflows pages in a browser', { timeout: 60_000 }, () => {
       projectSlug,
       slug: 'invoice',
       name: 'Invoice',
+      variables: { sku: { type: 'string', default: 'SKU-9' } },
       steps: [
+        {
+          id: 'flaky',
+          type: 'http',
+          url: `${stockUrl}/stock/{{sku}}`,
+          retry: { maxAttempts: 2, backoffMs: 10 },
+          continueOnError: true,
+        },
         { id: 'c1', type: 'code', code: 'return 1' },
         { id: 'c2', type: 'code', code: 'return 2' },
         { id: 'c3', type: 'code', code: 'return 3' },
         { id: 'big', type: 'transform', expression: '$pad("", 10000, "x")' },
-        { id: 'ok', type: 'wait', wait: { approval: {} }, dependsOn: ['c1', 'c2', 'c3', 'big'] },
+        { id: 'ok', type: 'wait', wait: { approval: {} }, dependsOn: ['c1', 'c2', 'c3', 'big', 'flaky'] },
       ],
       triggers: { events: [{ name: 'invoice.ready' }] },
     });
@@ -127,6 +150,16 @@ describe('workflows pages in a browser', { timeout: 60_000 }, () => {
     expect(await ok.getByRole('link', { name: 'Open the approval page' }).getAttribute('href')).toContain(
       '/workflows/approvals/',
     );
+    // Each attempt with its own error, and the input the step was given (the run's variables filled in).
+    const flaky = page.locator('[data-testid="step-detail"][data-step="flaky"]');
+    await flaky.locator('summary').click();
+    const rows = flaky.getByTestId('step-attempts').locator('tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).textContent()).toContain('failed, retried');
+    expect(await rows.nth(0).textContent()).toContain(`HTTP 503 from ${stockUrl}/stock/SKU-9.`);
+    expect(await rows.nth(1).locator('td').nth(3).textContent()).toBe('failed');
+    expect(await rows.nth(1).textContent()).toContain('HTTP 500');
+    expect(await flaky.getByTestId('step-input').textContent()).toContain(`"url": "${stockUrl}/stock/SKU-9"`);
     await shot(page, 'workflow-run-steps');
     await v1(live, 'POST', `/workflows/runs/${runId}/cancel`);
     expect(wf.id).toBeTruthy();

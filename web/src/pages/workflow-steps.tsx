@@ -3,9 +3,10 @@ import { fn } from '../api.ts';
 import { fmtDate } from '../ui.tsx';
 import { type Env, fmtCredits, type RunView, type StepState } from './workflows-types.ts';
 
-// The run page's step details: per step its status, duration, attempts and last error, a loop's per-item
-// progress, a wait (what it waits for, until when, its approval link), the step's definition as the run
-// started it, and its output — the first characters, the whole of it as a download.
+// The run page's step details: per step its status, duration, attempts and last error, a table of every
+// attempt (its start, duration, outcome and own error), a loop's per-item progress, a wait (what it waits
+// for, until when, its approval link), the input the latest attempt was given (templates filled), the
+// step's definition as the run started it, and its output — the first characters, the whole as a download.
 
 function duration(st: StepState | undefined): string {
   if (!st?.startedAt) return '—';
@@ -16,6 +17,47 @@ function duration(st: StepState | undefined): string {
     : ms < 120_000
       ? `${(ms / 1000).toFixed(1)} s`
       : `${Math.round(ms / 60_000)} min`;
+}
+
+function ms(n: number | null): string {
+  if (n === null) return '—';
+  return n < 1000 ? `${n} ms` : n < 120_000 ? `${(n / 1000).toFixed(1)} s` : `${Math.round(n / 60_000)} min`;
+}
+
+const OUTCOME: Record<string, string> = {
+  running: 'running',
+  completed: 'completed',
+  failed: 'failed',
+  retrying: 'failed, retried',
+  interrupted: 'worker stopped',
+};
+
+function Attempts({ rows }: { rows: RunView['stepDetails'][number]['attempts'] }) {
+  if (!rows.length) return null;
+  return (
+    <table class="wf-attempts" aria-label="Attempts" data-testid="step-attempts">
+      <thead>
+        <tr>
+          <th>Attempt</th>
+          <th>Started</th>
+          <th>Duration</th>
+          <th>Outcome</th>
+          <th>Error</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((a, i) => (
+          <tr key={String(i)}>
+            <td>{a.attempt}</td>
+            <td>{fmtDate(a.startedAt)}</td>
+            <td>{a.outcome === 'running' ? 'running' : ms(a.durationMs)}</td>
+            <td>{OUTCOME[a.outcome] ?? a.outcome}</td>
+            <td>{a.error ?? ''}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
 }
 
 function pretty(preview: string, truncated: boolean): string {
@@ -107,6 +149,15 @@ export function StepDetails(props: { view: RunView; orgSlug: string; env: Env })
               </p>
             ) : null}
             {st ? <WaitLine st={st} /> : null}
+            <Attempts rows={d.attempts} />
+            {d.inputPreview === null ? null : (
+              <>
+                <h3>Input</h3>
+                <pre class="wf-output" data-testid="step-input">
+                  {pretty(d.inputPreview, d.inputTruncated)}
+                </pre>
+              </>
+            )}
             <h3>Definition</h3>
             <pre class="wf-output">{JSON.stringify(d.definition, null, 2)}</pre>
             <h3>Output</h3>

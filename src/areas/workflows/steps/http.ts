@@ -28,7 +28,8 @@ function bodyOf(s: StepDef, c: StepCtx): { body?: string; json: boolean } {
   return { body: JSON.stringify(walk(s.body)), json: true };
 }
 
-export async function runHttp(c: StepCtx, s: StepDef): Promise<StepResult> {
+/** The request a step sends, templates filled (also what the run page shows as its input). */
+export function requestOf(c: StepCtx, s: StepDef) {
   const url = render(s.url ?? '', c.data);
   const headers = Object.fromEntries(Object.entries(s.headers ?? {}).map(([k, v]) => [k, render(v, c.data)]));
   const own = Object.keys(headers).find((h) => h.toLowerCase() === IDEMPOTENCY_HEADER.toLowerCase());
@@ -37,10 +38,15 @@ export async function runHttp(c: StepCtx, s: StepDef): Promise<StepResult> {
   const { body, json } = bodyOf(s, c);
   if (json && !Object.keys(headers).some((h) => h.toLowerCase() === 'content-type'))
     headers['content-type'] = 'application/json';
+  return { method: s.method ?? (body ? 'POST' : 'GET'), url, headers, body };
+}
+
+export async function runHttp(c: StepCtx, s: StepDef): Promise<StepResult> {
+  const { method, url, headers, body } = requestOf(c, s);
   let res: Awaited<ReturnType<typeof safeFetch>>;
   try {
     res = await safeFetch(url, {
-      method: s.method ?? (body ? 'POST' : 'GET'),
+      method,
       headers,
       body,
       timeoutMs: s.timeoutMs ?? HTTP_DEFAULTS.timeoutMs,
