@@ -197,7 +197,8 @@ export async function listRecords(
     limit: number;
   },
 ) {
-  const conn = await findConnection(d, s, q.connectionId);
+  // The app's read path: a connection row read in this process a few seconds ago will do.
+  const conn = await findConnection(d, s, q.connectionId, { cached: true });
   // The filters are part of the cursor's scope: a cursor of one read is refused by another.
   const scope = `integrations:records:${conn.id}:${q.model}:${q.modifiedAfter ?? ''}:${q.includeDeleted}`;
   const after = q.cursor ? decodeCursor(d.keyring, scope, q.cursor, keyset) : undefined;
