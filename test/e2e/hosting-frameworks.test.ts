@@ -1,128 +1,43 @@
-import { execFileSync } from 'node:child_process';
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { eq } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
-import { projectDir } from '../../src/areas/hosting/runtime/app-databases.ts';
-import { hostUid } from '../../src/areas/hosting/runtime/sandbox.ts';
-import { deployments } from '../../src/areas/hosting/runtime/tables.ts';
 import type { TestApp } from '../harness.ts';
-import { deploy, fixtures, hostingAppForFile, packDir, settle, viaRouter, waitFor } from '../hosting.ts';
-import { seedOrg, seedProject } from '../seed.ts';
+import { hostingAppForFile, viaRouter, waitFor } from '../hosting.ts';
 import { pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
+import {
+  appDir,
+  brokenBuildKeepsServing,
+  deployLive as deployLiveOn,
+  editFile,
+  logLines as logLinesOf,
+  manifestOf as manifestOn,
+  projectWith as projectOn,
+  removeAppDirs,
+  requestLoop as requestLoopOn,
+  rollsBackWithoutFailure,
+  sharedBuildCache,
+} from './framework-apps.ts';
 
 // Apps as their scaffolders make them (test/fixtures/hosting/apps, sources and lockfile only), deployed from
 // source: each is detected, installed from the registry, built with its build-time settings and served
-// (issue 34), on both databases. The Next.js build is the heavy one (docs/testing.md).
+// (issue 34), on both databases. The Next.js build is the heavy one (docs/testing.md). Once each is live: a
+// broken build fails by its first error line while it answers, and a rollback to its build fails no request.
 
 let t: TestApp;
 hostingAppForFile('frameworks', (app) => {
   t = app;
 });
 
-const made: string[] = [];
 afterAll(() => {
-  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+  removeAppDirs();
   removeScratchHomes();
 });
 
-function appDir(name: string, edit?: (dir: string) => void): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `pier-fw-${name}-`));
-  made.push(dir);
-  fs.cpSync(path.join(fixtures, 'apps', name), dir, { recursive: true });
-  edit?.(dir);
-  return dir;
-}
-
-/** An organization (the free plan: one app each) with a project and its secrets. */
-async function projectWith(secrets: Record<string, string>) {
-  const { org, owner } = await seedOrg(t.deps);
-  const p = await seedProject(t.deps, org);
-  for (const [key, value] of Object.entries(secrets))
-    expect(
-      (await t.call('setSecretForCli', { projectSlug: p.slug, key, value }, owner.token)).statusCode,
-    ).toBe(200);
-  return { token: owner.token, slug: p.slug, projectId: p.id };
-}
-
-/**
- * A fixture's build cache shared by this file's runs on both databases (a folder per lockfile in the system's
- * temp folder): `seed` gives a new project the cache another run left, `keep` leaves this one's for the next.
- * A test-time saving only; Pier never shares a cache between projects.
- */
-function sharedBuildCache(fixture: string) {
-  const lock = fs.readFileSync(path.join(fixtures, 'apps', fixture, 'package-lock.json'));
-  const hash = crypto.createHash('sha256').update(lock).digest('hex').slice(0, 16);
-  const shared = path.join(os.tmpdir(), `pier-test-build-cache-${fixture}-${hash}`);
-  const own = (projectId: string) => path.join(projectDir(t.deps, projectId), 'build-cache');
-  return {
-    seed(projectId: string) {
-      if (!fs.existsSync(shared)) return;
-      fs.mkdirSync(path.dirname(own(projectId)), { recursive: true });
-      execFileSync('cp', ['-a', shared, own(projectId)]);
-      // The build runs as the project's own uid (as root): the seeded files must be its own.
-      if (process.getuid?.() === 0) {
-        const uid = hostUid(projectId);
-        execFileSync('chown', ['-R', `${uid}:${uid}`, own(projectId)]);
-      }
-    },
-    keep(projectId: string) {
-      if (fs.existsSync(shared) || !fs.existsSync(own(projectId))) return;
-      const tmp = `${shared}.${process.pid}`;
-      execFileSync('cp', ['-a', own(projectId), tmp]);
-      try {
-        fs.renameSync(tmp, shared);
-      } catch {
-        fs.rmSync(tmp, { recursive: true, force: true }); // the other run kept its own first
-      }
-    },
-  };
-}
-
-async function deployLive(token: string, slug: string, dir: string) {
-  const { started, id } = await deploy(t, token, slug, await packDir(dir));
-  expect(started.statusCode, started.body).toBe(200);
-  const d = await settle(t, token, id, 240_000);
-  expect(d.status, d.errorMessage).toBe('live');
-  return id;
-}
-
-async function logLines(token: string, slug: string): Promise<string[]> {
-  const r = await t.call('getAppLogsForCli', { projectSlug: slug, limit: 1000 }, token);
-  return (r.json().lines as { line: string }[]).map((l) => l.line);
-}
-
-async function manifestOf(id: string) {
-  const [row] = await t.deps.db.orm.select().from(deployments).where(eq(deployments.id, id));
-  return row!.manifest!;
-}
-
-/** Fires requests back to back until stop() and lists the ones that failed. */
-function requestLoop(slug: string) {
-  let running = true;
-  let ok = 0;
-  const failures: string[] = [];
-  const done = (async () => {
-    while (running) {
-      try {
-        const r = await viaRouter(t, slug, '/');
-        if (r.status === 200) ok++;
-        else failures.push(`${r.status} ${r.body.slice(0, 80)}`);
-      } catch (err) {
-        failures.push((err as Error).message);
-      }
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await done;
-      return { ok, failures };
-    },
-  };
-}
+const projectWith = (secrets: Record<string, string>) => projectOn(t, secrets);
+const deployLive = (token: string, slug: string, dir: string) => deployLiveOn(t, token, slug, dir);
+const logLines = (token: string, slug: string) => logLinesOf(t, token, slug);
+const manifestOf = (id: string) => manifestOn(t, id);
+const requestLoop = (slug: string) => requestLoopOn(t, slug);
 
 describe('Vite + React + TypeScript (create-vite react-ts)', () => {
   let token = '';
@@ -215,6 +130,7 @@ describe('Vite + React + TypeScript (create-vite react-ts)', () => {
     expect(await logLines(token, slug)).toContain(
       '> npm ci skipped: node_modules from the build cache (same lockfile)',
     );
+    await rollsBackWithoutFailure(t, { token, slug, id: again, marker: '<div id="root">' });
   }, 300_000);
 });
 
@@ -230,36 +146,76 @@ describe('server frameworks from source', () => {
     expect(page.body).toContain('Svelte public greeting');
     expect(page.body).toContain('svelte runtime secret');
     expect(await manifestOf(id)).toMatchObject({ kind: 'sveltekit', type: 'node', start: 'node build' });
+    const marker = 'svelte runtime secret';
+    await brokenBuildKeepsServing(t, {
+      token,
+      slug,
+      marker,
+      broken: appDir('sveltekit-node', (d) =>
+        editFile(
+          d,
+          'src/routes/+page.svelte',
+          '<h1>Welcome to SvelteKit</h1>',
+          '<h1>Welcome to SvelteKit</h2>',
+        ),
+      ),
+      firstError: /attempted to close an element that was not open/,
+    });
+    await rollsBackWithoutFailure(t, { token, slug, id, marker });
   }, 300_000);
 
   it('Astro static: PUBLIC_ setting in the page, pages by folder, sources private', async () => {
     const { token, slug } = await projectWith({ PUBLIC_GREETING: 'Astro public greeting' });
-    await deployLive(token, slug, appDir('astro-static'));
+    const id = await deployLive(token, slug, appDir('astro-static'));
     expect((await viaRouter(t, slug, '/')).body).toContain('Astro public greeting');
     expect((await viaRouter(t, slug, '/about/')).body).toContain('About this Astro site');
     expect((await viaRouter(t, slug, '/src/pages/index.astro')).status).toBe(404);
     expect((await viaRouter(t, slug, '/package.json')).status).toBe(404);
+    const marker = 'Astro public greeting';
+    await brokenBuildKeepsServing(t, {
+      token,
+      slug,
+      marker,
+      broken: appDir('astro-static', (d) =>
+        editFile(d, 'src/pages/index.astro', "?? 'Hello';", "?? 'Hello' +;"),
+      ),
+      firstError: /\[CompilerError\] Unexpected token/,
+    });
+    await rollsBackWithoutFailure(t, { token, slug, id, marker });
   }, 300_000);
 
-  it('Express and Fastify: installed from their lockfile, the runtime secret reaches the server', async () => {
-    for (const name of ['express', 'fastify']) {
+  for (const [name, file, from, firstError] of [
+    ['express', 'app.js', 'const app = express()', /SyntaxError: /],
+    ['fastify', 'routes/root.js', 'return { root: true,', /SyntaxError: /],
+  ] as const)
+    it(`${name === 'express' ? 'Express' : 'Fastify (fastify-cli generate, `fastify start`)'}: installed from its lockfile, the runtime secret reaches the server`, async () => {
       const { token, slug } = await projectWith({ RUNTIME_MESSAGE: `${name} runtime secret` });
       const id = await deployLive(token, slug, appDir(name));
       const r = await viaRouter(t, slug, '/');
       expect(r.status).toBe(200);
       expect(r.body).toContain(`${name} runtime secret`);
       expect(await manifestOf(id)).toMatchObject({ kind: 'node-start', buildEnvKeys: [] });
-    }
-  }, 300_000);
+      // No build step: the syntax error fails the start, and the live version keeps answering.
+      const marker = `${name} runtime secret`;
+      await brokenBuildKeepsServing(t, {
+        token,
+        slug,
+        marker,
+        broken: appDir(name, (d) => editFile(d, file, from, `${from} +;`)),
+        firstError,
+      });
+      await rollsBackWithoutFailure(t, { token, slug, id, marker });
+    }, 300_000);
 
   // The heavy one (a minute or more of `next build`), on both databases: whichever run comes first leaves its
-  // build cache (node_modules, .next/cache) for the other, which then skips the install (docs/testing.md).
+  // build cache (node_modules, .next/cache) for the other, which then skips the install (docs/testing.md). Its
+  // one full build serves the broken build (a syntax error: the compile fails in seconds) and the rollback.
   it('Next.js: `next build` with NEXT_PUBLIC_ and `next start` with the runtime secret', async () => {
     const { token, slug, projectId } = await projectWith({
       NEXT_PUBLIC_GREETING: 'Next public greeting',
       RUNTIME_MESSAGE: 'next runtime secret',
     });
-    const shared = sharedBuildCache('nextjs');
+    const shared = sharedBuildCache(t, 'nextjs');
     shared.seed(projectId);
     const id = await deployLive(token, slug, appDir('nextjs'));
     shared.keep(projectId);
@@ -274,5 +230,14 @@ describe('server frameworks from source', () => {
       start: 'next start',
       buildEnvKeys: ['NEXT_PUBLIC_GREETING'],
     });
+    const marker = 'next runtime secret';
+    await brokenBuildKeepsServing(t, {
+      token,
+      slug,
+      marker,
+      broken: appDir('nextjs', (d) => editFile(d, 'app/page.tsx', '<h1>Next.js</h1>', '<h1>Next.js</h2>')),
+      firstError: /Expected/,
+    });
+    await rollsBackWithoutFailure(t, { token, slug, id, marker });
   }, 420_000);
 });

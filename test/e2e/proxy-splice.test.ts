@@ -160,7 +160,7 @@ describe('the spliced proxy path', () => {
     agent.destroy();
   });
 
-  it('answers 502 when the app goes away mid-request, and closes its idle connections', async () => {
+  it('answers 502 when the app goes away mid-request; an idle connection outlives it (decision 128)', async () => {
     const [, b] = pair.apps;
     const idle = rawClient(port());
     await idle.ready;
@@ -173,7 +173,6 @@ describe('the spliced proxy path', () => {
     expect(r?.status).toBe(502);
     expect(r?.body).toContain('App unavailable');
     await c.closed();
-    await idle.closed();
     // The supervisor restarts it; a new connection reaches the new process.
     await waitFor(
       'the restarted app',
@@ -183,5 +182,10 @@ describe('the spliced proxy path', () => {
       },
       30_000,
     );
+    // The idle connection was not closed under its client (who may be sending at that moment): its next
+    // request reaches the restarted process.
+    idle.send(b!.host);
+    expect(JSON.parse((await idle.next())!.body).app).toBe('app-b');
+    idle.sock.destroy();
   });
 });

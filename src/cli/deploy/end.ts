@@ -52,7 +52,8 @@ export function reportEnd(
   else if (!ok) {
     const err = ctx.io.stderr;
     err.write(`Deployment ${deployment.status}: ${deployment.errorMessage ?? 'no reason given'}\n`);
-    if (lastLogs.length) err.write(`Last log lines:\n${failureLines(lastLogs, tty).join('\n')}\n`);
+    if (lastLogs.length)
+      err.write(`Last log lines:\n${failureLines(lastLogs, tty, deployment.errorMessage).join('\n')}\n`);
   } else ctx.io.stdout.write(`Live at ${deployment.url}\n`);
   if (!ok) ctx.exitCode = 1;
 }

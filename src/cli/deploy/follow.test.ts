@@ -111,5 +111,13 @@ describe('log lines for people', () => {
     expect(failureLines([line(2, 'SyntaxError: nope')], true)[0]).toBe(
       '\x1b[1;31m> | SyntaxError: nope\x1b[0m',
     );
+    // The line the stored reason quotes is the one marked, so the two agree.
+    const astro = [
+      line(1, '[ERROR] [vite] ✗ Build failed in 137ms'),
+      line(2, '[CompilerError] Unexpected token'),
+    ];
+    expect(
+      failureLines(astro, false, 'The build failed (exit code 1): [CompilerError] Unexpected token'),
+    ).toEqual(['  | [ERROR] [vite] ✗ Build failed in 137ms', '> | [CompilerError] Unexpected token']);
   });
 });

@@ -35,11 +35,25 @@ export function firstErrorIndex(lines: readonly string[]): number {
 }
 
 /**
- * A failed deployment's own build/start lines with the first error line marked: `>` in the margin always, and
- * bold red on a terminal.
+ * Index of the line the stored failure reason quotes: Pier's reason ends with the error line it picked
+ * (decision 097), so the mark and the reason agree; -1 when no line is quoted.
  */
-export function failureLines(lines: readonly LogLine[], tty: boolean): string[] {
-  const at = firstErrorIndex(lines.map((l) => l.line));
+export function quotedLineIndex(lines: readonly string[], reason: string): number {
+  return lines.findIndex((l) => {
+    const text = stripAnsi(l).trim();
+    if (text.length < 4) return false;
+    return reason.endsWith(text) || (text.length > 300 && reason.endsWith(`${text.slice(0, 300)}…`));
+  });
+}
+
+/**
+ * A failed deployment's own build/start lines with the first error line marked — the one its stored reason
+ * quotes, else the first that looks like an error: `>` in the margin always, and bold red on a terminal.
+ */
+export function failureLines(lines: readonly LogLine[], tty: boolean, reason?: string): string[] {
+  const texts = lines.map((l) => l.line);
+  const quoted = reason ? quotedLineIndex(texts, reason) : -1;
+  const at = quoted >= 0 ? quoted : firstErrorIndex(texts);
   return lines.map((l, i) => {
     const text = forOutput(l.line, tty);
     if (i !== at) return `  | ${text}`;

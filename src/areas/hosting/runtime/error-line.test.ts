@@ -23,4 +23,32 @@ describe('firstErrorLine', () => {
     );
     expect(firstErrorLine(['ok', 'done'])).toBeNull();
   });
+
+  it("names a framework build's error, not the bundler's notice or a header with only a place", () => {
+    // SvelteKit on Vite 8 (Rolldown), a template error
+    const svelte = [
+      '✓ 148 modules transformed.',
+      '✗ Build failed in 1.06s',
+      'error during build:',
+      'Build failed with 1 error:',
+      '',
+      '[plugin vite-plugin-svelte:compile] /app/src/routes/+page.svelte:6:24',
+      'RolldownError: /app/src/routes/+page.svelte:6:24 `</h2>` attempted to close an element that was not open',
+      '    at aggregateBindingErrorsIntoJsError (file:///app/node_modules/rolldown/dist/shared/error.mjs:110:18)',
+    ];
+    expect(firstErrorLine(svelte)).toBe(svelte[6]);
+    // Astro static, a syntax error in a page's frontmatter
+    const astro = [
+      '00:54:49 [build] Building static entrypoints...',
+      '00:54:49 [ERROR] [vite] ✗ Build failed in 137ms',
+      '[CompilerError] Unexpected token',
+      '  Location:',
+      '    /app/src/pages/index.astro:2:61',
+    ];
+    expect(firstErrorLine(astro)).toBe('[CompilerError] Unexpected token');
+    // A notice alone is still better than nothing.
+    expect(firstErrorLine(['[ERROR] [vite] ✗ Build failed in 137ms'])).toBe(
+      '[ERROR] [vite] ✗ Build failed in 137ms',
+    );
+  });
 });

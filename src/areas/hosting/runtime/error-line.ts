@@ -11,11 +11,19 @@ const ERROR_LINES: RegExp[] = [
   /\berror\s+TS\d+\b/, // tsc: src/App.tsx(3,7): error TS2322: …
   /✘ \[ERROR\]|\[ERROR\]/, // esbuild
   /\[vite:[\w-]+\]|\[plugin [^\]]+\]|RollupError|\[UNRESOLVED_IMPORT\]|\[PARSE_ERROR\]/i, // Vite, Rollup, Rolldown
-  /^\s*(?:Uncaught\s+)?(?:Error \[\w+\]|(?:[A-Z]\w*)?Error)(?:\s*\[[\w-]+\])?:\s*\S/, // Error: …, TypeError: …
+  // Error: …, TypeError: …, RolldownError: …, Astro's `[CompilerError] Unexpected token`
+  /^\s*(?:Uncaught\s+)?(?:Error \[\w+\]|(?:[A-Z]\w*)?Error)(?:\s*\[[\w-]+\])?:\s*\S|^\s*\[[A-Z]\w*Error\]\s+\S/,
   /^\s*(?:Failed to compile|Type error:|Build error occurred|error during build|(?:Build|Compilation) failed\b)/i,
   /^\s*(?:\[?error\]?|ERROR)\b[\s:[]/i, // generic "error: …" / "[error] …"
   /^npm (?:error|ERR!) (?!code |path |command |signal |A complete log|Lifecycle|errno )\S/, // npm's own words
 ];
+
+/**
+ * A tool's notice that the build failed, or a header over the error that follows it (`error during build:`,
+ * Rolldown's `[plugin x] /file:6:24` with only a place): it names no error, so any line that does wins over it.
+ */
+const NOTICE =
+  /(?:✗ )?Build failed in [\d.]+\s*m?s$|^error during build:?$|^Build failed with \d+ errors?:?$|^\[plugin [^\]]+\]\s*\S+:\d+:\d+$/i;
 
 export function stripAnsi(line: string): string {
   return line.replace(ANSI, '');
@@ -23,10 +31,12 @@ export function stripAnsi(line: string): string {
 
 /** The line of a build's or start's output that names its error; null when none does. */
 export function firstErrorLine(lines: readonly string[]): string | null {
-  const clean = lines.map((l) => stripAnsi(l).trim()).filter(Boolean);
-  for (const re of ERROR_LINES) {
-    const hit = clean.find((l) => re.test(l) && !/^at\s/.test(l));
-    if (hit) return hit.length > 300 ? `${hit.slice(0, 300)}…` : hit;
+  const clean = lines.map((l) => stripAnsi(l).trim()).filter((l) => l && !/^at\s/.test(l));
+  for (const pass of [clean.filter((l) => !NOTICE.test(l)), clean]) {
+    for (const re of ERROR_LINES) {
+      const hit = pass.find((l) => re.test(l));
+      if (hit) return hit.length > 300 ? `${hit.slice(0, 300)}…` : hit;
+    }
   }
   return null;
 }

@@ -319,9 +319,12 @@ export class SplicedConnection {
       this.#completed();
       this.#endClient();
     } else if (this.#methods.length === 0 && this.#reqBody === null) {
-      // The app closed an idle connection (its keep-alive timeout, a restart): the client's ends with it, as
-      // it would have on a direct connection, and its next connection finds the current process.
-      this.#endClient();
+      // The app closed an idle connection (its keep-alive timeout, a crash, or its stop after a deploy or
+      // rollback switched to a new process). The client's stays open: its next request connects anew, to the
+      // process current then. Ending it would race a request the client is sending at that very moment, which
+      // it sees as a reset ("socket hang up"): a failed request at every switch (decision 128).
+      if (this.#closing || this.#clientEnded) this.#endClient();
+      else this.#dropUpstream();
     } else this.#upstreamFailed();
   }
 
