@@ -236,7 +236,7 @@ describe('server frameworks from source', () => {
       slug,
       marker,
       broken: appDir('nextjs', (d) => editFile(d, 'app/page.tsx', '<h1>Next.js</h1>', '<h1>Next.js</h2>')),
-      firstError: /Expected/,
+      firstError: /Error: Expected corresponding JSX closing tag for <h1>/,
     });
     await rollsBackWithoutFailure(t, { token, slug, id, marker });
   }, 420_000);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildScript, buildSteps } from './build.ts';
+import { buildScript, buildSteps, REMOVED_MODULES, takeRemovedModules } from './build.ts';
 import { cacheDir, restoreBuildCache } from './build-cache.ts';
 import { detectApp } from './detect.ts';
 
@@ -83,6 +83,12 @@ describe('prune', () => {
     });
     expect(r.status).toBe(0);
     expect(fs.existsSync(path.join(dir, 'node_modules'))).toBe(false);
+    // Renamed, not unlinked file by file: Pier takes it out of the release and deletes it off the deploy's path.
+    expect(fs.existsSync(path.join(dir, REMOVED_MODULES, 'x'))).toBe(true);
+    const project = tmp();
+    takeRemovedModules(dir, project);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    expect(fs.readdirSync(path.join(project, 'build-trash')).length).toBeLessThanOrEqual(1);
   });
 
   it('prunes with npm when the app has dependencies', () => {

@@ -22,7 +22,31 @@ import type { AppManifest } from './tables.ts';
 // the project's own download cache, the build's own limits (not the app's) and a time limit. Artifacts that
 // bring node_modules deploy as they are.
 
-const REMOVE_MODULES = 'rm -rf node_modules';
+/**
+ * Where a build puts the node_modules it does not keep: a rename (instant), not `rm -rf` — unlinking a few
+ * thousand files took a second or more of every SvelteKit/Vite build here. Pier moves the folder out of the
+ * release once the build ends and deletes it in the background (takeRemovedModules), off the deploy's path.
+ */
+export const REMOVED_MODULES = '.pier-removed-modules';
+const REMOVE_MODULES = `rm -rf ${REMOVED_MODULES} && mv node_modules ${REMOVED_MODULES}`;
+
+/** Moves a build's removed node_modules out of the release and deletes it in the background. */
+export function takeRemovedModules(releaseDir: string, projectDir: string): void {
+  const removed = path.join(releaseDir, REMOVED_MODULES);
+  if (!fs.existsSync(removed)) return;
+  const trash = path.join(projectDir, 'build-trash');
+  const to = path.join(trash, `${Date.now()}-${Math.random().toString(36).slice(2)}`);
+  try {
+    fs.mkdirSync(trash, { recursive: true, mode: 0o700 });
+    fs.renameSync(removed, to);
+  } catch {
+    fs.rmSync(removed, { recursive: true, force: true }); // another filesystem: delete it here and now
+    return;
+  }
+  // With any left by a Pier that stopped before deleting them.
+  for (const e of fs.readdirSync(trash))
+    void fs.promises.rm(path.join(trash, e), { recursive: true, force: true }).catch(() => {});
+}
 
 export type BuildSteps = {
   install: string | null;
@@ -198,6 +222,7 @@ export async function runBuild(o: {
     child.once('error', () => resolve([-1, null]));
   });
   clearTimeout(timer);
+  takeRemovedModules(o.releaseDir, o.projectDir);
   const ooms = oomKills();
   removeGroup();
   fs.rmSync(home, { recursive: true, force: true });

@@ -46,6 +46,13 @@ describe('firstErrorLine', () => {
       '    /app/src/pages/index.astro:2:61',
     ];
     expect(firstErrorLine(astro)).toBe('[CompilerError] Unexpected token');
+    // Next.js 16 (Turbopack), a JSX error
+    const next = [
+      'Error: Turbopack build failed with 1 error:',
+      'Error: Expected corresponding JSX closing tag for <h1>',
+      '    at printBuildErrors (/app/node_modules/next/dist/build/print-build-errors.js:134:15)',
+    ];
+    expect(firstErrorLine(next)).toBe(next[1]);
     // A notice alone is still better than nothing.
     expect(firstErrorLine(['[ERROR] [vite] ✗ Build failed in 137ms'])).toBe(
       '[ERROR] [vite] ✗ Build failed in 137ms',

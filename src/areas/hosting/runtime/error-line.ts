@@ -20,10 +20,11 @@ const ERROR_LINES: RegExp[] = [
 
 /**
  * A tool's notice that the build failed, or a header over the error that follows it (`error during build:`,
+ * Turbopack's `Error: Turbopack build failed with 1 error:`,
  * Rolldown's `[plugin x] /file:6:24` with only a place): it names no error, so any line that does wins over it.
  */
 const NOTICE =
-  /(?:✗ )?Build failed in [\d.]+\s*m?s$|^error during build:?$|^Build failed with \d+ errors?:?$|^\[plugin [^\]]+\]\s*\S+:\d+:\d+$/i;
+  /(?:✗ )?Build failed in [\d.]+\s*m?s$|^error during build:?$|\bbuild failed with \d+ errors?:?$|^\[plugin [^\]]+\]\s*\S+:\d+:\d+$/i;
 
 export function stripAnsi(line: string): string {
   return line.replace(ANSI, '');
