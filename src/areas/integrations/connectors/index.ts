@@ -10,6 +10,7 @@ import { pipedrive } from './pipedrive.ts';
 import { salesforce } from './salesforce.ts';
 import { slack } from './slack.ts';
 import type { Category, Connector, ConnectorCode } from './types.ts';
+import { zohoCrm } from './zoho-crm.ts';
 
 // Every connector: each catalogue entry, joined by slug to its code module where it has one (the unified
 // mappers and quirks data cannot say). An entry without code is usable through auth + passthrough.
@@ -23,6 +24,7 @@ const code: Record<string, ConnectorCode> = {
   slack,
   notion,
   airtable,
+  'zoho-crm': zohoCrm,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
