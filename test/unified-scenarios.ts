@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import { storeTokens } from '../src/areas/integrations/connection-tokens.ts';
+import { connectorBySlug } from '../src/areas/integrations/connectors/index.ts';
 import { integrationConnections as conns } from '../src/areas/integrations/tables.ts';
 import type { KitFake } from './fakes/unified/kit.ts';
 import { SECRET } from './fakes/unified/kit.ts';
@@ -40,7 +41,11 @@ export async function seedConnection(t: TestApp, orgId: string, c: UnifiedCase):
       updatedAt: now,
     })
     .returning({ id: conns.id });
-  await storeTokens(t.deps, row!.id, { accessToken: SECRET, extra: c.meta });
+  // HTTP Basic providers carry `key:password` base64-encoded, as connection-credentials.ts stores it.
+  const auth = connectorBySlug(c.slug)!.entry.auth;
+  const secret =
+    auth.kind === 'basic' ? Buffer.from(`${SECRET}:${auth.fixedPassword ?? ''}`).toString('base64') : SECRET;
+  await storeTokens(t.deps, row!.id, { accessToken: secret, extra: c.meta });
   return row!.id;
 }
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
+import { attioCase } from '../../../test/fakes/unified/attio.ts';
+import { closeCase } from '../../../test/fakes/unified/close.ts';
 import type { KitFake } from '../../../test/fakes/unified/kit.ts';
 import { zohoCrmCase } from '../../../test/fakes/unified/zoho-crm.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
@@ -9,7 +11,7 @@ import { runCase, type UnifiedCase } from '../../../test/unified-scenarios.ts';
 // (test/unified-scenarios.ts): create, page through, read, update, delete, with the provider's own paths,
 // field names and paging.
 
-const cases: UnifiedCase[] = [zohoCrmCase];
+const cases: UnifiedCase[] = [zohoCrmCase, closeCase, attioCase];
 
 let t: TestApp;
 const fakes = new Map<string, KitFake<unknown>>();

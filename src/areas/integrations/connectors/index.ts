@@ -1,6 +1,8 @@
 import { catalogue } from '../catalogue/index.ts';
 import type { ProviderCategory, ProviderEntry } from '../catalogue/schema.ts';
 import { airtable } from './airtable.ts';
+import { attio } from './attio.ts';
+import { close } from './close.ts';
 import { dropbox } from './dropbox.ts';
 import { genericAccount, genericErrorMessage } from './generic.ts';
 import { googleDrive } from './google-drive.ts';
@@ -25,6 +27,8 @@ const code: Record<string, ConnectorCode> = {
   notion,
   airtable,
   'zoho-crm': zohoCrm,
+  close,
+  attio,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
