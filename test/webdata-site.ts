@@ -189,7 +189,7 @@ export async function startSite(opts: SiteOptions = {}): Promise<Site> {
   const home = () =>
     page(
       'Home',
-      `<h1>Welcome</h1><p>A garden site.</p><ul>
+      `<h1>Welcome</h1><p>A garden site.</p><img src="/img/garden.png" alt="Garden"><ul>
 <li><a href="/articles/1">First article</a></li><li><a href="/docs">Docs</a></li>
 <li><a href="/products/oak-chair">Oak chair</a></li><li><a href="/articles/1?#top">First again</a></li>
 <li><a href="/copy-of-first">A copy of the first article</a></li><li><a href="/missing">Gone</a></li>

@@ -305,15 +305,32 @@ export type PageDigest = {
   canonical: string | null;
   links: string[];
   markdown: string | null;
+  /** The HTML the markdown was made from, when asked (a crawl's `html` format). */
+  html?: string | null;
+  /** Image URLs, absolute, when asked (a crawl's `images` format). */
+  images?: string[] | null;
 };
 
+/** What a crawl asks of each page beyond title, canonical URL and links. */
+export type DigestWants = { markdown: boolean; html?: boolean; images?: boolean };
+
 /** What a crawl keeps of a page, from one parse (run in a conversion thread, convert-pool.ts). */
-export function digestPage(html: string, url: string, withMarkdown: boolean): PageDigest {
+export function digestPage(html: string, url: string, want: DigestWants): PageDigest {
   const doc = parseDocument(html);
   const title = pageMetadata(doc, url).title;
   const canonical = canonicalUrl(doc, url);
   const links = pageLinks(doc, url);
-  return { title, canonical, links, markdown: withMarkdown ? toMarkdown(doc, url) : null };
+  const images = want.images ? pageImages(doc, url) : null;
+  if (!want.markdown && !want.html) return { title, canonical, links, markdown: null, html: null, images };
+  const content = toContent(doc, url);
+  return {
+    title,
+    canonical,
+    links,
+    markdown: want.markdown ? content.markdown : null,
+    html: want.html ? content.html : null,
+    images,
+  };
 }
 
 /** Visible text of a page, for heuristics and change detection. */

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { PageDigest } from './content.ts';
+import type { DigestWants, PageDigest } from './content.ts';
 import { PageFailure } from './fetch-page.ts';
 import { digestScoped, type ScopeOptions } from './options/scope.ts';
 
@@ -16,7 +16,7 @@ type Job = {
   id: number;
   html: string;
   url: string;
-  markdown: boolean;
+  want: DigestWants;
   scope?: ScopeOptions;
   resolve: (d: PageDigest) => void;
   reject: (e: Error) => void;
@@ -38,17 +38,18 @@ export class ConvertPool {
     this.timeoutMs = timeoutMs;
   }
 
-  digest(html: string, url: string, markdown: boolean, scope?: ScopeOptions): Promise<PageDigest> {
+  digest(html: string, url: string, want: DigestWants | boolean, scope?: ScopeOptions): Promise<PageDigest> {
+    const wants = typeof want === 'boolean' ? { markdown: want } : want;
     if (this.size === 0) {
       try {
-        return Promise.resolve(digestScoped(html, url, markdown, scope));
+        return Promise.resolve(digestScoped(html, url, wants, scope));
       } catch (err) {
         return Promise.reject(err);
       }
     }
     if (this.closed) return Promise.reject(new Error('The conversion pool is closed.'));
     return new Promise((resolve, reject) => {
-      this.waiting.push({ id: this.nextId++, html, url, markdown, scope, resolve, reject });
+      this.waiting.push({ id: this.nextId++, html, url, want: wants, scope, resolve, reject });
       this.dispatch();
     });
   }
@@ -73,7 +74,7 @@ export class ConvertPool {
         id: job.id,
         html: job.html,
         url: job.url,
-        markdown: job.markdown,
+        want: job.want,
         scope: job.scope,
       });
     }

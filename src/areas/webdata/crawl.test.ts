@@ -16,7 +16,10 @@ type Page = {
   title: string | null;
   markdown: string | null;
   html?: string;
+  rawHtml?: string;
   links?: string[];
+  images?: string[];
+  screenshot?: unknown;
 };
 
 describe('web data crawl', { timeout: 90_000 }, () => {
@@ -104,12 +107,18 @@ describe('web data crawl', { timeout: 90_000 }, () => {
   });
 
   it('returns the formats asked for, and pages with their own cursor', async () => {
-    const id = await start({ maxDepth: 1, maxPages: 4, formats: ['links', 'html'] });
+    const id = await start({ maxDepth: 1, maxPages: 4, formats: ['links', 'html', 'rawHtml', 'images'] });
     const c = await finished(id);
     expect(c.pages).toHaveLength(4);
     expect(c.pages[0]!.markdown).toBeNull();
-    expect(c.pages[0]!.html).toContain('<h1>Welcome</h1>');
+    // html is what the markdown is made from (the main content), rawHtml the page as fetched.
+    expect(c.pages[0]!.html).toContain('A garden site.');
+    expect(c.pages[0]!.html).not.toContain('<nav>');
+    expect(c.pages[0]!.rawHtml).toContain('<nav><a href="/">Home</a>');
+    expect(c.pages[0]!.rawHtml).toContain('<h1>Welcome</h1>');
+    expect(c.pages[0]!.images).toEqual([`${site.url}/img/garden.png`]);
     expect(c.pages[0]!.links).toContain(`${site.url}/docs`);
+    expect(c.pages[0]!.screenshot).toBeUndefined();
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
@@ -124,6 +133,22 @@ describe('web data crawl', { timeout: 90_000 }, () => {
       cursor = page.nextCursor;
     } while (cursor);
     expect(seen).toEqual(c.pages.map((p) => p.url));
+  });
+
+  it("takes formats in scrapeOptions as Firecrawl's crawl does; a screenshot needs the browser", async () => {
+    const c = await finished(await start({ maxDepth: 0, scrapeOptions: { formats: ['rawHtml'] } }));
+    expect(c.status, String(c.error)).toBe('completed');
+    expect(c.formats).toEqual(['rawHtml']);
+    expect(c.scrapeOptions).toBeUndefined();
+    expect(c.pages[0]).toMatchObject({
+      markdown: null,
+      rawHtml: expect.stringContaining('<title>Home</title>'),
+    });
+    // No renderer is plugged in here: the start page cannot be shot, so the crawl fails with the reason
+    // (the Chromium case is test/e2e/browser/webdata-actions.test.ts).
+    const shot = await finished(await start({ maxDepth: 0, formats: ['markdown', 'screenshot'] }));
+    expect(shot.status).toBe('failed');
+    expect(shot.error).toMatch(/^Needs a browser \(a screenshot was asked for\)/);
   });
 
   it('cancels a running crawl: it ends cancelled and stops fetching', async () => {

@@ -2,6 +2,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
 import type { PageDigest } from './content.ts';
 import { ConvertPool } from './convert-pool.ts';
+import { crawlShot, digestWants, renderWithShot, SHOT_LANES, storeCrawlShot } from './crawl-outputs.ts';
 import { loadRobots, normalizeUrl, type Robots } from './crawl-site.ts';
 import {
   describeFetchError,
@@ -31,6 +32,7 @@ export const CRAWL_JOB = 'webdata.crawl';
 
 type Crawl = typeof webdataCrawls.$inferSelect;
 type Item = { url: string; depth: number };
+type Shot = { bytes: Buffer; width: number; height: number; truncated: boolean };
 
 export async function runCrawl(deps: Deps, crawlId: string, signal?: AbortSignal): Promise<void> {
   const [crawl] = await deps.db.orm
@@ -86,7 +88,10 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     ? await loadRobots(deps, new URL(start).origin, signal)
     : { allowed: () => true, crawlDelaySec: 0, sitemaps: [] };
   const delayMs = robots.crawlDelaySec * 1000;
-  const lanes = delayMs > 0 ? 1 : deps.config.webdata.crawlConcurrency;
+  const shot = crawlShot(o);
+  const want = digestWants(o);
+  const lanes =
+    delayMs > 0 ? 1 : Math.min(deps.config.webdata.crawlConcurrency, shot ? SHOT_LANES : Infinity);
 
   const scope = crawlScope(start, o);
   const sitemap = o.sitemap ?? 'skip';
@@ -150,12 +155,13 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     emitWebhook(deps, crawl, 'crawl', crawl.webhook, 'page', { id: crawl.id, url: crawl.url, page });
 
   const crawlOne = async (item: Item) => {
-    let page: { html: string; finalUrl: string; status: number };
+    let page: { html: string; finalUrl: string; status: number; screenshot?: Shot };
     let digest: PageDigest;
-    const reused = o.maxAge ? await recentCrawlPage(deps, crawl, item.url) : null;
+    // A screenshot is a fresh look at the page: a crawl that asks for one does not reuse stored pages.
+    const reused = o.maxAge && !shot ? await recentCrawlPage(deps, crawl, item.url) : null;
     if (reused) {
-      page = { html: reused.html ?? '', finalUrl: reused.url, status: reused.statusCode ?? 200 };
-      digest = { title: reused.title, canonical: null, links: reused.links, markdown: reused.markdown };
+      page = { html: reused.rawHtml ?? '', finalUrl: reused.url, status: reused.statusCode ?? 200 };
+      digest = { ...reused, canonical: null };
     } else {
       if (delayMs > 0) {
         const wait = lastStart + delayMs - Date.now();
@@ -163,12 +169,14 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
         lastStart = Date.now();
       }
       try {
-        page = await fetchPage(deps, item.url, signal);
+        page = shot
+          ? await renderWithShot(deps, item.url, shot, signal)
+          : await fetchPage(deps, item.url, signal);
       } catch (err) {
         return pageFailed(item, err, err instanceof HttpFailure ? err.status : null);
       }
       try {
-        digest = await pool.digest(page.html, page.finalUrl, o.formats.includes('markdown'), o.scrapeOptions);
+        digest = await pool.digest(page.html, page.finalUrl, want, o.scrapeOptions);
       } catch (err) {
         return pageFailed(item, err, page.status);
       }
@@ -195,17 +203,24 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
         queue.push({ url: key, depth: item.depth + 1 });
       }
     }
+    const pageSeq = seq++;
+    const screenshot = page.screenshot
+      ? await storeCrawlShot(deps, crawl, pageSeq, page.finalUrl, page.screenshot)
+      : null;
     await deps.db.orm.insert(webdataCrawlPages).values({
       crawlId: crawl.id,
-      seq: seq++,
+      seq: pageSeq,
       url: page.finalUrl,
       depth: item.depth,
       statusCode: page.status,
       title: digest.title,
       markdown: digest.markdown,
-      html: o.formats.includes('html') ? page.html : null,
+      html: want.html ? (digest.html ?? null) : null,
+      rawHtml: o.formats.includes('rawHtml') ? page.html : null,
       // Kept whatever the formats (shown only with `links`): a later crawl's maxAge reuse follows them.
       links,
+      images: want.images ? (digest.images ?? []) : null,
+      screenshot,
       createdAt: deps.clock.now(),
     });
     await pageHook({
@@ -215,6 +230,17 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
       title: digest.title,
       markdown: digest.markdown,
       ...(o.formats.includes('links') ? { links } : {}),
+      ...(want.images ? { images: digest.images ?? [] } : {}),
+      ...(screenshot
+        ? {
+            screenshot: {
+              url: screenshot.url,
+              width: screenshot.width,
+              height: screenshot.height,
+              truncated: screenshot.truncated,
+            },
+          }
+        : {}),
       error: null,
       errorCode: null,
     });

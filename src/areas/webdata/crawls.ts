@@ -20,6 +20,9 @@ const mine = (scope: Scope) =>
   and(eq(webdataCrawls.orgId, scope.orgId), eq(webdataCrawls.environment, scope.environment));
 
 export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
+  // Firecrawl puts formats in scrapeOptions, Pier's contract beside them: either place, or both, counts.
+  const { formats: scrapeFormats, ...content } = body.scrapeOptions ?? {};
+  const asked = [...(body.formats ?? []), ...(scrapeFormats ?? [])];
   const [row] = await deps.db.orm
     .insert(webdataCrawls)
     .values({
@@ -29,14 +32,14 @@ export async function createCrawl(deps: Deps, scope: Scope, body: CrawlBody) {
       options: {
         maxDepth: body.maxDepth,
         maxPages: body.maxPages,
-        formats: [...new Set(body.formats)],
+        formats: asked.length ? [...new Set(asked)] : ['markdown'],
         respectRobotsTxt: body.respectRobotsTxt,
         stealth: body.stealth,
         includePaths: body.includePaths,
         excludePaths: body.excludePaths,
         sitemap: body.sitemap,
         allowSubdomains: body.allowSubdomains,
-        scrapeOptions: body.scrapeOptions,
+        scrapeOptions: Object.keys(content).length ? content : undefined,
         maxAge: body.maxAge,
       },
       webhook: storeWebhook(deps, body.webhook),
@@ -65,10 +68,16 @@ function pageOut(p: Page, formats: string[]) {
     title: p.title,
     markdown: p.markdown,
     ...(formats.includes('html') ? { html: p.html ?? '' } : {}),
+    ...(formats.includes('rawHtml') ? { rawHtml: p.rawHtml ?? '' } : {}),
     ...(formats.includes('links') ? { links: p.links ?? [] } : {}),
+    ...(formats.includes('images') ? { images: p.images ?? [] } : {}),
+    ...(formats.some((f) => f.startsWith('screenshot')) ? { screenshot: shotOut(p.screenshot) } : {}),
     error: p.error,
   };
 }
+
+const shotOut = (s: Page['screenshot']) =>
+  s ? { url: s.url, width: s.width, height: s.height, truncated: s.truncated } : null;
 
 export async function getCrawl(deps: Deps, scope: Scope, id: string, includePages: boolean) {
   const c = await own(deps, scope, id);

@@ -219,7 +219,8 @@ describe('web data crawl options', { timeout: 90_000 }, () => {
       [{ sitemap: 'sometimes' }, /sitemap/],
       [{ allowSubdomains: 'yes' }, /allowSubdomains/],
       [{ scrapeOptions: { includeTags: ['h1['] } }, /not a valid CSS selector/],
-      [{ scrapeOptions: { formats: ['html'] } }, /scrapeOptions/],
+      [{ scrapeOptions: { formats: ['pdf'] } }, /scrapeOptions/],
+      [{ formats: ['markdown', 'json'] }, /formats/],
       [{ maxAge: 'soon' }, /maxAge/],
     ];
     for (const [extra, message] of bad) {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { cursorPageSchema, cursorQuery } from '../../core/pagination.ts';
-import { crawlOptionFields, SITEMAP_MODES, scrapeOptionFields } from './options/schema.ts';
+import { CRAWL_FORMATS, crawlOptionFields, SITEMAP_MODES, scrapeOptionFields } from './options/schema.ts';
 import {
   BATCH_KINDS,
   EXTRACTION_MODES,
@@ -210,11 +210,8 @@ export const crawlBody = z.object({
   url: urlSchema,
   maxDepth: z.number().int().min(0).max(10).default(2),
   maxPages: z.number().int().min(1).max(10_000).default(50),
-  formats: z
-    .array(z.enum(['markdown', 'links', 'html']))
-    .min(1)
-    .max(3)
-    .default(['markdown']),
+  // Repeats are kept once and [] is the default; no item bounds (the MCP tools/list byte budget).
+  formats: z.array(z.enum(CRAWL_FORMATS)).optional(),
   respectRobotsTxt: z.boolean().default(true),
   stealth: z.boolean().default(false),
   ...crawlOptionFields,
@@ -229,7 +226,13 @@ export const crawlPage = z.object({
   title: z.string().nullable(),
   markdown: z.string().nullable(),
   html: z.string().optional(),
+  rawHtml: z.string().optional(),
   links: z.array(z.string()).optional(),
+  images: z.array(z.string()).optional(),
+  screenshot: z
+    .object({ url: z.string(), width: z.number(), height: z.number(), truncated: z.boolean() })
+    .nullable()
+    .optional(),
   error: z.string().nullable(),
 });
 
@@ -248,6 +251,7 @@ export const crawlOut = z.object({
   allowSubdomains: z.boolean().optional(),
   scrapeOptions: z
     .object({
+      formats: z.array(z.string()).optional(),
       onlyMainContent: z.boolean().optional(),
       includeTags: z.array(z.string()).optional(),
       excludeTags: z.array(z.string()).optional(),

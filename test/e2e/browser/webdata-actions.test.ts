@@ -110,4 +110,22 @@ describe('web data extraction actions in Chromium', { timeout: 300_000 }, () => 
     expect(x.error).toContain("Action 2 (click): no visible element matched '#no-such-button'");
     expect(x.markdown).toBeNull();
   });
+
+  it('a crawl with the screenshot format shoots every page it stores', async () => {
+    const res = await t.v1('POST', '/webdata/crawl', a.live, {
+      url: `${site.url}/`,
+      maxDepth: 1,
+      maxPages: 3,
+      formats: ['markdown', 'screenshot'],
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const c = await settled(t, a.live, `/webdata/crawl/${res.json().id}?includePages=true`, 4000);
+    expect(c.status, c.error).toBe('completed');
+    expect(c.pages).toHaveLength(3);
+    for (const p of c.pages) {
+      expect(p.screenshot).toMatchObject({ width: 1280, height: 800, truncated: false });
+      expect(p.markdown).toBeTruthy();
+      expect(await corner(p.screenshot.url)).toEqual([255, 255, 255]);
+    }
+  });
 });

@@ -3,7 +3,8 @@ import type { Deps } from '../../../deps.ts';
 import { webdataCrawlPages, webdataCrawls } from '../tables.ts';
 
 // maxAge for crawls: a page this organization and environment stored in another crawl within maxAge ms is
-// taken from there instead of fetched again — when that crawl kept what this one needs (markdown, HTML)
+// taken from there instead of fetched again — when that crawl kept what this one needs (markdown, HTML,
+// raw HTML, images)
 // and chose the content the same way (scrapeOptions). Links are stored for every page, so a reused page is
 // followed like a fetched one.
 
@@ -13,7 +14,9 @@ export type ReusedPage = {
   title: string | null;
   markdown: string | null;
   html: string | null;
+  rawHtml: string | null;
   links: string[];
+  images: string[] | null;
 };
 
 type Crawl = typeof webdataCrawls.$inferSelect;
@@ -30,7 +33,9 @@ export async function recentCrawlPage(deps: Deps, crawl: Crawl, url: string): Pr
       title: webdataCrawlPages.title,
       markdown: webdataCrawlPages.markdown,
       html: webdataCrawlPages.html,
+      rawHtml: webdataCrawlPages.rawHtml,
       links: webdataCrawlPages.links,
+      images: webdataCrawlPages.images,
     })
     .from(webdataCrawlPages)
     .innerJoin(webdataCrawls, eq(webdataCrawls.id, webdataCrawlPages.crawlId))
@@ -45,6 +50,8 @@ export async function recentCrawlPage(deps: Deps, crawl: Crawl, url: string): Pr
         ne(webdataCrawls.id, crawl.id),
         o.formats.includes('markdown') ? isNotNull(webdataCrawlPages.markdown) : undefined,
         o.formats.includes('html') ? isNotNull(webdataCrawlPages.html) : undefined,
+        o.formats.includes('rawHtml') ? isNotNull(webdataCrawlPages.rawHtml) : undefined,
+        o.formats.includes('images') ? isNotNull(webdataCrawlPages.images) : undefined,
         sql`coalesce(${webdataCrawls.options} -> 'scrapeOptions', '{}'::jsonb) = ${scrape}::jsonb`,
       ),
     )

@@ -143,6 +143,9 @@ export type ScrapeOptions = {
   maxAge?: number;
 };
 
+/** A crawl's formats, an extraction's: each stored page's outputs (`screenshot*` renders it in the browser). */
+export const CRAWL_FORMATS = SCRAPE_FORMATS;
+
 export const SITEMAP_MODES = ['skip', 'include', 'only'] as const;
 
 /** Fields a crawl takes beside the contract's. */
@@ -150,6 +153,8 @@ export const crawlOptionFields = {
   /** What each page's markdown keeps (Firecrawl's crawl scrapeOptions, the content part of them). */
   scrapeOptions: z
     .object({
+      /** Firecrawl's place for them; merged with the crawl's `formats` when the crawl is created. */
+      formats: z.array(z.enum(CRAWL_FORMATS)).optional(),
       onlyMainContent: scrapeOptionFields.onlyMainContent,
       includeTags: scrapeOptionFields.includeTags,
       excludeTags: scrapeOptionFields.excludeTags,

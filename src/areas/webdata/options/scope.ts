@@ -1,7 +1,9 @@
 import {
   canonicalUrl,
+  type DigestWants,
   digestPage,
   type PageDigest,
+  pageImages,
   pageLinks,
   pageMetadata,
   parseDocument,
@@ -40,11 +42,20 @@ const isDefault = (o?: ScopeOptions) =>
  * A crawl's page digest with the crawl's scrapeOptions: title, canonical and links read from the whole
  * page (the crawl follows every link whatever the content is), the markdown from the chosen part.
  */
-export function digestScoped(html: string, url: string, markdown: boolean, o?: ScopeOptions): PageDigest {
-  if (!markdown || isDefault(o)) return digestPage(html, url, markdown);
+export function digestScoped(html: string, url: string, want: DigestWants, o?: ScopeOptions): PageDigest {
+  if ((!want.markdown && !want.html) || isDefault(o)) return digestPage(html, url, want);
   const doc = parseDocument(html);
   const title = pageMetadata(doc, url).title;
   const canonical = canonicalUrl(doc, url);
   const links = pageLinks(doc, url);
-  return { title, canonical, links, markdown: scopedContent(doc, url, o!).markdown };
+  const images = want.images ? pageImages(doc, url) : null;
+  const content = scopedContent(doc, url, o!);
+  return {
+    title,
+    canonical,
+    links,
+    markdown: want.markdown ? content.markdown : null,
+    html: want.html ? content.html : null,
+    images,
+  };
 }
