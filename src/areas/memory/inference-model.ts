@@ -1,4 +1,4 @@
-import { resolveModelFor } from '../models/index.ts';
+import { recordOwnModelCall, resolveModelFor } from '../models/index.ts';
 import type { MemoryContext, Scope } from './context.ts';
 import { memoryErrors } from './errors.ts';
 import type { InferDecision } from './tables.ts';
@@ -102,8 +102,14 @@ export type ModelInference = {
 };
 
 /** The model `name` for the organization (its own key first), with both steps. */
-export async function modelInference(ctx: MemoryContext, s: Scope, name: string): Promise<ModelInference> {
+export async function modelInference(
+  ctx: MemoryContext,
+  s: Scope,
+  name: string,
+  keyId?: string,
+): Promise<ModelInference> {
   const resolved = await resolveModelFor(ctx.deps, s.orgId, name);
+  const model = `${resolved.provider}/${resolved.model}`;
   // The text of a JSON-schema answer, parsed here: an answer that is not that JSON is the model's failure
   // (MEMORY_INFERENCE_FAILED), not the provider's (whose errors keep their own codes: 429, 502, 503).
   const ask = async (system: string, prompt: string, schema: object, schemaName: string) => {
@@ -114,6 +120,14 @@ export async function modelInference(ctx: MemoryContext, s: Scope, name: string)
       temperature: 0,
       responseFormat: { type: 'json_schema', name: schemaName, schema: schema as never, strict: true },
     });
+    // Spent whether or not the answer is usable: counted in usage and spend like a call through /v1/ai.
+    await recordOwnModelCall(ctx.deps, {
+      orgId: s.orgId,
+      environment: s.environment,
+      keyId,
+      model,
+      usage: res.usage,
+    });
     try {
       const object = JSON.parse(res.text.trim().replace(/^```(?:json)?\s*|\s*```$/g, '')) as unknown;
       if (object && typeof object === 'object' && !Array.isArray(object))
@@ -121,7 +135,6 @@ export async function modelInference(ctx: MemoryContext, s: Scope, name: string)
     } catch {}
     throw memoryErrors.inferenceFailed(name);
   };
-  const model = `${resolved.provider}/${resolved.model}`;
   return {
     model,
     async extract(messages) {

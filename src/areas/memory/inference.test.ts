@@ -245,6 +245,37 @@ describe('inference with a model', () => {
     });
   });
 
+  it('counts each inference call’s tokens in the organization’s model usage, under the calling key', async () => {
+    const { live, tenant } = await memoryTenant(t);
+    const agentId = await agentOf(live);
+    const res = await live.post('/memory/memories/add', {
+      agentId,
+      infer: true,
+      model: MODEL,
+      content: 'I live in Berlin and work as a nurse.',
+    });
+    expect(res.statusCode).toBe(201);
+    // Two calls (extraction, reconciliation), 10 + 10 tokens each from the stub, as the proxy counts them.
+    const usage = await t.call('getModelUsageForCli', { orgSlug: tenant.org.slug }, tenant.owner.token);
+    expect(usage.statusCode).toBe(200);
+    const rows = usage.json().rows as { model: string; keyId: string; environment: string }[];
+    expect(rows).toEqual([
+      expect.objectContaining({
+        environment: 'production',
+        model: MODEL,
+        requests: 2,
+        promptTokens: 20,
+        completionTokens: 20,
+        totalTokens: 40,
+      }),
+    ]);
+    expect(rows[0]!.keyId).not.toBe('');
+    // Rules spend nothing: no row is added.
+    await live.post('/memory/memories/add', { agentId, infer: true, content: 'I like tea. I like tea.' });
+    const again = await t.call('getModelUsageForCli', { orgSlug: tenant.org.slug }, tenant.owner.token);
+    expect(again.json().totals).toMatchObject({ requests: 2, totalTokens: 40 });
+  });
+
   it('uses the agent’s model and inference setting when the call names none', async () => {
     const { live } = await memoryTenant(t);
     const agentId = await agentOf(live, { infer: true, inferModel: MODEL });

@@ -47,9 +47,11 @@ type Run = {
   /** Memories this call archived: a later decision about one of them no longer applies. */
   archived: Set<string>;
   created: number;
+  keyId?: string;
 };
 
-export async function addMemories(ctx: MemoryContext, s: Scope, input: AddMemoriesInput) {
+/** `keyId`: the calling API key, whose usage a model's calls count in. */
+export async function addMemories(ctx: MemoryContext, s: Scope, input: AddMemoriesInput, keyId?: string) {
   const agent = await requireAgent(ctx, s, input.agentId);
   if (input.collectionId) await requireCollection(ctx, s, input.collectionId);
   const now = ctx.deps.clock.now();
@@ -70,7 +72,17 @@ export async function addMemories(ctx: MemoryContext, s: Scope, input: AddMemori
   const infer = input.infer ?? agent.infer;
   if (!infer) return addVerbatim(ctx, s, input, messages, now);
   const modelName = input.model ?? agent.inferModel ?? ctx.deps.config.models.textModel;
-  const run: Run = { ctx, s, input, messages, model: RULES_MODEL, now, archived: new Set(), created: 0 };
+  const run: Run = {
+    ctx,
+    s,
+    input,
+    messages,
+    model: RULES_MODEL,
+    now,
+    archived: new Set(),
+    created: 0,
+    keyId,
+  };
   const results = modelName ? await inferWithModel(run, modelName) : await inferWithRules(run);
   return { inferred: true, model: run.model, created: run.created, results };
 }
@@ -214,7 +226,7 @@ function decideByRules(statement: string, candidates: Candidate[]): Omit<Decisio
 
 /** A model: one call extracts the facts, one reconciles them with the union of their similar memories. */
 async function inferWithModel(run: Run, name: string): Promise<Result[]> {
-  const m = await modelInference(run.ctx, run.s, name);
+  const m = await modelInference(run.ctx, run.s, name, run.keyId);
   run.model = m.model;
   const extracted: ExtractedFact[] = await m.extract(run.messages);
   if (!extracted.length) return [];

@@ -152,7 +152,7 @@ const memoryRoutes = [
     ],
     handler: async (c, { body }) => {
       const { ctx, s } = open(c);
-      return addMemories(ctx, s, body);
+      return addMemories(ctx, s, body, 'keyId' in c.caller ? c.caller.keyId : undefined);
     },
   }),
   defineRoute({

@@ -70,5 +70,6 @@ export {
 import { modelsCatalogue } from './errors.ts';
 
 export { modelListed } from './model-lists.ts';
+export { recordOwnModelCall } from './model-usage.ts';
 export { type DbLike, type ReembedTarget, reembedOrg, type VectorStore } from './reembed.ts';
 export { resolveModelFor };

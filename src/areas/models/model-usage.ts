@@ -4,7 +4,7 @@ import type { Usage } from '../../core/ai/models.ts';
 import type { Environment } from '../../core/auth/caller.ts';
 import type { Deps } from '../../deps.ts';
 import { SpendCache } from './month-spend.ts';
-import type { PriceList } from './prices.ts';
+import { PriceList } from './prices.ts';
 import { modelUsage } from './tables.ts';
 
 // Token usage and cost through the model proxy, counted per organization, environment, API key, model and
@@ -54,6 +54,20 @@ export async function recordModelUsage(deps: Deps, input: UsageInput, requests =
           : { costUsd: sql`coalesce(${modelUsage.costUsd}, 0) + ${cost}::double precision` }),
       },
     });
+}
+
+/**
+ * A model call Pier makes on an organization's behalf (memory inference on add), counted as the proxy counts
+ * its calls: the same row per organization, environment, key, model and day, priced with the same list. It
+ * is written at once rather than buffered: such calls are few and each takes seconds, and the proxy's buffer
+ * lives in its plugin.
+ */
+export async function recordOwnModelCall(
+  deps: Deps,
+  input: Omit<UsageInput, 'costUsd' | 'day'>,
+): Promise<void> {
+  const costUsd = new PriceList(deps.config.models.prices).costOf(input.model, input.usage);
+  await recordModelUsage(deps, { ...input, costUsd });
 }
 
 /**
