@@ -1,9 +1,13 @@
-// bench/memory-quality: does recall bring back what was said? Long multi-session chats stored one turn
-// per memory (bench/memory-quality-data.ts), questions with the turns that answer them, and short notes;
-// evidence recall@5/@10 per question kind for each recall mode against plain BM25 computed here over the
-// same texts in the same run; then recall latency, alone and with four concurrent callers.
+// bench/memory-quality: does recall bring back what was said or written? Four corpora made independently
+// (bench/memory-quality-corpora.ts: generated chats, generated notes, hand-written chats, a hand-written
+// handbook), each with questions and the memories that answer them, each split once into a tuning half
+// and a report half. Per corpus and half: evidence recall@5/@10 of the default recall, each mode, plain
+// BM25 computed here over the same texts, and the techniques measured for the default (fusion weights,
+// pseudo-relevance feedback, neighbouring turns, the time boost); then recall latency, alone and with four
+// concurrent callers, in the service and over HTTP. One run, offline.
 //   node bench/memory-quality.ts                       (PGlite in memory)
 //   BENCH_DATABASE_URL=postgres://… node bench/memory-quality.ts   (PostgreSQL with pgvector)
+//   BENCH_QUALITY=0: latency only; BENCH_LATENCY=http: only the HTTP latency rows; BENCH_LATENCY=0: none.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,42 +22,42 @@ import { createDeps } from '../src/create-deps.ts';
 import { buildApp } from '../src/http/app.ts';
 import { seedApiKey, seedOrg } from '../test/seed.ts';
 import { benchDatabase } from './bench-db.ts';
-import { conversations, type Kind } from './memory-quality-data.ts';
-import { notes } from './memory-quality-notes.ts';
+import {
+  bm25Index,
+  type Corpus,
+  type CorpusQuestion,
+  corpora,
+  type Doc,
+  expandQuery,
+  type Half,
+  withNeighbours,
+} from './memory-quality-corpora.ts';
 
 const N_CONV = Number(process.env.BENCH_CONVERSATIONS ?? 10);
 const N_NOTES = Number(process.env.BENCH_NOTES ?? 600);
 const LAT_QUERIES = Number(process.env.BENCH_LATENCY_QUERIES ?? 200);
-// BENCH_BUDGET=n: run everything with another BM25 candidate budget (quality and latency side by side).
 if (process.env.BENCH_BUDGET) KEYWORD_TUNING.candidateBudget = Number(process.env.BENCH_BUDGET);
 const bdb = await benchDatabase();
 const dbUrl = bdb.url;
-// BENCH_SWEEP=1: also score the default mode under other fusions (set through RECALL_TUNING, restored
-// after each call): reciprocal rank fusion against a weighted sum of min-max normalised scores, and a
-// smaller keyword candidate budget (cheaper BM25 leg).
-type Tuning = { fusion: 'rrf' | 'relative'; rrfK: number; wv: number; budget: number };
-const SWEEP: [string, Tuning][] | null = process.env.BENCH_SWEEP
-  ? [
-      ['rrf k=10 wv=0.5 (default)', { fusion: 'rrf', rrfK: 10, wv: 0.5, budget: 2000 }],
-      ['rrf k=60 wv=1', { fusion: 'rrf', rrfK: 60, wv: 1, budget: 2000 }],
-      ['relative wv=0.25', { fusion: 'relative', rrfK: 10, wv: 0.25, budget: 2000 }],
-      ['relative wv=0.5', { fusion: 'relative', rrfK: 10, wv: 0.5, budget: 2000 }],
-      ['relative wv=1', { fusion: 'relative', rrfK: 10, wv: 1, budget: 2000 }],
-      ['rrf k=10 wv=0.5 budget=600', { fusion: 'rrf', rrfK: 10, wv: 0.5, budget: 600 }],
-    ]
-  : null;
+
+// Fusions measured against the default (set through RECALL_TUNING, restored after each call).
+type Tuning = { fusion: 'rrf' | 'relative'; rrfK: number; wv: number };
 async function withTuning<T>(t: Tuning, fn: () => Promise<T>): Promise<T> {
   const saved = { ...RECALL_TUNING, localLegWeights: RECALL_TUNING.localLegWeights };
-  const budget = KEYWORD_TUNING.candidateBudget;
   Object.assign(RECALL_TUNING, { fusion: t.fusion, rrfK: t.rrfK, localLegWeights: [t.wv, 1] });
-  KEYWORD_TUNING.candidateBudget = t.budget;
   try {
     return await fn();
   } finally {
     Object.assign(RECALL_TUNING, saved);
-    KEYWORD_TUNING.candidateBudget = budget;
   }
 }
+const FUSIONS: [string, Tuning][] = [
+  ['fusion relative wv=0 (keyword order)', { fusion: 'relative', rrfK: 10, wv: 0 }],
+  ['fusion relative wv=0.25', { fusion: 'relative', rrfK: 10, wv: 0.25 }],
+  ['fusion relative wv=0.5', { fusion: 'relative', rrfK: 10, wv: 0.5 }],
+  ['fusion relative wv=1', { fusion: 'relative', rrfK: 10, wv: 1 }],
+  ['fusion rrf k=10 wv=0.5', { fusion: 'rrf', rrfK: 10, wv: 0.5 }],
+];
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-quality-'));
 const config = loadConfig({
@@ -74,189 +78,155 @@ const pct = (xs: number[], p: number) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
 };
 
-// Plain Okapi BM25 (k1 1.2, b 0.75, idf ln(1 + (N − df + .5)/(df + .5))) over lowercase letter/digit
-// tokens, no stemming, no stop words: the floor every retrieval system is measured against.
-function bm25Index(texts: string[]) {
-  const tok = (t: string) =>
-    t
-      .toLowerCase()
-      .split(/[^\p{L}\p{N}]+/u)
-      .filter(Boolean);
-  const docs = texts.map(tok);
-  const df = new Map<string, number>();
-  for (const d of docs) for (const w of new Set(d)) df.set(w, (df.get(w) ?? 0) + 1);
-  const avgdl = docs.reduce((a, d) => a + d.length, 0) / docs.length;
-  const N = docs.length;
-  return (query: string, k: number): number[] => {
-    const q = [...new Set(tok(query))];
-    const scores = docs.map((d, i) => {
-      let s = 0;
-      for (const w of q) {
-        const tf = d.filter((x) => x === w).length;
-        if (!tf) continue;
-        const n = df.get(w)!;
-        const idf = Math.log(1 + (N - n + 0.5) / (n + 0.5));
-        s += (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * d.length) / avgdl));
-      }
-      return [s, i] as const;
-    });
-    return scores
-      .filter((x) => x[0] > 0)
-      .sort((a, b) => b[0] - a[0] || a[1] - b[1])
-      .slice(0, k)
-      .map((x) => x[1]);
-  };
-}
-
-// 1. Store: one agent per conversation (as an assistant would keep one memory per user), one for notes.
-const conv = conversations(N_CONV);
-const nts = notes(N_NOTES);
-type Set_ = { agentId: string; texts: string[]; ids: string[] };
-let stored = 0; // memories created (a turn said twice word for word is folded into one memory)
-async function store(
-  name: string,
-  texts: string[],
-  meta: (i: number) => Record<string, unknown>,
-): Promise<Set_> {
+// 1. Store: one agent per set (a conversation, the notes, the handbook). A chat turn is stored with the
+// time it was said (`referenceTime`), so its `eventAt` is that day or the time its words name.
+type Stored = { agentId: string; docs: Doc[]; ids: string[]; texts: string[]; lastDate?: string };
+let stored = 0;
+async function store(name: string, docs: Doc[]): Promise<Stored> {
   const agent = await createAgent(ctx, scope, { name });
   const ids: string[] = [];
-  for (let i = 0; i < texts.length; i += 100) {
-    const items = texts.slice(i, i + 100).map((content, j) => ({
-      content,
+  for (let i = 0; i < docs.length; i += 100) {
+    const items = docs.slice(i, i + 100).map((d) => ({
+      content: d.text,
       type: 'episodic' as const,
       confidence: 1,
-      metadata: meta(i + j),
+      metadata: d.session === undefined ? {} : { session: d.session, date: d.date },
+      ...(d.date ? { referenceTime: `${d.date}T12:00:00.000Z` } : {}),
     }));
-    const r = await storeMemories(ctx, scope, agent.id, items);
+    const r = await storeMemories(ctx, scope, agent.id, items as never);
     ids.push(...r.memories.map((m) => m.id));
     stored += r.created;
   }
-  return { agentId: agent.id, texts, ids };
+  const dates = docs.map((d) => d.date).filter((d): d is string => !!d);
+  return { agentId: agent.id, docs, ids, texts: docs.map((d) => d.text), lastDate: dates.sort().at(-1) };
 }
 const t0 = now();
-const sets: Set_[] = [];
-for (let c = 0; c < N_CONV; c++) {
-  const turns = conv.turns.filter((t) => t.conv === c);
-  sets.push(
-    await store(
-      `conversation ${c}`,
-      turns.map((t) => `${t.speaker}: ${t.text}`),
-      (i) => ({ session: turns[i]!.session, date: turns[i]!.date }),
-    ),
-  );
+const all = corpora(N_CONV, N_NOTES);
+const storedSets = new Map<Corpus, Stored[]>();
+for (const c of all) {
+  const sets: Stored[] = [];
+  for (const s of c.sets) sets.push(await store(s.name, s.docs));
+  storedSets.set(c, sets);
 }
-const noteSet = await store(
-  'notes',
-  nts.notes.map((n) => n.text),
-  () => ({}),
-);
 await deps.db.exec('ANALYZE memories'); // fresh statistics on both (PGlite has no autovacuum)
-const total = stored;
 console.log(
-  `bench/memory-quality on ${bdb.label}: ${N_CONV} conversations, ${conv.turns.length} turns, ${conv.questions.length} questions; ${nts.notes.length} notes, ${nts.questions.length} questions; ${total} memories created in ${((now() - t0) / 1000).toFixed(1)} s\n`,
+  `bench/memory-quality on ${bdb.label}: ${all.map((c) => `${c.name} (${c.sets.reduce((a, s) => a + s.docs.length, 0)} memories, ${c.questions.length} questions)`).join('; ')}; ${stored} memories created in ${((now() - t0) / 1000).toFixed(1)} s\n`,
 );
 
-// 2. Quality: evidence recall@k = share of a question's evidence turns in the top k, averaged.
+// 2. Quality: evidence recall@k = share of a question's evidence in the top k, averaged per half.
+type Score = { at5: number; at10: number; n: number };
 const MODES = [
   ['default', undefined],
-  ['vector', 'vector'],
   ['hybrid', 'hybrid'],
+  ['vector', 'vector'],
   ['keyword', 'keyword'],
 ] as const;
-type Score = { at5: number; at10: number; n: number };
-const zero = (): Score => ({ at5: 0, at10: 0, n: 0 });
-function score(s: Score, got: number[], want: number[]) {
-  s.at5 += want.filter((w) => got.slice(0, 5).includes(w)).length / want.length;
-  s.at10 += want.filter((w) => got.slice(0, 10).includes(w)).length / want.length;
-  s.n++;
-}
-const systems = ['BM25', ...MODES.map((m) => m[0])];
-const table = new Map<string, Map<string, Score>>(); // kind → system → score
-const cell = (kind: string, sys: string) => {
-  const row = table.get(kind) ?? new Map<string, Score>();
-  table.set(kind, row);
-  const s = row.get(sys) ?? zero();
-  row.set(sys, s);
-  return s;
-};
-async function evaluate(set: Set_, qs: { question: string; evidence: number[]; kind: string }[]) {
-  const bm25 = bm25Index(set.texts);
+async function recallIdx(set: Stored, q: string, extra: Record<string, unknown> = {}, limit = 10) {
   const pos = new Map(set.ids.map((id, i) => [id, i]));
-  for (const q of qs) {
-    const b = bm25(q.question, 10);
-    score(cell(q.kind, 'BM25'), b, q.evidence);
-    if (q.kind !== 'notes') score(cell('all conversations', 'BM25'), b, q.evidence);
-    for (const [name, mode] of MODES) {
-      const r = await recall(
-        ctx,
-        scope,
-        { query: q.question, agentId: set.agentId, limit: 10, ...(mode ? { mode } : {}) } as never,
-        { countAccess: false },
+  // The question is asked the day after the set's last turn (its "now"), so "in June" means that June.
+  const referenceTime = set.lastDate ? `${set.lastDate}T23:00:00.000Z` : undefined;
+  const r = await recall(
+    ctx,
+    scope,
+    { query: q, agentId: set.agentId, limit, referenceTime, ...extra } as never,
+    {
+      countAccess: false,
+    },
+  );
+  return r.memories.map((m) => pos.get(m.id)!);
+}
+type System = (set: Stored, q: CorpusQuestion) => Promise<number[]>;
+function systemsFor(c: Corpus): [string, System][] {
+  const bm = new Map<Stored, ReturnType<typeof bm25Index>>();
+  const bmOf = (s: Stored) => {
+    if (!bm.has(s)) bm.set(s, bm25Index(s.texts));
+    return bm.get(s)!;
+  };
+  const out: [string, System][] = [['BM25', async (s, q) => bmOf(s).search(q.question, 10)]];
+  for (const [name, mode] of MODES)
+    out.push([name, (s, q) => recallIdx(s, q.question, mode ? { mode } : {})]);
+  out.push(['default, no time boost', (s, q) => recallIdx(s, q.question, { timeBoost: false })]);
+  out.push([
+    'default + PRF (4 words of the top 3)',
+    async (s, q) => {
+      const first = await recallIdx(s, q.question);
+      const b = bmOf(s);
+      const expanded = expandQuery(
+        q.question,
+        first.slice(0, 3).map((i) => s.texts[i]!),
+        b.idf,
+        s.texts.length,
       );
-      const got = r.memories.map((m) => pos.get(m.id)!);
-      score(cell(q.kind, name), got, q.evidence);
-      if (q.kind !== 'notes') score(cell('all conversations', name), got, q.evidence);
-    }
-    for (const [name, t] of SWEEP ?? []) {
-      const r = await withTuning(t, () =>
-        recall(ctx, scope, { query: q.question, agentId: set.agentId, limit: 10 } as never, {
-          countAccess: false,
-        }),
-      );
-      const got = r.memories.map((m) => pos.get(m.id)!);
-      score(cell(q.kind === 'notes' ? 'notes' : 'all conversations', name), got, q.evidence);
+      return recallIdx(s, expanded);
+    },
+  ]);
+  if (c.sets.some((s) => s.docs.some((d) => d.session !== undefined)))
+    for (const w of [0.25, 0.5])
+      out.push([
+        `default + neighbouring turns ×${w}`,
+        async (s, q) => withNeighbours(await recallIdx(s, q.question, {}, 30), s.docs, w, 10),
+      ]);
+  for (const [name, t] of FUSIONS) out.push([name, (s, q) => withTuning(t, () => recallIdx(s, q.question))]);
+  return out;
+}
+const fmt = (s: Score | undefined) =>
+  s?.n ? `${(s.at5 / s.n).toFixed(3)} / ${(s.at10 / s.n).toFixed(3)}` : '—';
+const r10 = (s: Score | undefined) => (s?.n ? s.at10 / s.n : 0);
+const QUALITY = process.env.BENCH_QUALITY !== '0';
+const summary: string[] = [];
+for (const c of QUALITY ? all : []) {
+  const tq = now();
+  const sets = storedSets.get(c)!;
+  const systems = systemsFor(c);
+  const table = new Map<string, Record<Half, Score>>();
+  for (const [name] of systems)
+    table.set(name, { tuning: { at5: 0, at10: 0, n: 0 }, report: { at5: 0, at10: 0, n: 0 } });
+  for (const q of c.questions) {
+    for (const [name, sys] of systems) {
+      const got = await sys(sets[q.set]!, q);
+      const s = table.get(name)![q.half];
+      s.at5 += q.evidence.filter((w) => got.slice(0, 5).includes(w)).length / q.evidence.length;
+      s.at10 += q.evidence.filter((w) => got.slice(0, 10).includes(w)).length / q.evidence.length;
+      s.n++;
     }
   }
-}
-const tq = now();
-// BENCH_QUALITY=0: latency only (e.g. a second run on PostgreSQL).
-const QUALITY = process.env.BENCH_QUALITY !== '0';
-for (let c = 0; c < (QUALITY ? N_CONV : 0); c++) {
-  const base = conv.turns.findIndex((t) => t.conv === c);
-  const qs = conv.questions
-    .filter((q) => q.conv === c)
-    .map((q) => ({ ...q, evidence: q.evidence.map((e) => e - base) }));
-  await evaluate(sets[c]!, qs);
-}
-if (QUALITY)
-  await evaluate(
-    noteSet,
-    nts.questions.map((q) => ({ ...q, kind: 'notes' })),
-  );
-const cellFmt = (s: Score) => `${(s.at5 / s.n).toFixed(3)} / ${(s.at10 / s.n).toFixed(3)}`;
-console.log(`evidence recall@5 / @10 (${((now() - tq) / 1000).toFixed(1)} s); ratio = recall@10 / BM25's`);
-console.log(`| kind | n | ${systems.join(' | ')} | default ÷ BM25 @10 |`);
-console.log(`|---|---|${systems.map(() => '---|').join('')}---|`);
-const kinds: string[] = ['single-hop', 'multi-hop', 'temporal', 'open-domain', 'all conversations', 'notes'];
-for (const kind of QUALITY ? kinds : []) {
-  const row = table.get(kind);
-  if (!row) continue;
-  const b = row.get('BM25')!;
-  const d = row.get('default')!;
+  const n = (h: Half) => c.questions.filter((q) => q.half === h).length;
   console.log(
-    `| ${kind} | ${b.n} | ${systems.map((s) => cellFmt(row.get(s)!)).join(' | ')} | **${(d.at10 / d.n / (b.at10 / b.n)).toFixed(2)}×** |`,
+    `### ${c.name} — tuning ${n('tuning')} / report ${n('report')} questions (${((now() - tq) / 1000).toFixed(1)} s)`,
   );
+  console.log('| system | tuning @5 / @10 | report @5 / @10 | ÷ BM25 @10 tuning | ÷ BM25 @10 report |');
+  console.log('|---|---|---|---|---|');
+  const b = table.get('BM25')!;
+  for (const [name] of systems) {
+    const row = table.get(name)!;
+    const ratio = (h: Half) => `${(r10(row[h]) / r10(b[h])).toFixed(2)}×`;
+    console.log(
+      `| ${name} | ${fmt(row.tuning)} | ${fmt(row.report)} | ${ratio('tuning')} | ${ratio('report')} |`,
+    );
+  }
+  const d = table.get('default')!.report;
+  const k = table.get('keyword')!.report;
+  summary.push(
+    `${c.name}: report half default ${r10(d).toFixed(3)} vs BM25 ${r10(b.report).toFixed(3)} (${(r10(d) / r10(b.report)).toFixed(2)}×), keyword leg ${r10(k).toFixed(3)}${r10(d) < r10(k) ? ' — BELOW the keyword leg' : ''}`,
+  );
+  console.log('');
 }
-void (null as unknown as Kind);
+for (const line of summary) console.log(line);
 
-// The same questions over the whole organization (every chat and the notes: the HNSW path), default mode,
-// against the same recall with its vector leg scanned exactly: what the approximate walk costs in evidence
-// found (hnsw.ef_search, decision 092). Other chats' turns compete here, so it is lower than per chat.
-if (QUALITY) {
-  const ev = conv.questions.map((q) => {
-    const base = conv.turns.findIndex((t) => t.conv === q.conv);
-    return q.evidence.map((e) => sets[q.conv]!.ids[e - base]!);
-  });
+// Default recall over the whole organization (every corpus: the HNSW path) against the same with the
+// vector leg scanned exactly, on the generated chats (BENCH_ORG=1; decision 092).
+if (QUALITY && process.env.BENCH_ORG) {
+  const gen = all[0]!;
+  const sets = storedSets.get(gen)!;
   const at10 = async () => {
     let sum = 0;
-    for (let i = 0; i < conv.questions.length; i++) {
-      const r = await recall(ctx, scope, { query: conv.questions[i]!.question, limit: 10 } as never, {
-        countAccess: false,
-      });
+    for (const q of gen.questions) {
+      const r = await recall(ctx, scope, { query: q.question, limit: 10 } as never, { countAccess: false });
       const got = r.memories.map((m) => m.id);
-      sum += ev[i]!.filter((id) => got.includes(id)).length / ev[i]!.length;
+      const want = q.evidence.map((e) => sets[q.set]!.ids[e]!);
+      sum += want.filter((id) => got.includes(id)).length / want.length;
     }
-    return sum / conv.questions.length;
+    return sum / gen.questions.length;
   };
   const walk = await at10();
   const exactMax = RECALL_TUNING.exactScanMax;
@@ -265,21 +235,13 @@ if (QUALITY) {
     RECALL_TUNING.exactScanMax = exactMax;
   });
   console.log(
-    `whole organization (${total} memories), default mode, evidence recall@10: HNSW (ef_search ${RECALL_TUNING.smallStoreEfSearch}) ${walk.toFixed(3)}, exact vector leg ${exact.toFixed(3)} (${(walk / exact).toFixed(3)}×)`,
+    `whole organization (${stored} memories), default, evidence recall@10: HNSW ${walk.toFixed(3)}, exact vector leg ${exact.toFixed(3)}`,
   );
 }
-if (SWEEP)
-  for (const kind of ['all conversations', 'notes']) {
-    const row = table.get(kind)!;
-    const b = row.get('BM25')!;
-    for (const [name] of SWEEP) {
-      const c = row.get(name)!;
-      console.log(
-        `sweep ${kind}: ${name}: ${cellFmt(c)} (${(c.at10 / c.n / (b.at10 / b.n)).toFixed(2)}× BM25)`,
-      );
-    }
-  }
-
+const total = stored;
+const conv0 = storedSets.get(all[0]!)!;
+const sets = conv0.map((s) => ({ agentId: s.agentId, ids: s.ids }));
+const conv = { questions: all[0]!.questions };
 // 3. Latency: default recall over the whole organization (≈6,000 memories, the HNSW path) and within one
 // conversation's agent (the exact path), one caller, then four callers at once.
 const questions = conv.questions.map((q) => q.question);
@@ -302,8 +264,9 @@ async function run(callers: number, agentId?: string): Promise<number[]> {
 }
 // BENCH_LATENCY=http: only the route, as a user calls it (the service-level rows are skipped).
 const HTTP_ONLY = process.env.BENCH_LATENCY === 'http';
-if (!HTTP_ONLY) await run(1); // warm-up (caches, plans)
-for (const [label, agentId] of HTTP_ONLY
+const LATENCY = process.env.BENCH_LATENCY !== '0';
+if (!HTTP_ONLY && LATENCY) await run(1); // warm-up (caches, plans)
+for (const [label, agentId] of HTTP_ONLY || !LATENCY
   ? []
   : ([
       [`whole organization (${total} memories)`, undefined],
@@ -347,11 +310,13 @@ async function runHttp(callers: number, agentId?: string): Promise<number[]> {
   await ctx.access.idle();
   return times;
 }
-await runHttp(4); // warm-up (caches, plans, connections)
-for (const [label, agentId] of [
-  [`whole organization (${total} memories)`, undefined],
-  [`one conversation (${sets[0]!.ids.length} memories)`, sets[0]!.agentId],
-] as const) {
+if (LATENCY) await runHttp(4); // warm-up (caches, plans, connections)
+for (const [label, agentId] of (LATENCY
+  ? [
+      [`whole organization (${total} memories)`, undefined],
+      [`one conversation (${sets[0]!.ids.length} memories)`, sets[0]!.agentId],
+    ]
+  : []) as [string, string | undefined][]) {
   const one = await runHttp(1, agentId);
   const four = await runHttp(4, agentId);
   console.log(
