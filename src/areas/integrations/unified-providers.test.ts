@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { attioCase } from '../../../test/fakes/unified/attio.ts';
+import { boxCase } from '../../../test/fakes/unified/box.ts';
 import { closeCase } from '../../../test/fakes/unified/close.ts';
 import type { KitFake } from '../../../test/fakes/unified/kit.ts';
+import { onedriveCase } from '../../../test/fakes/unified/onedrive.ts';
 import { zohoCrmCase } from '../../../test/fakes/unified/zoho-crm.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { runCase, type UnifiedCase } from '../../../test/unified-scenarios.ts';
@@ -11,7 +13,7 @@ import { runCase, type UnifiedCase } from '../../../test/unified-scenarios.ts';
 // (test/unified-scenarios.ts): create, page through, read, update, delete, with the provider's own paths,
 // field names and paging.
 
-const cases: UnifiedCase[] = [zohoCrmCase, closeCase, attioCase];
+const cases: UnifiedCase[] = [zohoCrmCase, closeCase, attioCase, onedriveCase, boxCase];
 
 let t: TestApp;
 const fakes = new Map<string, KitFake<unknown>>();

@@ -2,12 +2,14 @@ import { catalogue } from '../catalogue/index.ts';
 import type { ProviderCategory, ProviderEntry } from '../catalogue/schema.ts';
 import { airtable } from './airtable.ts';
 import { attio } from './attio.ts';
+import { box } from './box.ts';
 import { close } from './close.ts';
 import { dropbox } from './dropbox.ts';
 import { genericAccount, genericErrorMessage } from './generic.ts';
 import { googleDrive } from './google-drive.ts';
 import { hubspot } from './hubspot.ts';
 import { notion } from './notion.ts';
+import { onedrive } from './onedrive.ts';
 import { pipedrive } from './pipedrive.ts';
 import { salesforce } from './salesforce.ts';
 import { slack } from './slack.ts';
@@ -29,6 +31,8 @@ const code: Record<string, ConnectorCode> = {
   'zoho-crm': zohoCrm,
   close,
   attio,
+  onedrive,
+  box,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
