@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 // on both databases until someone adds it here, and a file on it that opens a database fails at once
 // (test/no-database.ts) instead of silently skipping PostgreSQL. See docs/testing.md.
 const dbFree = [
+  'src/areas/hosting/kubernetes/objects.test.ts',
   'src/cli/browser-login.test.ts',
   'src/areas/workflows/steps/code.test.ts',
   'src/areas/workflows/triggers/cron.test.ts',
