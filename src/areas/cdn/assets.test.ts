@@ -105,6 +105,18 @@ describe('CDN assets', () => {
     expect((await t.v1('POST', '/cdn/assets/delete', c.live, { assetIds: [] })).statusCode).toBe(400);
   });
 
+  it('gives a file named ".." or "." a cdnUrl that no URL parser resolves away', async () => {
+    for (const name of ['..', '.']) {
+      const asset = await up(a.live, name, fx.png, 'image/png');
+      expect(asset.filename).toBe(name);
+      // What a browser or fetch would request: the id and a last segment survive normalisation.
+      const parsed = new URL(asset.cdnUrl);
+      expect(parsed.pathname).toBe(`/cdn/${asset.assetId}/_${name}`);
+      const got = await getCdn(t, parsed.href);
+      expect([got.statusCode, got.headers['content-type']]).toEqual([200, 'image/png']);
+    }
+  });
+
   it('serves SVG sandboxed and risky types as attachments', async () => {
     const svg = await up(a.live, 'logo.svg', fx.svg, 'image/svg+xml');
     expect(svg.mimeType).toBe('image/svg+xml');

@@ -22,7 +22,16 @@ export const tenantOf = (s: CdnScope) =>
 
 /** The public delivery URL of an asset (served by Pier under /cdn on both drivers). */
 export function cdnUrlOf(deps: Deps, id: string, filename: string): string {
-  return `${deps.config.publicUrl}/cdn/${id}/${encodeURIComponent(filename)}`;
+  return `${deps.config.publicUrl}/cdn/${id}/${urlSegmentOf(filename)}`;
+}
+
+/**
+ * The filename as the URL's last segment. A name of dots only ('.', '..') would be resolved away by every
+ * URL parser (`%2E%2E` too, in WHATWG URLs), leaving `/cdn/` or `/cdn/<id>/`: it gets a leading '_'.
+ * Delivery finds the asset by its id, so the segment is only what a saved file is named.
+ */
+export function urlSegmentOf(filename: string): string {
+  return encodeURIComponent(/^\.+$/.test(filename) ? `_${filename}` : filename);
 }
 
 export function toAssetOut(deps: Deps, r: AssetRow, projectSlug: string | null = null): AssetOut {
