@@ -3,12 +3,15 @@
 //     sharp render, cache write) vs raw sharp doing the same operations on the same images in process;
 //  2. cache-hit latency vs cache-miss latency at p50 (same server, same images);
 //  3. animated resize: cache misses of 12-frame GIFs resized to animated WebP vs raw sharp (`animated: true`);
+//  3b. HEIC decode+resize: cache misses of 2000x1500 HEICs (made by Debian's heif-enc; skipped without it) vs
+//     raw heic-decode + sharp on the same bytes, and the event loop's longest stall during each side;
 //  4. a 10-clip merge's wall time through the merge job's handler (inputs copied from the blob store,
 //     ffmpeg, output probed and stored as an asset) vs the same ffmpeg command run directly on local files.
 // Usage: npm run bench:cdn [-- --images 8 --rounds 3 --clips 10 --merge-rounds 4]  (DATABASE_URL to run on PostgreSQL;
 // --merge-rounds 0 skips the merge part)
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -31,6 +34,7 @@ const IMAGES = arg('images', 8);
 const ROUNDS = arg('rounds', 3);
 const CLIPS = arg('clips', 10);
 const MERGE_ROUNDS = arg('merge-rounds', 4);
+const HEIC_IMAGES = arg('heic-images', 4);
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-cdn-'));
 const config = loadConfig({
@@ -146,6 +150,7 @@ console.log(
 );
 
 await benchAnimated();
+await benchHeic();
 
 // 4: merges.
 if (MERGE_ROUNDS > 0) await benchMerges();
@@ -226,6 +231,81 @@ async function benchAnimated() {
   }
   console.log(
     `animated resize throughput Pier/raw sharp: median ${p50(aRatios).toFixed(3)}x (12-frame 480x360 GIF -> animated webp)`,
+  );
+}
+
+async function benchHeic() {
+  if (HEIC_IMAGES === 0) return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-heic-'));
+  const noise = { type: 'gaussian' as const, mean: 128, sigma: 40 };
+  await sharp({ create: { width: 2000, height: 1500, channels: 3, background: '#000', noise } })
+    .jpeg({ quality: 90 })
+    .toFile(path.join(dir, 'src.jpg'));
+  try {
+    execFileSync('heif-enc', ['-q', '60', '-o', path.join(dir, 'src.heic'), path.join(dir, 'src.jpg')]);
+  } catch {
+    console.log('heic: skipped (heif-enc from libheif-examples is not installed)');
+    return;
+  }
+  const heic = fs.readFileSync(path.join(dir, 'src.heic'));
+  fs.rmSync(dir, { recursive: true, force: true });
+  const decode = createRequire(import.meta.url)('heic-decode') as (i: { buffer: Buffer }) => Promise<{
+    width: number;
+    height: number;
+    data: Uint8ClampedArray;
+  }>;
+  const ids: string[] = [];
+  for (let i = 0; i < HEIC_IMAGES; i++) {
+    ids.push(
+      (await storeAsset(deps, { ...scope, bytes: heic, filename: `h-${i}.heic`, mimeType: 'image/heic' }))
+        .assetId,
+    );
+  }
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  const stall = async (run: () => Promise<void>) => {
+    const h = monitorEventLoopDelay({ resolution: 5 });
+    h.enable();
+    const t0 = performance.now();
+    await run();
+    const took = performance.now() - t0;
+    h.disable();
+    return { ms: took, stallMs: h.max / 1e6 };
+  };
+  const raw = (round: number) =>
+    stall(async () => {
+      for (let i = 0; i < HEIC_IMAGES; i++) {
+        const d = await decode({ buffer: heic });
+        const o = opts(400 + round * HEIC_IMAGES + i);
+        await sharp(d.data, { raw: { width: d.width, height: d.height, channels: 4 } })
+          .removeAlpha()
+          .resize({ width: o.width, height: o.height, fit: 'cover' })
+          .webp({ quality: o.quality })
+          .toBuffer();
+      }
+    });
+  const pier = async (round: number) => {
+    const urls: string[] = [];
+    for (const [i, id] of ids.entries()) urls.push(await transformUrl(id, 400 + round * HEIC_IMAGES + i));
+    return stall(async () => {
+      for (const url of urls) {
+        const r = await app.inject({ method: 'GET', url });
+        if (r.statusCode !== 200 || r.headers['x-cache'] !== 'MISS') throw new Error(`heic ${r.statusCode}`);
+      }
+    });
+  };
+  await raw(99);
+  await pier(98);
+  const hRatios: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const a = await raw(r);
+    const b = await pier(r);
+    hRatios.push(a.ms / b.ms);
+    console.log(
+      `heic round ${r + 1}: raw heic-decode+sharp ${((HEIC_IMAGES / a.ms) * 1000).toFixed(2)} img/s (longest event-loop stall ${ms(a.stallMs)}), Pier misses ${((HEIC_IMAGES / b.ms) * 1000).toFixed(2)} img/s (stall ${ms(b.stallMs)})`,
+    );
+  }
+  console.log(
+    `heic decode+resize throughput Pier/raw: median ${p50(hRatios).toFixed(3)}x (2000x1500 HEIC -> cover webp; Pier decodes in a worker thread)`,
   );
 }
 
