@@ -121,7 +121,11 @@ async function imageSize(file: string, mimeType: string): Promise<Partial<Inspec
       height: m.autoOrient?.height ?? m.height ?? null,
       frames: (m.pages ?? 1) > 1 && /gif|webp/.test(mimeType) ? m.pages! : null,
       placeholder: small
-        ? await placeholderOf(heic ?? sharp(file, { limitInputPixels: CHECK_PIXELS }))
+        ? await placeholderOf(
+            // Only truncation fails (not libpng's warnings about a profile, which every viewer ignores).
+            heic ?? sharp(file, { limitInputPixels: CHECK_PIXELS, failOn: 'truncated' }),
+            STRICT.test(mimeType),
+          )
         : null,
     };
   } catch (err) {
@@ -143,8 +147,15 @@ async function heicPipeline(file: string): Promise<Sharp> {
 /** Past this, the placeholder is no longer "tiny"; 16 px at low quality stays near 200 bytes. */
 const PLACEHOLDER_SIDE = 16;
 
+/**
+ * Raster formats whose full decode must succeed: the placeholder decodes every pixel anyway, so a cut-off
+ * PNG (whose header reads fine, like a JPEG's) fails at confirm instead of serving a broken picture.
+ * Others (SVG) keep the old leniency: no placeholder, still ready.
+ */
+const STRICT = /^image\/(png|webp|gif|avif|tiff|bmp)$/;
+
 /** An LQIP: the image shrunk to 16 px (aspect kept), slightly blurred, as a WebP data URL. */
-async function placeholderOf(source: Sharp): Promise<string | null> {
+async function placeholderOf(source: Sharp, strict: boolean): Promise<string | null> {
   try {
     const body = await source
       .rotate()
@@ -153,8 +164,8 @@ async function placeholderOf(source: Sharp): Promise<string | null> {
       .webp({ quality: 40, alphaQuality: 40 })
       .toBuffer();
     return `data:image/webp;base64,${body.toString('base64')}`;
-  } catch {
-    // An image that decodes for its header but not in full keeps no placeholder; that is not a failure.
+  } catch (err) {
+    if (strict) throw err;
     return null;
   }
 }

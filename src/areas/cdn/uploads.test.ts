@@ -116,6 +116,19 @@ describe.each(['disk', 's3'] as const)('CDN uploads on the %s driver', (driver) 
     expect(whole).toMatchObject({ status: 'ready', width: 800, height: 600 });
   });
 
+  it("marks a truncated PNG as failed at confirm (its header reads fine, like a JPEG's)", async () => {
+    const noise = { type: 'gaussian' as const, mean: 128, sigma: 60 };
+    const png = await sharp({ create: { width: 200, height: 150, channels: 3, background: '#888', noise } })
+      .png()
+      .toBuffer();
+    const cut = png.subarray(0, Math.floor(png.length * 0.6));
+    const bad = (
+      await uploadAsset(t, a.live, { filename: 'cut.png', mimeType: 'image/png', bytes: cut })
+    ).confirm!.json();
+    expect(bad).toMatchObject({ status: 'failed', type: 'image', mimeType: 'image/png' });
+    expect((await getCdn(t, bad.cdnUrl)).statusCode).toBe(404);
+  });
+
   it('confirming twice, confirming nothing and confirming after expiry each get their own 4xx', async () => {
     const { up, confirm } = await uploadAsset(t, a.live, {
       filename: 'a.png',
