@@ -3,7 +3,9 @@ import { attioCase } from '../../../test/fakes/unified/attio.ts';
 import { boxCase } from '../../../test/fakes/unified/box.ts';
 import { closeCase } from '../../../test/fakes/unified/close.ts';
 import type { KitFake } from '../../../test/fakes/unified/kit.ts';
+import { teamsCase } from '../../../test/fakes/unified/microsoft-teams.ts';
 import { onedriveCase } from '../../../test/fakes/unified/onedrive.ts';
+import { smartsheetCase } from '../../../test/fakes/unified/smartsheet.ts';
 import { zohoCrmCase } from '../../../test/fakes/unified/zoho-crm.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { runCase, type UnifiedCase } from '../../../test/unified-scenarios.ts';
@@ -13,7 +15,15 @@ import { runCase, type UnifiedCase } from '../../../test/unified-scenarios.ts';
 // (test/unified-scenarios.ts): create, page through, read, update, delete, with the provider's own paths,
 // field names and paging.
 
-const cases: UnifiedCase[] = [zohoCrmCase, closeCase, attioCase, onedriveCase, boxCase];
+const cases: UnifiedCase[] = [
+  zohoCrmCase,
+  closeCase,
+  attioCase,
+  onedriveCase,
+  boxCase,
+  teamsCase,
+  smartsheetCase,
+];
 
 let t: TestApp;
 const fakes = new Map<string, KitFake<unknown>>();

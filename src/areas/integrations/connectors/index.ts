@@ -8,11 +8,13 @@ import { dropbox } from './dropbox.ts';
 import { genericAccount, genericErrorMessage } from './generic.ts';
 import { googleDrive } from './google-drive.ts';
 import { hubspot } from './hubspot.ts';
+import { microsoftTeams } from './microsoft-teams.ts';
 import { notion } from './notion.ts';
 import { onedrive } from './onedrive.ts';
 import { pipedrive } from './pipedrive.ts';
 import { salesforce } from './salesforce.ts';
 import { slack } from './slack.ts';
+import { smartsheet } from './smartsheet.ts';
 import type { Category, Connector, ConnectorCode } from './types.ts';
 import { zohoCrm } from './zoho-crm.ts';
 
@@ -33,6 +35,8 @@ const code: Record<string, ConnectorCode> = {
   attio,
   onedrive,
   box,
+  'microsoft-teams': microsoftTeams,
+  smartsheet,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
