@@ -2,10 +2,12 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { attioCase } from '../../../test/fakes/unified/attio.ts';
 import { boxCase } from '../../../test/fakes/unified/box.ts';
 import { closeCase } from '../../../test/fakes/unified/close.ts';
+import { codaCase } from '../../../test/fakes/unified/coda.ts';
 import type { KitFake } from '../../../test/fakes/unified/kit.ts';
 import { teamsCase } from '../../../test/fakes/unified/microsoft-teams.ts';
 import { onedriveCase } from '../../../test/fakes/unified/onedrive.ts';
 import { smartsheetCase } from '../../../test/fakes/unified/smartsheet.ts';
+import { zendeskSellCase } from '../../../test/fakes/unified/zendesk-sell.ts';
 import { zohoCrmCase } from '../../../test/fakes/unified/zoho-crm.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { runCase, type UnifiedCase } from '../../../test/unified-scenarios.ts';
@@ -23,6 +25,8 @@ const cases: UnifiedCase[] = [
   boxCase,
   teamsCase,
   smartsheetCase,
+  codaCase,
+  zendeskSellCase,
 ];
 
 let t: TestApp;

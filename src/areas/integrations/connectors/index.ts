@@ -4,6 +4,7 @@ import { airtable } from './airtable.ts';
 import { attio } from './attio.ts';
 import { box } from './box.ts';
 import { close } from './close.ts';
+import { coda } from './coda.ts';
 import { dropbox } from './dropbox.ts';
 import { genericAccount, genericErrorMessage } from './generic.ts';
 import { googleDrive } from './google-drive.ts';
@@ -16,6 +17,7 @@ import { salesforce } from './salesforce.ts';
 import { slack } from './slack.ts';
 import { smartsheet } from './smartsheet.ts';
 import type { Category, Connector, ConnectorCode } from './types.ts';
+import { zendeskSell } from './zendesk-sell.ts';
 import { zohoCrm } from './zoho-crm.ts';
 
 // Every connector: each catalogue entry, joined by slug to its code module where it has one (the unified
@@ -37,6 +39,8 @@ const code: Record<string, ConnectorCode> = {
   box,
   'microsoft-teams': microsoftTeams,
   smartsheet,
+  coda,
+  'zendesk-sell': zendeskSell,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
