@@ -39,7 +39,7 @@ let driver: KubeDriver;
 const DEP = 'apps/v1/deployments/pier-apps/app-shop';
 const template = () =>
   (
-    fake.objects.get(DEP)?.spec as {
+    fake.objects.get(DEP)!.spec as {
       template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
     }
   ).template.metadata;
@@ -67,7 +67,7 @@ describe('the Kubernetes driver against a strict API server', () => {
     const np = fake.objects.get('networking.k8s.io/v1/networkpolicies/pier-apps/app-shop');
     expect(np?.spec).toEqual(generated.networkPolicy.spec);
     expect(fake.objects.get(DEP)?.spec).toEqual(generated.deployment.spec);
-    expect((fake.objects.get(DEP)?.metadata.managedFields as { manager: string }[])[0]?.manager).toBe('pier');
+    expect((fake.objects.get(DEP)!.metadata.managedFields as { manager: string }[])[0]?.manager).toBe('pier');
     expect(fake.requests.filter((r) => r.startsWith('PATCH')).length).toBe(5);
   });
 
