@@ -1,11 +1,15 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
+import { eq } from 'drizzle-orm';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { startTestS3, type TestS3 } from '../../../test/s3-server.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
+import type { ManualClock } from '../../core/clock.ts';
+import { discardAbandonedUploads } from './jobs.ts';
+import { cdnAssets } from './tables.ts';
 
 // Resumable uploads (tus 1.0 core + termination + expiration) over a real listening server, on the disk and
 // the S3 driver: a PATCH cut off mid-body keeps what arrived and the upload resumes from that offset; wrong
@@ -209,5 +213,37 @@ describe.each(['disk', 's3'] as const)('CDN resumable uploads on the %s driver',
       headers: { ...TUS, Origin: 'https://x.example' },
     });
     expect(h.headers.get('access-control-expose-headers')).toMatch(/Upload-Offset/);
+  });
+
+  it('records one of two PATCHes racing from the same offset; the other is 409 and its bytes dropped', async () => {
+    const up = await begin(1000);
+    const [x, y] = await Promise.all([
+      patch(up.uploadUrl, 0, Buffer.alloc(600, 1)),
+      patch(up.uploadUrl, 0, Buffer.alloc(400, 2)),
+    ]);
+    expect([x.status, y.status].sort()).toEqual([204, 409]);
+    const won = x.status === 204 ? 600 : 400;
+    expect((await head(up.uploadUrl)).headers.get('upload-offset')).toBe(String(won));
+    const [row] = await t.deps.db.orm.select().from(cdnAssets).where(eq(cdnAssets.id, up.assetId));
+    expect(row!.uploadChunks).toHaveLength(1);
+  });
+
+  // Last: it moves the clock past every upload's expiry.
+  it('expires: 410 after Upload-Expires, and the cleanup removes the row and its stored pieces', async () => {
+    const up = await begin(300);
+    expect((await patch(up.uploadUrl, 0, Buffer.alloc(120, 7))).status).toBe(204);
+    const [row] = await t.deps.db.orm.select().from(cdnAssets).where(eq(cdnAssets.id, up.assetId));
+    const pieces = row!.uploadChunks!.map((c) => c.key);
+    expect(pieces).toHaveLength(1);
+    expect(await t.deps.blobs.head(pieces[0]!)).toMatchObject({ size: 120 });
+    (t.clock as ManualClock).advance(24 * 3600_000 + 1000);
+    const gone = await head(up.uploadUrl);
+    expect(gone.status).toBe(410);
+    const late = await patch(up.uploadUrl, 120, Buffer.alloc(10));
+    expect([late.status, (await late.json()).error.code]).toEqual([410, 'UPLOAD_URL_EXPIRED']);
+    (t.clock as ManualClock).advance(24 * 3600_000 + 1000);
+    expect(await discardAbandonedUploads(t.deps)).toBeGreaterThanOrEqual(1);
+    expect(await t.deps.blobs.head(pieces[0]!)).toBeNull();
+    expect((await head(up.uploadUrl)).status).toBe(404);
   });
 });
