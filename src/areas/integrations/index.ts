@@ -4,6 +4,7 @@ import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { integrationsCatalogue } from './errors.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
 import { providerWebhookRoutes } from './provider-webhooks.ts';
+import { syncDashboardFns } from './sync-dashboard-fn.ts';
 import { integrationsSyncJob, integrationsSyncsDueJob, SYNCS_DUE_CRON, SYNCS_DUE_JOB } from './sync-jobs.ts';
 import { SYNC_SETUP_OPERATIONS } from './sync-v1.ts';
 import { getIntegrationUsageByDayForCli } from './usage-fn.ts';
@@ -19,7 +20,7 @@ export const integrationsArea = defineArea({
     { prefix: '/integrations', plugin: integrationsHandRoutes },
     { prefix: '/integrations', plugin: providerWebhookRoutes },
   ],
-  fns: [...integrationsDashboardFns, getIntegrationUsageByDayForCli],
+  fns: [...integrationsDashboardFns, ...syncDashboardFns, getIntegrationUsageByDayForCli],
   jobs: [integrationsRefreshJob, integrationsSyncsDueJob, integrationsSyncJob],
   schedules: [
     { job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON },
@@ -41,6 +42,8 @@ export const integrationsArea = defineArea({
     'getIntegrationUsageByDayForCli',
     // Syncs are set up once by the app's developer and read by the app's code (docs/mcp.md).
     ...SYNC_SETUP_OPERATIONS,
+    'listIntegrationSyncsForDashboard',
+    'listIntegrationSyncRunsForDashboard',
     // A connection's provider-call log is for people debugging it (API and dashboard), not an agent's action.
     'integrations.connections.logs',
     'listIntegrationCallLogsForDashboard',

@@ -157,6 +157,35 @@ describe('syncs', () => {
     expect(await hooks.deliver(t, tn.org.id, secret)).toEqual([]);
     const runs = (await api.get(`/integrations/syncs/${sync.id}/runs`)).json().data;
     expect(runs.map((r: { id: string }) => r.id)).toEqual([third.id, second.id, first.id]);
+
+    // The dashboard's view: the sync with its connection and last run, and its runs; nothing for a stranger.
+    const board = await t.call('listIntegrationSyncsForDashboard', { orgSlug: tn.org.slug }, tn.owner.token);
+    expect(board.statusCode, board.body).toBe(200);
+    expect(board.json().data).toEqual([
+      expect.objectContaining({
+        id: sync.id,
+        connectorSlug: 'hubspot',
+        records: 4997,
+        lastRun: expect.objectContaining({ status: 'succeeded' }),
+      }),
+    ]);
+    const boardRuns = await t.call(
+      'listIntegrationSyncRunsForDashboard',
+      { orgSlug: tn.org.slug, syncId: sync.id },
+      tn.owner.token,
+    );
+    expect(boardRuns.json().data.map((r: { updated: number }) => r.updated)).toEqual([0, 10, 0]);
+    const stranger = (await tenant(t)).tenant;
+    const theirs = await t.call(
+      'listIntegrationSyncRunsForDashboard',
+      { orgSlug: stranger.org.slug, syncId: sync.id },
+      stranger.owner.token,
+    );
+    expect(theirs.json().error.code).toBe('SYNC_NOT_FOUND');
+    expect(
+      (await t.call('listIntegrationSyncsForDashboard', { orgSlug: tn.org.slug }, stranger.owner.token))
+        .statusCode,
+    ).toBe(404);
   }, 120_000);
 
   it('resumes a run stopped by a provider failure where it stopped', async () => {

@@ -1,5 +1,8 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSync } from '../../../src/areas/integrations/sync-run.ts';
+import { createSync } from '../../../src/areas/integrations/syncs.ts';
+import { integrationConnections } from '../../../src/areas/integrations/tables.ts';
 import { startHubspot } from '../../fakes/integration-providers.ts';
 import type { TestApp } from '../../harness.ts';
 import { uniq } from '../../harness.ts';
@@ -8,7 +11,8 @@ import { launchBrowser, shot, signUpIntoOrg, startPier } from './browser-kit.ts'
 
 // The integrations page in headless Chromium: an owner sees the connectors (configured or not, with the
 // variables an unconfigured one needs), presses Connect on HubSpot, goes through the fake provider's consent
-// and Pier's callback, comes back to the page with the outcome, and tests the new connection.
+// and Pier's callback, comes back to the page with the outcome, and tests the new connection; its sync's
+// last run and runs show their counts.
 
 let t: TestApp;
 let base: string;
@@ -68,6 +72,30 @@ describe('integrations page in a browser', () => {
     await calls.getByRole('row').nth(1).waitFor();
     expect(await calls.getByRole('row').count()).toBeGreaterThanOrEqual(3);
     expect(await calls.textContent()).toMatch(/GET.*\/.*200/);
+
+    // A sync of its contacts (set up through the service, as the API would): its last run's counts, its runs.
+    for (const id of ['1', '2', '3'])
+      hubspot.store.contacts.push({
+        id,
+        properties: { firstname: `F${id}`, email: `c${id}@acme.test` },
+        createdAt: new Date().toISOString(),
+        updatedAt: new Date().toISOString(),
+        archived: false,
+      });
+    const [conn] = await t.deps.db.orm.select().from(integrationConnections);
+    const scope = { orgId: conn!.orgId, environment: conn!.environment };
+    const sync = await createSync(t.deps, scope, {
+      connectionId: conn!.id,
+      model: 'contacts',
+      frequencyMinutes: 60,
+    });
+    await runSync(t.deps, sync.id);
+    await page.getByRole('region', { name: 'Syncs' }).getByRole('button', { name: 'Refresh' }).click();
+    const syncRow = page.getByRole('table', { name: 'Syncs' }).getByRole('row', { name: /hubspot/ });
+    await syncRow.getByText('succeeded: +3 ~0 -0', { exact: false }).waitFor();
+    await syncRow.getByRole('button', { name: /Runs of the contacts sync/ }).click();
+    const runs = page.getByRole('table', { name: 'Sync runs' });
+    await runs.getByRole('row', { name: /succeeded/ }).waitFor();
     await shot(page, 'integrations');
     expect(hubspot.tokenGrants.map((g) => g.grant)).toContain('authorization_code');
   });

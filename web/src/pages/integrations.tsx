@@ -6,6 +6,7 @@ import { useLocation } from '../router.ts';
 import { Table } from '../table.tsx';
 import { EnvSwitch, ErrorNote, fmtDate, Page, useLoad } from '../ui.tsx';
 import { ConnectionCalls } from './integration-calls.tsx';
+import { IntegrationSyncs } from './integration-syncs.tsx';
 import { AreaUsage, IntegrationUsage } from './usage.tsx';
 
 // Integrations: the operator's connectors (configured or not, and the variables an unconfigured one needs),
@@ -197,6 +198,7 @@ export function IntegrationsPage(props: { org: Org }) {
           onClose={() => setCallsOf(null)}
         />
       ) : null}
+      <IntegrationSyncs scope={scope} />
     </Page>
   );
 }
