@@ -143,8 +143,24 @@ export async function tinyDocx(): Promise<Buffer> {
       '<Default Extension="xml" ContentType="application/xml"/>' +
       '<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>' +
       '<Override PartName="/docProps/app.xml" ContentType="application/vnd.openxmlformats-officedocument.extended-properties+xml"/>' +
+      '<Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/>' +
       '</Types>',
   );
+  // The styles pandoc gives code: a "Source Code" paragraph whose lines are split by breaks, "Verbatim Char" runs.
+  zip.file(
+    'word/_rels/document.xml.rels',
+    '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
+      '<Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>' +
+      '</Relationships>',
+  );
+  zip.file(
+    'word/styles.xml',
+    `<?xml version="1.0" encoding="UTF-8"?><w:styles xmlns:w="${w}">` +
+      '<w:style w:type="paragraph" w:styleId="SourceCode"><w:name w:val="Source Code"/></w:style>' +
+      '<w:style w:type="character" w:styleId="VerbatimChar"><w:name w:val="Verbatim Char"/></w:style></w:styles>',
+  );
+  const code = (text: string) =>
+    `<w:r><w:rPr><w:rStyle w:val="VerbatimChar"/></w:rPr><w:t xml:space="preserve">${text}</w:t></w:r>`;
   zip.file(
     '_rels/.rels',
     '<?xml version="1.0" encoding="UTF-8"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">' +
@@ -158,6 +174,8 @@ export async function tinyDocx(): Promise<Buffer> {
       '<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Meeting notes</w:t></w:r></w:p>' +
       '<w:p><w:r><w:t>We agreed to plant beans in April.</w:t></w:r></w:p>' +
       '<w:p><w:r><w:rPr><w:b/></w:rPr><w:t>Owner:</w:t></w:r><w:r><w:t xml:space="preserve"> Alice</w:t></w:r></w:p>' +
+      `<w:p><w:r><w:t xml:space="preserve">Water with </w:t></w:r>${code('water(beans)')}</w:p>` +
+      `<w:p><w:pPr><w:pStyle w:val="SourceCode"/></w:pPr>${code('def water(bed):')}<w:r><w:br/></w:r>${code('    return bed * 2')}</w:p>` +
       '</w:body></w:document>',
   );
   zip.file(

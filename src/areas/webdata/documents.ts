@@ -132,10 +132,21 @@ async function readScannedPages(
   return { text: out, scannedPages, ocr, warnings };
 }
 
+// Code in Word files: pandoc writes code blocks as "Source Code" paragraphs (lines split by breaks) and
+// inline code as "Verbatim Char" runs; Word users' "HTML Preformatted" and "Code" styles likewise. Mammoth
+// drops unknown styles to plain paragraphs, losing the code's lines and the fence around it.
+const DOCX_CODE = [
+  "p[style-name='Source Code'] => pre:separator('\\n')",
+  "p[style-name='HTML Preformatted'] => pre:separator('\\n')",
+  "p[style-name='Code'] => pre:separator('\\n')",
+  "r[style-name='Verbatim Char'] => code",
+  "r[style-name='HTML Code'] => code",
+];
+
 async function docx(bytes: Buffer, url: string) {
   let html: string;
   try {
-    html = (await mammoth.convertToHtml({ buffer: bytes })).value;
+    html = (await mammoth.convertToHtml({ buffer: bytes }, { styleMap: DOCX_CODE })).value;
   } catch {
     throw webdataErrors.documentUnreadable('DOCX');
   }

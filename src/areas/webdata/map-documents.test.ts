@@ -73,13 +73,16 @@ describe('web data map and documents', { timeout: 60_000 }, () => {
     expect(d.markdown).toContain('And page two');
   });
 
-  it('parses a DOCX (served as octet-stream) keeping its heading and bold text', async () => {
+  it('parses a DOCX (served as octet-stream) keeping its heading, bold text and code', async () => {
     const d = (
       await t.v1('POST', '/webdata/documents', a.live, { url: `${site.url}/files/notes.docx` })
     ).json();
     expect(d).toMatchObject({ status: 'completed', type: 'docx', pageCount: 3 });
     expect(d.markdown).toContain('# Meeting notes');
     expect(d.markdown).toContain('**Owner:** Alice');
+    // pandoc's code styles: a fenced block with its lines, inline code in backticks.
+    expect(d.markdown).toContain('```\ndef water(bed):\n    return bed * 2\n```');
+    expect(d.markdown).toContain('Water with `water(beans)`');
   });
 
   it('answers a clear 4xx for files that are neither, and for unreachable or missing documents', async () => {

@@ -24,6 +24,17 @@ const NOT_A_LANGUAGE = new Set([
   'notranslate',
 ]);
 
+/** A <pre>'s text verbatim, with its <br>s as line breaks (DOCX code through mammoth, some CMSs). */
+function preText(node: El): string {
+  let out = '';
+  for (const c of Array.from(node.childNodes)) {
+    if (c.nodeType === 3) out += c.nodeValue ?? '';
+    else if (c.nodeName === 'BR') out += '\n';
+    else if (c.nodeType === 1) out += preText(c as El);
+  }
+  return out;
+}
+
 /** The language a code block declares through a class on it, its <code> or up to two wrappers. */
 export function codeLanguage(pre: El): string {
   const code = pre.firstElementChild?.nodeName === 'CODE' ? pre.firstElementChild : null;
@@ -97,7 +108,7 @@ function build(): TurndownService {
   });
   td.addRule('preBlock', {
     filter: 'pre',
-    replacement: (_content, node) => fenced((node as El).textContent ?? '', codeLanguage(node as El)),
+    replacement: (_content, node) => fenced(preText(node as El), codeLanguage(node as El)),
   });
   td.addRule('tableCell', {
     filter: ['th', 'td'],
