@@ -3,6 +3,7 @@ import { attioCase } from '../../../test/fakes/unified/attio.ts';
 import { boxCase } from '../../../test/fakes/unified/box.ts';
 import { closeCase } from '../../../test/fakes/unified/close.ts';
 import { codaCase } from '../../../test/fakes/unified/coda.ts';
+import { freshsalesCase } from '../../../test/fakes/unified/freshsales.ts';
 import type { KitFake } from '../../../test/fakes/unified/kit.ts';
 import { teamsCase } from '../../../test/fakes/unified/microsoft-teams.ts';
 import { onedriveCase } from '../../../test/fakes/unified/onedrive.ts';
@@ -27,6 +28,7 @@ const cases: UnifiedCase[] = [
   smartsheetCase,
   codaCase,
   zendeskSellCase,
+  freshsalesCase,
 ];
 
 let t: TestApp;

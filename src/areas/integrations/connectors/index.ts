@@ -6,6 +6,7 @@ import { box } from './box.ts';
 import { close } from './close.ts';
 import { coda } from './coda.ts';
 import { dropbox } from './dropbox.ts';
+import { freshsales } from './freshsales.ts';
 import { genericAccount, genericErrorMessage } from './generic.ts';
 import { googleDrive } from './google-drive.ts';
 import { hubspot } from './hubspot.ts';
@@ -41,6 +42,7 @@ const code: Record<string, ConnectorCode> = {
   smartsheet,
   coda,
   'zendesk-sell': zendeskSell,
+  freshsales,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
