@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { attioCase } from '../../../test/fakes/unified/attio.ts';
 import { boxCase } from '../../../test/fakes/unified/box.ts';
+import { capsuleCase } from '../../../test/fakes/unified/capsule.ts';
 import { closeCase } from '../../../test/fakes/unified/close.ts';
 import { codaCase } from '../../../test/fakes/unified/coda.ts';
 import { freshsalesCase } from '../../../test/fakes/unified/freshsales.ts';
@@ -29,6 +30,7 @@ const cases: UnifiedCase[] = [
   codaCase,
   zendeskSellCase,
   freshsalesCase,
+  capsuleCase,
 ];
 
 let t: TestApp;

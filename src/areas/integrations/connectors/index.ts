@@ -3,6 +3,7 @@ import type { ProviderCategory, ProviderEntry } from '../catalogue/schema.ts';
 import { airtable } from './airtable.ts';
 import { attio } from './attio.ts';
 import { box } from './box.ts';
+import { capsule } from './capsule.ts';
 import { close } from './close.ts';
 import { coda } from './coda.ts';
 import { dropbox } from './dropbox.ts';
@@ -43,6 +44,7 @@ const code: Record<string, ConnectorCode> = {
   coda,
   'zendesk-sell': zendeskSell,
   freshsales,
+  capsule,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
