@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { buildScript, buildSteps, REMOVED_MODULES, takeRemovedModules } from './build.ts';
-import { cacheDir, restoreBuildCache } from './build-cache.ts';
+import { cacheDir, moveModulesBack, moveModulesIn, restoreBuildCache } from './build-cache.ts';
 import { detectApp } from './detect.ts';
 
 // The build cache's restore (hard links to the cached node_modules, real copies of what builds rewrite) and
@@ -53,6 +53,33 @@ describe('build cache restore', () => {
 
     // Another lockfile's key misses.
     expect(restoreBuildCache(project, tmp(), 'k2')).toBe(false);
+  });
+
+  it('lends the cached folder itself to a build that removes node_modules, and takes it back after', () => {
+    const project = tmp();
+    const cached = path.join(cacheDir(project), 'modules', 'k1');
+    write(path.join(cached, 'vite/index.js'), 'export default 1;\n');
+    const release = tmp();
+    expect(moveModulesIn(project, release, 'k2')).toBe(false);
+    expect(moveModulesIn(project, release, 'k1')).toBe(true);
+    expect(fs.existsSync(cached)).toBe(false);
+    expect(fs.readFileSync(path.join(release, 'node_modules/vite/index.js'), 'utf8')).toBe(
+      'export default 1;\n',
+    );
+    // The build renames it away at its end (its "removal"); Pier puts it back under its key.
+    fs.renameSync(path.join(release, 'node_modules'), path.join(release, REMOVED_MODULES));
+    moveModulesBack(project, release, 'k1');
+    expect(fs.readdirSync(release)).toEqual([]);
+    expect(fs.readFileSync(path.join(cached, 'vite/index.js'), 'utf8')).toBe('export default 1;\n');
+    // A failed build leaves it as node_modules: back all the same; a link planted there is not taken.
+    expect(moveModulesIn(project, release, 'k1')).toBe(true);
+    moveModulesBack(project, release, 'k1');
+    expect(fs.existsSync(path.join(cached, 'vite/index.js'))).toBe(true);
+    const other = tmp();
+    fs.symlinkSync(tmp(), path.join(other, 'node_modules'));
+    fs.rmSync(cached, { recursive: true });
+    moveModulesBack(project, other, 'k1');
+    expect(fs.existsSync(cached)).toBe(false);
   });
 });
 

@@ -67,6 +67,44 @@ function linkModules(from: string, to: string): boolean {
   return true;
 }
 
+/** Where a build leaves the node_modules it does not keep (build.ts): renamed, not unlinked file by file. */
+export const REMOVED_MODULES = '.pier-removed-modules';
+
+/**
+ * For a build that removes node_modules afterwards (a static site, an app without dependencies): the cached
+ * node_modules itself is moved into the release (one rename) instead of hard-linking its few thousand files,
+ * and moved back once the build ends (moveModulesBack) instead of being unlinked. True when it moved. What the
+ * build's tools write inside it (Vite's `.vite`) stays in the cache, as their caches are meant to.
+ */
+export function moveModulesIn(projectDir: string, releaseDir: string, key: string | null): boolean {
+  if (!key) return false;
+  const modules = path.join(cacheDir(projectDir), 'modules', key);
+  const to = path.join(releaseDir, 'node_modules');
+  if (!isRealDir(modules) || fs.existsSync(to)) return false;
+  try {
+    fs.renameSync(modules, to);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Puts the node_modules moved in by moveModulesIn back under its key (unless a newer build saved one meanwhile). */
+export function moveModulesBack(projectDir: string, releaseDir: string, key: string): void {
+  const target = path.join(cacheDir(projectDir), 'modules', key);
+  for (const name of [REMOVED_MODULES, 'node_modules']) {
+    const p = path.join(releaseDir, name);
+    if (!isRealDir(p) || fs.existsSync(target)) continue;
+    try {
+      fs.mkdirSync(path.dirname(target), { recursive: true });
+      fs.renameSync(p, target);
+      return;
+    } catch {
+      // left in the release: removed with it, or by takeRemovedModules
+    }
+  }
+}
+
 /** Links the cached node_modules (when the key matches) and copies the framework caches into a fresh release. */
 export function restoreBuildCache(projectDir: string, releaseDir: string, key: string | null): boolean {
   const dir = cacheDir(projectDir);

@@ -6,7 +6,10 @@ import {
   cacheSaveScript,
   finishBuildCache,
   lockfileKey,
+  moveModulesBack,
+  moveModulesIn,
   prepareIncoming,
+  REMOVED_MODULES,
   restoreBuildCache,
 } from './build-cache.ts';
 import { buildFailureReason } from './build-errors.ts';
@@ -27,8 +30,9 @@ import type { AppManifest } from './tables.ts';
  * thousand files took a second or more of every SvelteKit/Vite build here. Pier moves the folder out of the
  * release once the build ends and deletes it in the background (takeRemovedModules), off the deploy's path.
  */
-export const REMOVED_MODULES = '.pier-removed-modules';
 const REMOVE_MODULES = `rm -rf ${REMOVED_MODULES} && mv node_modules ${REMOVED_MODULES}`;
+
+export { REMOVED_MODULES };
 
 /** Moves a build's removed node_modules out of the release and deletes it in the background. */
 export function takeRemovedModules(releaseDir: string, projectDir: string): void {
@@ -119,7 +123,9 @@ export async function runBuild(o: {
     o.onLine('system', 'the packed node_modules are replaced: the app is built from its lockfile here');
   }
   const key = o.manifest.commands?.install ? lockfileKey(o.releaseDir, o.manifest.commands.install) : null;
-  const cacheHit = restoreBuildCache(o.projectDir, o.releaseDir, key);
+  // A build that removes node_modules afterwards borrows the cached folder itself (build-cache.ts).
+  const moved = !!buildSteps(o.manifest, true).pruneSkipped && moveModulesIn(o.projectDir, o.releaseDir, key);
+  const cacheHit = restoreBuildCache(o.projectDir, o.releaseDir, key) || moved;
   if (cacheHit) o.onLine('system', `build cache: node_modules linked for lockfile ${key!.slice(0, 12)}`);
   const steps = buildSteps(o.manifest, cacheHit);
   // The build may write only the cache's `incoming` folder (bound alone); what is kept is Pier's to move.
@@ -222,6 +228,7 @@ export async function runBuild(o: {
     child.once('error', () => resolve([-1, null]));
   });
   clearTimeout(timer);
+  if (moved) moveModulesBack(o.projectDir, o.releaseDir, key!);
   takeRemovedModules(o.releaseDir, o.projectDir);
   const ooms = oomKills();
   removeGroup();

@@ -234,9 +234,13 @@ export function prepareFolders(o: {
 function chownTree(dir: string, id: number): void {
   const st = fs.lstatSync(dir);
   if (st.uid === id) return; // done for this release already
+  // Pier unpacks a release as itself, so a folder of the release already the app's can only be one the build
+  // made or the build cache lent (node_modules): all of it is the app's already, and it is not walked.
   const walk = (p: string) => {
+    const s = fs.lstatSync(p);
+    if (s.isDirectory() && s.uid === id && p !== dir) return;
     fs.lchownSync(p, id, id);
-    if (fs.lstatSync(p).isDirectory()) for (const e of fs.readdirSync(p)) walk(path.join(p, e));
+    if (s.isDirectory()) for (const e of fs.readdirSync(p)) walk(path.join(p, e));
   };
   walk(dir);
 }
