@@ -10,6 +10,7 @@ import {
   clientFor,
   envPrefix,
   type IntegrationDeps,
+  insertConnection,
   load,
   type Scope,
   storeTokens,
@@ -51,15 +52,16 @@ export async function createConnection(d: IntegrationDeps, s: Scope, input: Crea
   const state = crypto.randomBytes(32).toString('base64url');
   const pkce = connector.oauth?.pkce ? pkcePair() : null;
   const now = d.clock.now();
-  const [row] = await d.db.orm
-    .insert(conns)
-    .values({
-      orgId: s.orgId,
-      environment: s.environment,
+  const id = await insertConnection(
+    d,
+    s,
+    {
       connectorSlug: connector.slug,
       endUserId: input.endUserId,
       redirectUrl: input.redirectUrl,
       connectionConfig,
+    },
+    {
       // Until the end user finishes the provider's consent screen there is no grant to use: `expired`
       // in the contract's vocabulary (docs/decisions/032-integrations-connections.md).
       status: 'expired',
@@ -67,10 +69,8 @@ export async function createConnection(d: IntegrationDeps, s: Scope, input: Crea
       stateHash: hashState(d, state),
       stateExpiresAt: new Date(now.getTime() + STATE_TTL_MS),
       pkceVerifierEnc: pkce ? d.keyring.encrypt(pkce.verifier) : null,
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning({ id: conns.id });
+    },
+  );
   const url = authorizationUrl(connector, urlsFor(d, connector, connectionConfig).authUrl, {
     clientId: client.clientId,
     redirectUri: callbackUrl(d),
@@ -78,7 +78,7 @@ export async function createConnection(d: IntegrationDeps, s: Scope, input: Crea
     challenge: pkce?.challenge,
   });
   return {
-    connectionId: row!.id,
+    connectionId: id,
     authorizationUrl: url as string | null,
     status: 'expired' as ConnectionStatus,
   };

@@ -2,7 +2,13 @@ import { eq } from 'drizzle-orm';
 import { ApiError } from '../../core/errors.ts';
 import { forgetConnection } from './connection-cache.ts';
 import { session } from './connection-sessions.ts';
-import { type IntegrationDeps, load, type Scope, storeTokens } from './connection-tokens.ts';
+import {
+  type IntegrationDeps,
+  insertConnection,
+  load,
+  type Scope,
+  storeTokens,
+} from './connection-tokens.ts';
 import type { Connector } from './connectors/types.ts';
 import { integrationsErrors } from './errors.ts';
 import { providerCall, safeMessage } from './provider-client.ts';
@@ -43,22 +49,17 @@ export async function connectWithCredentials(
   connectionConfig: Record<string, string>,
 ) {
   const secret = secretOf(connector, input.credentials);
-  const now = d.clock.now();
-  const [row] = await d.db.orm
-    .insert(conns)
-    .values({
-      orgId: s.orgId,
-      environment: s.environment,
+  const id = await insertConnection(
+    d,
+    s,
+    {
       connectorSlug: connector.slug,
       endUserId: input.endUserId,
       redirectUrl: input.redirectUrl,
       connectionConfig,
-      status: 'connected',
-      createdAt: now,
-      updatedAt: now,
-    })
-    .returning({ id: conns.id });
-  const id = row!.id;
+    },
+    { status: 'connected' },
+  );
   await storeTokens(d, id, { accessToken: secret });
   try {
     const fresh = (await load(d, id))!;

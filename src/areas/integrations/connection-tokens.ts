@@ -117,6 +117,29 @@ export function readTokens(d: IntegrationDeps, r: ConnectionRow): TokenSet | nul
   };
 }
 
+/** What every new connection row says: whose it is, which provider, for whom, where to send them back. */
+export type NewConnection = {
+  connectorSlug: string;
+  endUserId: string;
+  redirectUrl?: string;
+  connectionConfig: Record<string, string>;
+};
+
+/** Inserts a connection (the OAuth flow's pending one, or a key-based one already connected); its id. */
+export async function insertConnection(
+  d: IntegrationDeps,
+  s: Scope,
+  base: NewConnection,
+  state: Pick<typeof conns.$inferInsert, 'status'> & Partial<typeof conns.$inferInsert>,
+): Promise<string> {
+  const now = d.clock.now();
+  const [row] = await d.db.orm
+    .insert(conns)
+    .values({ orgId: s.orgId, environment: s.environment, ...base, ...state, createdAt: now, updatedAt: now })
+    .returning({ id: conns.id });
+  return row!.id;
+}
+
 export async function load(d: IntegrationDeps, id: string): Promise<ConnectionRow | undefined> {
   const [r] = await d.db.orm.select().from(conns).where(eq(conns.id, id));
   return r;
