@@ -41,10 +41,15 @@ const bdb = await benchDatabase();
 const dbUrl = bdb.url;
 
 // Fusions measured against the default (set through RECALL_TUNING, restored after each call).
-type Tuning = { fusion: 'rrf' | 'relative'; rrfK: number; wv: number };
+type Tuning = { fusion: 'rrf' | 'relative'; rrfK: number; wv: number; scale?: 'minmax' | 'max' };
 async function withTuning<T>(t: Tuning, fn: () => Promise<T>): Promise<T> {
-  const saved = { ...RECALL_TUNING, localLegWeights: RECALL_TUNING.localLegWeights };
-  Object.assign(RECALL_TUNING, { fusion: t.fusion, rrfK: t.rrfK, localLegWeights: [t.wv, 1] });
+  const saved = { ...RECALL_TUNING };
+  Object.assign(RECALL_TUNING, {
+    fusion: t.fusion,
+    rrfK: t.rrfK,
+    localLegWeights: [t.wv, 1],
+    localKeywordScale: t.scale ?? 'minmax',
+  });
   try {
     return await fn();
   } finally {
@@ -54,9 +59,16 @@ async function withTuning<T>(t: Tuning, fn: () => Promise<T>): Promise<T> {
 const FUSIONS: [string, Tuning][] = [
   ['fusion relative wv=0 (keyword order)', { fusion: 'relative', rrfK: 10, wv: 0 }],
   ['fusion relative wv=0.25', { fusion: 'relative', rrfK: 10, wv: 0.25 }],
-  ['fusion relative wv=0.5', { fusion: 'relative', rrfK: 10, wv: 0.5 }],
+  ['fusion relative wv=0.5 (the default before decision 140)', { fusion: 'relative', rrfK: 10, wv: 0.5 }],
   ['fusion relative wv=1', { fusion: 'relative', rrfK: 10, wv: 1 }],
   ['fusion rrf k=10 wv=0.5', { fusion: 'rrf', rrfK: 10, wv: 0.5 }],
+  // The keyword leg divided by its best score: each of its matches keeps a share (decision 140).
+  [
+    'fusion keyword÷max wv=0 (keyword order, vector fills)',
+    { fusion: 'relative', rrfK: 10, wv: 0, scale: 'max' },
+  ],
+  ['fusion keyword÷max wv=0.25', { fusion: 'relative', rrfK: 10, wv: 0.25, scale: 'max' }],
+  ['fusion keyword÷max wv=0.5', { fusion: 'relative', rrfK: 10, wv: 0.5, scale: 'max' }],
 ];
 
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-bench-quality-'));

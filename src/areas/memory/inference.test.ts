@@ -516,4 +516,26 @@ describe('time', () => {
     ).json();
     expect(off.memories).toHaveLength(2);
   });
+
+  it('"the week after <an event>" boosts memories of the week after the memory that tells of that event', async () => {
+    const { live } = await memoryTenant(t);
+    const agentId = await agentOf(live);
+    const store = async (content: string, eventAt: string) =>
+      (await live.post('/memory/memories', { agentId, content, eventAt })).json().id as string;
+    await store('Went to the adoption agency meeting with Sam.', '2026-02-10T10:00:00Z');
+    const before = await store('She started a pottery course.', '2026-01-20T10:00:00Z');
+    const after = await store('She started a yoga course.', '2026-02-14T10:00:00Z');
+    const first = async (query: string) =>
+      (await live.post('/memory/memories/recall', { query, agentId, limit: 3 })).json().memories as {
+        id: string;
+      }[];
+    const weekAfter = await first('which course did she start the week after the adoption meeting?');
+    expect(weekAfter.findIndex((m) => m.id === after)).toBeLessThan(
+      weekAfter.findIndex((m) => m.id === before),
+    );
+    const daysBefore = await first('which course did she start three weeks before the adoption meeting?');
+    expect(daysBefore.findIndex((m) => m.id === before)).toBeLessThan(
+      daysBefore.findIndex((m) => m.id === after),
+    );
+  });
 });

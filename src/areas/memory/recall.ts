@@ -2,7 +2,6 @@ import { type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import { parseLocalEmbedderId } from '../../core/ai/local-embedder.ts';
 import { queryPreparedBatch } from '../../core/db/pglite-prepared.ts';
-
 import { isUuid } from '../../core/ids.ts';
 import { requireAgent } from './agents.ts';
 import { requireCollection } from './collections.ts';
@@ -17,6 +16,7 @@ import type { RecallInput, SearchInput } from './schema.ts';
 import { textArrayParam } from './sql-arrays.ts';
 import type { MemoryTier } from './tables.ts';
 import { termStats } from './term-stats.ts';
+import { anchoredBoost } from './time-anchors.ts';
 import { eventEnd, resolveEventTime } from './time-expressions.ts';
 import { embedderSql } from './vector-indexes.ts';
 
@@ -43,17 +43,26 @@ export const RECALL_TUNING = {
    */
   rrfK: 10,
   /**
-   * Weights of the vector and the keyword leg. The built-in embedder's leg is a noisier copy of the
-   * lexical evidence BM25 already has, so it counts half (measured); a real model's leg, which knows
-   * meaning, counts as much as BM25 (not measurable here: no model on this machine).
+   * Weights of the vector and the keyword leg. A real model's leg, which knows meaning, counts as much as
+   * BM25 (not measurable here: no model on this machine). The built-in embedder's leg is a noisier copy of
+   * the lexical evidence BM25 already has: on the tuning halves of bench/memory-quality's four corpora it
+   * added nothing above the keyword leg, so it weighs 0 and only fills the places the keyword leg leaves
+   * (by similarity), which also keeps the default never below the keyword leg alone (decision 140).
    */
   legWeights: [1, 1] as [number, number],
-  localLegWeights: [0.5, 1] as [number, number],
+  localLegWeights: [0, 1] as [number, number],
   /**
    * How the legs are fused: a weighted sum of min-max normalised scores (measured better than RRF on both
    * the chats and the notes of bench/memory-quality, docs/memory.md), or reciprocal rank fusion.
    */
   fusion: 'relative' as 'rrf' | 'relative',
+  /**
+   * `relative` fusion with the built-in embedder: the keyword leg's BM25 scores divided by the leg's best
+   * ('max': every keyword match keeps a share, so none falls behind a memory only the vector leg found), or
+   * min-max scaled like the vector leg ('minmax': the leg's last match counts 0). A model's leg: min-max
+   * (decision 049). Decision 140.
+   */
+  localKeywordScale: 'max' as 'minmax' | 'max',
   /**
    * Share of the larger leg weight added to memories of the time a hybrid query names: one whole leg, so
    * among the pooled candidates a memory of that time ranks above one of another time unless that one leads
@@ -210,6 +219,7 @@ type Fusion = {
   rrfK: number;
   /** Weights of the vector and the keyword leg. */
   weights: [number, number];
+  keywordScale: 'minmax' | 'max';
   threshold: number;
   limit: number;
   /** hybrid: memories whose event period overlaps the time the query names get `weight` more (decision 123). */
@@ -260,7 +270,12 @@ function recallSql(
   const part =
     f.kind === 'rrf'
       ? sql`${weight} / (${f.rrfK}::float8 + c.rk)`
-      : sql`${weight} * CASE WHEN max(c.score) OVER w > min(c.score) OVER w
+      : f.keywordScale === 'max'
+        ? sql`${weight} * CASE WHEN c.leg = 1 THEN coalesce(c.score / nullif(max(c.score) OVER w, 0), 1)
+                               WHEN max(c.score) OVER w > min(c.score) OVER w
+                               THEN (c.score - min(c.score) OVER w) / (max(c.score) OVER w - min(c.score) OVER w)
+                               ELSE 1 END`
+        : sql`${weight} * CASE WHEN max(c.score) OVER w > min(c.score) OVER w
                              THEN (c.score - min(c.score) OVER w) / (max(c.score) OVER w - min(c.score) OVER w)
                              ELSE 1 END`;
   const boost = f.mode === 'hybrid' ? f.timeBoost : null;
@@ -344,9 +359,14 @@ export async function recall(ctx: MemoryContext, s: Scope, input: RecallInput, o
     kind: RECALL_TUNING.fusion,
     rrfK: RECALL_TUNING.rrfK,
     weights,
+    keywordScale: local ? RECALL_TUNING.localKeywordScale : 'minmax',
     threshold: input.threshold ?? 0,
     limit: input.limit,
-    timeBoost: timeBoostOf(input, deps.clock.now(), weights),
+    timeBoost:
+      timeBoostOf(input, deps.clock.now(), weights) ??
+      (mode === 'hybrid'
+        ? await anchoredBoost(recall, ctx, s, input, weights, RECALL_TUNING.timeBoost)
+        : null),
   };
   // Every recalled row has the query's embedder's vector in the active slot (the filter says so).
   const columns = embeddedMemoryColumns(e.slot.model, q.model);
