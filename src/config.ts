@@ -4,6 +4,7 @@ import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { type IntegrationClientConfig, loadIntegrationClients } from './config-integrations.ts';
 import { loadModelPrices, type ModelPrice } from './config-prices.ts';
+import { loadRuntimeDrivers, type RuntimeConfig } from './config-runtime.ts';
 import { type OutboundAllow, parseOutboundAllow } from './core/net/outbound-allow.ts';
 
 // Every environment variable Pier reads, parsed once at start-up. Nothing else reads process.env.
@@ -232,6 +233,8 @@ export type Config = {
   secretKey?: string;
   operatorKey?: string;
   regions: string[];
+  /** Which runtime driver serves each region, and the Kubernetes driver's settings (config-runtime.ts). */
+  runtime: RuntimeConfig;
   appsDomain: string;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
   roles: z.infer<typeof envSchema>['ROLES'];
@@ -382,6 +385,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (modelPrices.problems.length) throw new ConfigError(modelPrices.problems);
   const integrationClients = loadIntegrationClients(env);
   if (integrationClients.problems.length) throw new ConfigError(integrationClients.problems);
+  const runtime = loadRuntimeDrivers(env, e.REGIONS, e.DATABASE_URL);
+  if (runtime.problems.length) throw new ConfigError(runtime.problems);
   const publicUrl = (
     e.PUBLIC_URL ?? `http://${e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST}:${e.PORT}`
   ).replace(/\/+$/, '');
@@ -394,6 +399,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     secretKey: e.PIER_SECRET_KEY,
     operatorKey: e.PIER_OPERATOR_KEY,
     regions: e.REGIONS,
+    runtime: runtime.runtime,
     appsDomain: e.APPS_DOMAIN ?? `localhost:${e.PORT}`,
     logLevel: e.LOG_LEVEL,
     roles: e.ROLES,

@@ -42,6 +42,8 @@ export class FakeKubeApi {
   readonly objects = new Map<string, Obj>();
   /** What the pods of a version do, by their template's `pier.dev/deployment` label (default: ready). */
   readonly outcomes = new Map<string, Outcome>();
+  /** What a version not named in outcomes does. */
+  defaultOutcome: Outcome = 'ready';
   /** Every rollout the controller ran: which pod template replaced which, and the ready pods meanwhile. */
   readonly rollouts: {
     deployment: string;
@@ -233,7 +235,8 @@ export class FakeKubeApi {
     const name = dep.metadata.name;
     const to = templateHash(dep);
     const tmpl = (dep.spec as { template: { metadata: { labels: Record<string, string> } } }).template;
-    const outcome = this.outcomes.get(tmpl.metadata.labels['pier.dev/deployment'] ?? '') ?? 'ready';
+    const outcome =
+      this.outcomes.get(tmpl.metadata.labels['pier.dev/deployment'] ?? '') ?? this.defaultOutcome;
     const readyPods = () =>
       this.#pods(ns, name).filter((p) => this.objects.get(podKey(ns, p))?.status?.phase === 'Running').length;
     const record = { deployment: name, from, to, outcome, minReady: readyPods() };

@@ -193,6 +193,8 @@ export async function recoverLiveApps(deps: Deps, supervisor: Supervisor): Promi
     .where(and(eq(deployments.status, 'live'), isNull(projects.destroyedAt)));
   await Promise.all(
     rows.map(async ({ d, p }) => {
+      // The cluster keeps a Kubernetes region's apps running; nothing of them runs on this node.
+      if (deps.config.runtime.drivers[p.region]?.kind === 'kubernetes') return;
       try {
         const dir = releaseDirOf(deps, d);
         const manifest = fs.existsSync(dir) && d.manifest ? d.manifest : await prepareRelease(deps, d);

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Deps } from '../../deps.ts';
 import { type Project, projects } from '../orgs/index.ts';
+import { destroyKubeApp } from './kubernetes/deploy.ts';
 import { dropAppDatabase, projectDir, provisionAppDatabase } from './runtime/app-databases.ts';
 import { hostingRuntime, signalApp } from './runtime/runtime.ts';
 import { deployments } from './runtime/tables.ts';
@@ -36,6 +37,7 @@ export async function destroyProject(deps: Deps, p: Project): Promise<void> {
     await local.dbs.close(p.id);
   }
   await signalApp(deps, { op: 'stop', projectId: p.id });
+  await destroyKubeApp(deps, p);
   await dropAppDatabase(deps, p.id);
   const now = deps.clock.now();
   await deps.db.orm

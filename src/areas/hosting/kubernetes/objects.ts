@@ -44,6 +44,8 @@ export type KubeAppSpec = {
   ingressClassName?: string;
   image?: string;
   progressDeadlineSeconds?: number;
+  /** Set by an explicit restart: a new value rolls the pods as `kubectl rollout restart` does. */
+  restartedAt?: string;
 };
 
 export type KubeAppObjects = {
@@ -128,7 +130,10 @@ export function appObjects(spec: KubeAppSpec): KubeAppObjects {
       template: {
         metadata: {
           labels: { ...labels(spec), [DEPLOYMENT_LABEL]: spec.deploymentId },
-          annotations: { [ENV_VERSION]: envVersion(spec.env) },
+          annotations: {
+            [ENV_VERSION]: envVersion(spec.env),
+            ...(spec.restartedAt ? { 'kubectl.kubernetes.io/restartedAt': spec.restartedAt } : {}),
+          },
         },
         spec: {
           automountServiceAccountToken: false,

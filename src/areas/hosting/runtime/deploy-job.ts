@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { defineJob } from '../../../core/jobs.ts';
 import type { Deps } from '../../../deps.ts';
 import { runDeployment } from '../deploy-pipeline.ts';
+import { runKubeDeployment } from '../kubernetes/deploy.ts';
 import { hostingRuntime } from './runtime.ts';
 
 // Start a checked release beside the live one, health-check it and switch. It needs the node's hosting
@@ -14,6 +15,8 @@ export const deployJob = defineJob({
   expireInSeconds: 2400,
   concurrency: 2,
   handle: async ({ deploymentId }, { deps }: { deps: Deps }) => {
+    // A project in a Kubernetes region deploys from any worker: it only talks to the cluster's API.
+    if (await runKubeDeployment(deps, deploymentId)) return;
     const rt = hostingRuntime(deps);
     if (!rt)
       throw new Error('This node runs no hosting runtime (role router); the deploy waits for one that does.');

@@ -3,6 +3,7 @@ import { listen, notify } from '../../../core/db/notify.ts';
 import type { Deps } from '../../../deps.ts';
 import { onSecretsChanged } from '../../orgs/index.ts';
 import { recoverLiveApps } from '../deploy-pipeline.ts';
+import { restartKubeApp } from '../kubernetes/deploy.ts';
 import { AppDbServers } from './app-databases.ts';
 import { AppLogWriter } from './app-logs.ts';
 import { type CgroupMode, describeCgroups, detectCgroups } from './cgroups.ts';
@@ -41,6 +42,8 @@ export function hostingRuntime(deps: Deps): HostingRuntime | undefined {
 
 /** Tells every node running the project's app to restart it (new environment) or stop it. */
 export async function signalApp(deps: Deps, msg: HostingMessage): Promise<void> {
+  // Kubernetes regions: the cluster rolls the pods; no node of Pier runs the app.
+  if (msg.op === 'restart' && (await restartKubeApp(deps, msg.projectId, 'restart'))) return;
   await notify(deps.db, CHANNEL, JSON.stringify(msg));
 }
 

@@ -1,0 +1,187 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { and, desc, eq, inArray, ne } from 'drizzle-orm';
+import type { Deps } from '../../../deps.ts';
+import { orgs, PLANS, type Project, projectSecretEnv, projects } from '../../orgs/index.ts';
+import { appDatabases, deployments } from '../runtime/tables.ts';
+import { type KubeAppInput, KubeDriver } from './kube-driver.ts';
+
+// The deploy pipeline of a project in a Kubernetes region: the `hosting.deploy` job on any worker applies the
+// version's objects and watches the rollout; secrets changes and restarts re-apply the live version (a rolling
+// restart); destroy deletes what Pier labelled. Projects in local regions never reach this file's drivers.
+
+type Deployment = typeof deployments.$inferSelect;
+// A presigned GET lives as long as S3 allows (7 days); every apply signs a fresh one for new pods.
+const ARTIFACT_URL_TTL_SEC = 7 * 24 * 3600;
+
+const drivers = new WeakMap<Deps, Map<string, KubeDriver>>();
+
+/** The Kubernetes driver of the project's region, or null when the region runs apps locally. */
+export function kubeDriverFor(deps: Deps, region: string): KubeDriver | null {
+  const d = deps.config.runtime.drivers[region];
+  if (d?.kind !== 'kubernetes') return null;
+  const byRegion = drivers.get(deps) ?? new Map<string, KubeDriver>();
+  drivers.set(deps, byRegion);
+  let driver = byRegion.get(region);
+  if (!driver) {
+    const kc = new KubeConfig();
+    const file = deps.config.runtime.kubernetes.kubeconfig;
+    if (file) kc.loadFromFile(file);
+    else kc.loadFromDefault();
+    if (d.context) kc.setCurrentContext(d.context);
+    driver = new KubeDriver(kc, d.namespace);
+    byRegion.set(region, driver);
+  }
+  return driver;
+}
+
+/** DATABASE_URL as pods reach it: the project's role on the shared PostgreSQL server. */
+async function clusterDatabaseUrl(deps: Deps, projectId: string): Promise<string> {
+  const [row] = await deps.db.orm.select().from(appDatabases).where(eq(appDatabases.projectId, projectId));
+  if (!row || !deps.config.databaseUrl)
+    throw new Error('The project has no database; it was not provisioned.');
+  const url = new URL(deps.config.databaseUrl);
+  url.hostname = deps.config.runtime.kubernetes.databaseHost ?? url.hostname;
+  url.username = row.roleName;
+  url.password = deps.keyring.decrypt(row.passwordEnc);
+  url.pathname = `/${row.dbName}`;
+  url.search = '';
+  return url.toString();
+}
+
+async function appInput(deps: Deps, p: Project, d: Deployment, restartedAt?: string): Promise<KubeAppInput> {
+  const manifest = d.manifest;
+  if (!manifest) throw new Error('The release has not been checked yet.');
+  if (manifest.type === 'static')
+    throw new Error('Static sites are not served by the Kubernetes driver yet.');
+  if (manifest.commands?.build || manifest.commands?.install)
+    throw new Error(
+      'The Kubernetes driver runs releases that need no build: deploy one with its node_modules and build output.',
+    );
+  const [org] = await deps.db.orm.select({ plan: orgs.plan }).from(orgs).where(eq(orgs.id, p.orgId));
+  const k = deps.config.runtime.kubernetes;
+  const dbPort = Number(new URL(deps.config.databaseUrl ?? 'postgres://x:5432').port || 5432);
+  return {
+    projectId: p.id,
+    slug: p.slug,
+    deploymentId: d.id,
+    appsDomain: deps.config.appsDomain,
+    healthPath: manifest.healthPath,
+    start: manifest.commands?.start ?? manifest.start ?? 'npm start',
+    artifactUrl: await deps.blobs.presignGet(d.artifactKey, { expiresInSec: ARTIFACT_URL_TTL_SEC }),
+    env: { ...(await projectSecretEnv(deps, p.id)), DATABASE_URL: await clusterDatabaseUrl(deps, p.id) },
+    limits: PLANS[org?.plan ?? 'free'].app,
+    tls: k.tls,
+    database: k.databaseCidr ? { cidr: k.databaseCidr, port: dbPort } : null,
+    ingressNamespace: k.ingressNamespace,
+    ...(k.ingressClassName ? { ingressClassName: k.ingressClassName } : {}),
+    ...(restartedAt ? { restartedAt } : {}),
+  };
+}
+
+async function liveDeployment(deps: Deps, projectId: string, except?: string): Promise<Deployment | null> {
+  const [d] = await deps.db.orm
+    .select()
+    .from(deployments)
+    .where(
+      and(
+        eq(deployments.projectId, projectId),
+        inArray(deployments.status, ['live', 'crashed']),
+        ...(except ? [ne(deployments.id, except)] : []),
+      ),
+    )
+    .orderBy(desc(deployments.liveAt))
+    .limit(1);
+  return d ?? null;
+}
+
+/**
+ * The deploy job for a project in a Kubernetes region; false when the project's region runs apps locally
+ * (the local pipeline then runs it). The previous live version keeps serving when the rollout fails.
+ */
+export async function runKubeDeployment(deps: Deps, deploymentId: string): Promise<boolean> {
+  const [row] = await deps.db.orm
+    .select({ d: deployments, p: projects })
+    .from(deployments)
+    .innerJoin(projects, eq(projects.id, deployments.projectId))
+    .where(eq(deployments.id, deploymentId));
+  if (!row) return false;
+  const driver = kubeDriverFor(deps, row.p.region);
+  if (!driver) return false;
+  const { d, p } = row;
+  if (!['building', 'starting'].includes(d.status)) return true;
+  const fail = (message: string) =>
+    deps.db.orm
+      .update(deployments)
+      .set({ status: 'failed', errorMessage: message, finishedAt: deps.clock.now() })
+      .where(eq(deployments.id, d.id));
+  if (p.destroyedAt) {
+    await fail('The project was destroyed.');
+    return true;
+  }
+  let result: Awaited<ReturnType<KubeDriver['deploy']>>;
+  try {
+    await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
+    const live = await liveDeployment(deps, p.id, d.id);
+    const previous = live ? await appInput(deps, p, live).catch(() => null) : null;
+    result = await driver.deploy(await appInput(deps, p, d), previous);
+  } catch (err) {
+    await fail(err instanceof Error ? err.message : String(err));
+    return true;
+  }
+  if (!result.ok) {
+    await fail(result.reason);
+    return true;
+  }
+  const now = deps.clock.now();
+  await deps.db.orm.transaction(async (tx) => {
+    await tx
+      .update(deployments)
+      .set({ status: 'superseded', finishedAt: now })
+      .where(
+        and(
+          eq(deployments.projectId, p.id),
+          inArray(deployments.status, ['live', 'crashed']),
+          ne(deployments.id, d.id),
+        ),
+      );
+    await tx
+      .update(deployments)
+      .set({ status: 'live', liveAt: now, finishedAt: null, errorMessage: null })
+      .where(eq(deployments.id, d.id));
+  });
+  return true;
+}
+
+/**
+ * A restart or a secrets change of a project in a Kubernetes region: the live version applied again with the
+ * current environment (a rolling restart, no failed request). False when the region runs apps locally.
+ */
+export async function restartKubeApp(
+  deps: Deps,
+  projectId: string,
+  reason: 'restart' | 'secrets',
+): Promise<boolean> {
+  const [p] = await deps.db.orm.select().from(projects).where(eq(projects.id, projectId));
+  const driver = p ? kubeDriverFor(deps, p.region) : null;
+  if (!p || !driver) return false;
+  const live = await liveDeployment(deps, projectId);
+  if (!live || live.status !== 'live') return true;
+  const input = await appInput(
+    deps,
+    p,
+    live,
+    reason === 'restart' ? deps.clock.now().toISOString() : undefined,
+  );
+  const result = await driver.deploy(input, null);
+  if (!result.ok)
+    deps.log.error({ project: p.slug, reason: result.reason }, 'the rolling restart did not complete');
+  return true;
+}
+
+/** Deletes every object Pier labelled as the project's in its region; false when the region runs locally. */
+export async function destroyKubeApp(deps: Deps, p: Project): Promise<boolean> {
+  const driver = kubeDriverFor(deps, p.region);
+  if (!driver) return false;
+  await driver.destroy(p.id);
+  return true;
+}
