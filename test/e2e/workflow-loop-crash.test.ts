@@ -1,15 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Keyring } from '../../src/core/crypto.ts';
-import { testApp } from '../harness.ts';
-import { seedProject, seedV1Tenant } from '../seed.ts';
-import { crashStore, freePort, sigkill, sleep, startPier } from './pier-child.ts';
+import { freePort, runWhenDone, seedCrashWorkflow, sigkill, sleep, startPier, v1At } from './pier-child.ts';
 
 // Issue 35's test: a real `pier serve` runs a loop of 60 http POSTs (concurrency 2) and is SIGKILLed three
 // times while items are in flight. The receiver, standing in for a payment or CRM API, keeps the first answer
@@ -64,20 +57,12 @@ describe('workflow loop crash', { timeout: 1_200_000 }, () => {
     });
     const siteUrl = `http://127.0.0.1:${(site.address() as net.AddressInfo).port}`;
 
-    const secret = crypto.randomBytes(32).toString('base64url');
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pier-wf-loop-crash-'));
-    cleanups.push(() => fs.rmSync(dataDir, { recursive: true, force: true }));
-    const store = await crashStore(dataDir);
-    cleanups.push(() => store.drop());
-    const t = await testApp({
-      db: store.db,
-      dataDir,
-      keyring: new Keyring(Buffer.from(secret, 'base64url')),
-    });
-    const a = await seedV1Tenant(t.deps);
-    const slug = (await seedProject(t.deps, a.org)).slug;
-    const created = await t.v1('POST', '/workflows', a.live, {
-      projectSlug: slug,
+    const {
+      liveKey,
+      slug,
+      workflowId,
+      childEnv: env,
+    } = await seedCrashWorkflow(cleanups, 'pier-wf-loop-crash-', {
       slug: 'invoices',
       name: 'Send invoices',
       steps: [
@@ -98,29 +83,10 @@ describe('workflow loop crash', { timeout: 1_200_000 }, () => {
         },
       ],
     });
-    expect(created.statusCode, created.body).toBe(201);
-    const workflowId = created.json().id;
-    await t.close();
-    await store.db.close();
-
     const port = await freePort();
-    const env = {
-      DATA_DIR: dataDir,
-      PIER_SECRET_KEY: secret,
-      OUTBOUND_ALLOW: '127.0.0.1/32',
-      WORKFLOW_LEASE_MS: '1500',
-      ...(store.databaseUrl ? { DATABASE_URL: store.databaseUrl } : {}),
-    };
     let child: ChildProcess | null = null;
     cleanups.push(() => (child ? sigkill(child) : undefined));
-    const call = async (method: string, url: string, body?: unknown) => {
-      const r = await fetch(`http://127.0.0.1:${port}/v1${url}`, {
-        method,
-        headers: { authorization: `Bearer ${a.live}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: r.status, json: (await r.json()) as Record<string, any> };
-    };
+    const call = v1At(port, liveKey);
 
     const t0 = Date.now();
     const stage = (what: string) => console.error(`[loop-crash] ${what} after ${Date.now() - t0} ms`);
@@ -137,13 +103,7 @@ describe('workflow loop crash', { timeout: 1_200_000 }, () => {
       child = await startPier(port, env);
       stage(`restart ${k + 1}`);
     }
-    const end = Date.now() + 300_000;
-    let run: Record<string, any>;
-    for (;;) {
-      run = (await call('GET', `/workflows/runs/${runId}`)).json;
-      if (['completed', 'failed', 'cancelled'].includes(run.status) || Date.now() > end) break;
-      await sleep(250);
-    }
+    const run = await runWhenDone(call, runId, 300_000);
     stage(`run ${run.status}; ${requests.length} requests, ${replays.length} replays`);
     expect(run.status, JSON.stringify(run).slice(0, 2000)).toBe('completed');
     expect(run.stepStates.send).toMatchObject({

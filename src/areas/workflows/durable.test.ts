@@ -5,6 +5,7 @@ import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedMember, seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
+import { finished, workflowKit } from '../../../test/workflows-kit.ts';
 
 // Durability on the real engine against a local receiver: loop items memoised (a re-claimed loop sends
 // only what had not completed), sub-step retries per item, per-item progress, Idempotency-Keys stable across
@@ -58,26 +59,10 @@ describe('durable workflow runs', { timeout: 180_000 }, () => {
     site.close();
   });
 
-  const create = async (body: Record<string, unknown>) => {
-    const r = await api.post('/workflows', { projectSlug: slug, name: 'wf', ...body });
-    expect(r.statusCode, r.body).toBe(201);
-    return r.json().id as string;
-  };
-  const start = async (id: string) => {
-    const r = await api.post(`/workflows/${id}/run`, { projectSlug: slug });
-    expect(r.statusCode, r.body).toBe(201);
-    return r.json().id as string;
-  };
-  const until = async (runId: string, done: (r: Record<string, any>) => boolean, ms = 90_000) => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const r = (await api.get(`/workflows/runs/${runId}`)).json();
-      if (done(r)) return r;
-      if (Date.now() > end) throw new Error(`run stuck: ${JSON.stringify(r)}`);
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
-  };
-  const finished = (r: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(r.status);
+  const { create, start, until } = workflowKit(
+    () => api,
+    () => slug,
+  );
   const at = (prefix: string) => hits.filter((h) => h.path.startsWith(prefix));
   let member: { token: string } | null = null;
   const view = async (runId: string) => {

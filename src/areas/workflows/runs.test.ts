@@ -8,6 +8,7 @@ import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
+import { finished, workflowKit } from '../../../test/workflows-kit.ts';
 
 // Runs on the real engine (worker role): every step type against the models area's fake OpenAI server and a
 // local http server opened through OUTBOUND_ALLOW; retries, failure, retry-from-failed, cancel, webhooks.
@@ -79,26 +80,10 @@ describe('workflow runs', { timeout: 120_000 }, () => {
     site.close();
   });
 
-  const create = async (body: Record<string, unknown>) => {
-    const r = await api.post('/workflows', { projectSlug: slug, name: 'wf', ...body });
-    expect(r.statusCode, r.body).toBe(201);
-    return r.json().id as string;
-  };
-  const start = async (id: string, body: Record<string, unknown> = {}) => {
-    const r = await api.post(`/workflows/${id}/run`, { projectSlug: slug, ...body });
-    expect(r.statusCode, r.body).toBe(201);
-    return r.json().id as string;
-  };
-  const until = async (runId: string, done: (r: Record<string, any>) => boolean, ms = 60_000) => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const r = (await api.get(`/workflows/runs/${runId}`)).json();
-      if (done(r)) return r;
-      if (Date.now() > end) throw new Error(`run stuck: ${JSON.stringify(r)}`);
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
-  };
-  const finished = (r: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(r.status);
+  const { create, start, until } = workflowKit(
+    () => api,
+    () => slug,
+  );
 
   it('runs a DAG of llm, code, http, transform, condition and loop steps', async () => {
     const chats = () => openai.requests.filter((r) => r.path === '/v1/chat/completions').length;

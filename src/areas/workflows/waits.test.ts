@@ -4,13 +4,12 @@ import { expectError } from '../../../test/security.ts';
 import { seedMember, seedProject, seedV1Tenant } from '../../../test/seed.ts';
 import { type V1Client, v1Client } from '../../../test/v1-client.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
+import { finished, type Run, workflowKit } from '../../../test/workflows-kit.ts';
 import { systemClock } from '../../core/clock.ts';
 
 // Wait steps and concurrency as a user meets them: a sleep and a wait for an event that outlive a restart of
 // Pier (the wait is rows and a queued job, not a timer), a timeout, an approval link that works once, an
 // approval by API, and a concurrency key holding a second run for the same customer until the first ends.
-
-type Run = Record<string, any>;
 
 describe('workflow waits and concurrency', { timeout: 180_000 }, () => {
   let t: TestApp;
@@ -34,27 +33,13 @@ describe('workflow waits and concurrency', { timeout: 180_000 }, () => {
     await t.close();
   });
 
-  const create = async (body: Record<string, unknown>) => {
-    const r = await api.post('/workflows', { projectSlug: slug, name: 'wf', ...body });
-    expect(r.statusCode, r.body).toBe(201);
-    return r.json().id as string;
-  };
-  const start = async (id: string, variables: Record<string, unknown> = {}) => {
-    const r = await api.post(`/workflows/${id}/run`, { projectSlug: slug, variables });
-    expect(r.statusCode, r.body).toBe(201);
-    return r.json().id as string;
-  };
-  const get = async (runId: string): Promise<Run> => (await api.get(`/workflows/runs/${runId}`)).json();
-  const until = async (runId: string, done: (r: Run) => boolean, ms = 60_000) => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const r = await get(runId);
-      if (done(r)) return r;
-      if (Date.now() > end) throw new Error(`run stuck: ${JSON.stringify(r)}`);
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
-  };
-  const finished = (r: Run) => ['completed', 'failed', 'cancelled'].includes(r.status);
+  const kit = workflowKit(
+    () => api,
+    () => slug,
+  );
+  const { create, get, until } = kit;
+  // Here a run is started with variables only.
+  const start = (id: string, variables: Record<string, unknown> = {}) => kit.start(id, { variables });
   const waiting = (step: string) => (r: Run) => r.stepStates[step]?.status === 'waiting';
 
   it('resumes a sleep and a wait for an event after Pier restarts', async () => {
