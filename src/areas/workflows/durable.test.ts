@@ -233,6 +233,31 @@ describe('durable workflow runs', { timeout: 180_000 }, () => {
     expect(send.inputTruncated).toBe(false);
   });
 
+  it('a worker whose lease renewal came late does not claim the step it is still running', async () => {
+    hang.add('/late');
+    const id = await create({ slug: 'late', steps: [{ id: 'call', type: 'http', url: `${siteUrl}/late` }] });
+    const runId = await start(id);
+    const end = Date.now() + 60_000;
+    while (!at('/late').length && Date.now() < end) await new Promise((ok) => setTimeout(ok, 20));
+    // What a loaded event loop leaves: this worker's own lease already past, its renewal not yet run, and
+    // the worker woken to claim (the wake-up comes at commit, before the next renewal).
+    for (let i = 0; i < 5; i++) {
+      await t.deps.db.transaction(async (tx) => {
+        await tx.query(
+          `update workflow_step_states set lease_until = now() - interval '1 second' where run_id = $1`,
+          [runId],
+        );
+        await tx.query(`select pg_notify('pier_workflows', 'ready')`);
+      });
+      await new Promise((ok) => setTimeout(ok, 100));
+    }
+    expect(at('/late')).toHaveLength(1);
+    const run = (await api.get(`/workflows/runs/${runId}`)).json();
+    expect(run.stepStates.call).toMatchObject({ status: 'running', attempts: 1, crashRecoveries: 0 });
+    await api.post(`/workflows/runs/${runId}/cancel`);
+    hang.delete('/late');
+  });
+
   it('retry settings: 408 retried by default, nonRetryableStatuses and nonRetryableErrors fail at once', async () => {
     script.set('/r408', [408]);
     script.set('/r503', [503, 503]);

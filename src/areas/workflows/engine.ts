@@ -17,6 +17,8 @@ import { stepInput } from './steps/input.ts';
 // retried on another worker within seconds. The heartbeat also finds steps that stopped being this worker's
 // (the run was cancelled or failed) and aborts them; a NOTIFY makes that immediate. Claiming a step whose
 // lease ran out counts a crash, not an attempt (retry-policy.ts), so dead workers never spend a retry budget.
+// A worker never claims a step it is running itself: under load its renewal can come after the lease ran
+// out, and claiming its own step would run it twice at once in one process.
 
 /** An idle worker looks for due retries and expired leases this often (wake-ups cover new work). */
 const IDLE_POLL_MS = 1000;
@@ -33,7 +35,8 @@ const CLAIM_SQL = `
          started_at = coalesce(s.started_at, now())
     from (select run_id, step_id from workflow_step_states
            where (status = 'ready' and (next_attempt_at is null or next_attempt_at <= now()))
-              or (status = 'running' and lease_until < now())
+              or (status = 'running' and lease_until < now()
+                  and not ((run_id::text || '/' || step_id) = any($4::text[])))
            order by next_attempt_at nulls first
            limit $3
            for update skip locked) c
@@ -116,7 +119,7 @@ export class WorkflowEngine {
       if (free > 0) {
         const leaseMs = this.#deps.config.workflows.leaseMs;
         const rows = await this.#deps.db
-          .query<Claimed>(CLAIM_SQL, [this.workerId, leaseMs, free])
+          .query<Claimed>(CLAIM_SQL, [this.workerId, leaseMs, free, [...this.#running.keys()]])
           .then((r) => r.rows)
           .catch(() => [] as Claimed[]);
         for (const row of rows) this.#start(row);

@@ -336,4 +336,32 @@ describe('workflow triggers', { timeout: 120_000 }, () => {
     expect(await kept()).toBe(0);
     for (const r of runs) await api.post(`/workflows/runs/${r.id}/cancel`);
   });
+
+  it('a run started by an event waits for the next event of that name, not the one that started it', async () => {
+    const wf = await create({
+      slug: 'two-step',
+      steps: [{ id: 'again', type: 'wait', wait: { event: 'door.knock' } }],
+      triggers: { events: [{ name: 'door.knock', filter: 'payload.first' }] },
+    });
+    // The test clock stands still: the event's time is the run's creation time.
+    const first = (
+      await api.post('/workflows/events', { name: 'door.knock', payload: { first: true } })
+    ).json();
+    expect(first.resumedWaits).toBe(0);
+    const runId = first.runs[0].runId;
+    const end = Date.now() + 30_000;
+    let run: Record<string, any>;
+    do {
+      await new Promise((ok) => setTimeout(ok, 100));
+      run = (await api.get(`/workflows/runs/${runId}`)).json();
+    } while (run.stepStates.again.status !== 'waiting' && Date.now() < end);
+    // The stored-events look has run (its job) and left it waiting.
+    await new Promise((ok) => setTimeout(ok, 500));
+    expect((await api.get(`/workflows/runs/${runId}`)).json().stepStates.again.status).toBe('waiting');
+    const second = (await api.post('/workflows/events', { name: 'door.knock', payload: { n: 2 } })).json();
+    expect(second.resumedWaits).toBe(1);
+    const done = await until(runId);
+    expect(done.output.again.event.payload).toEqual({ n: 2 });
+    expect(wf.id).toBeTruthy();
+  });
 });

@@ -140,6 +140,7 @@ export async function deliverToWaits(
        join workflow_runs r on r.id = w.run_id
       where w.org_id = $1 and w.environment = $2 and w.kind = 'event' and w.event_name = $3
         and s.status = 'waiting' and r.created_at <= $4 and ${notTaken('w.run_id', '$5')}
+        and (r.trigger->>'eventId') is distinct from $5
       order by w.created_at`,
     [scope.orgId, scope.environment, event.name, event.receivedAt, event.id],
   );
@@ -153,7 +154,8 @@ export async function deliverToWaits(
 
 /**
  * A wait for an event that has just begun looks at the stored events its run may take: of its name,
- * received since the run was created (and still kept), not taken by another step of the run, oldest first.
+ * received since the run was created (and still kept), not taken by another step of the run nor the event
+ * that started the run, oldest first.
  * The first that matches resumes it. Events arriving meanwhile find the wait themselves (deliverToWaits).
  */
 export async function resumeFromStoredEvents(deps: Deps, waitId: string): Promise<boolean> {
@@ -166,8 +168,10 @@ export async function resumeFromStoredEvents(deps: Deps, waitId: string): Promis
     match: string | null;
     variables: Record<string, unknown>;
     created_at: Date | string;
+    started_by: string | null;
   }>(
-    `select w.id, w.run_id, w.org_id, w.environment, w.event_name, w.match, r.variables, r.created_at
+    `select w.id, w.run_id, w.org_id, w.environment, w.event_name, w.match, r.variables, r.created_at,
+            r.trigger->>'eventId' as started_by
        from workflow_waits w
        join workflow_step_states s on s.run_id = w.run_id and s.step_id = w.step_id
        join workflow_runs r on r.id = w.run_id
@@ -185,9 +189,9 @@ export async function resumeFromStoredEvents(deps: Deps, waitId: string): Promis
     }>(
       `select e.id, e.name, e.payload, e.received_at from workflow_events e
         where e.org_id = $1 and e.environment = $2 and e.name = $3 and e.received_at >= $4
-          and ${notTaken('$5::uuid', 'e.id::text')}
+          and ${notTaken('$5::uuid', 'e.id::text')} and e.id::text is distinct from $6
         order by e.received_at limit 200`,
-      [w.org_id, w.environment, w.event_name, new Date(w.created_at).toISOString(), w.run_id],
+      [w.org_id, w.environment, w.event_name, new Date(w.created_at).toISOString(), w.run_id, w.started_by],
     );
     for (const e of events) {
       const event = {
