@@ -9,6 +9,7 @@ import type { KitFake } from '../../../test/fakes/unified/kit.ts';
 import { teamsCase } from '../../../test/fakes/unified/microsoft-teams.ts';
 import { onedriveCase } from '../../../test/fakes/unified/onedrive.ts';
 import { smartsheetCase } from '../../../test/fakes/unified/smartsheet.ts';
+import { webexCase } from '../../../test/fakes/unified/webex.ts';
 import { zendeskSellCase } from '../../../test/fakes/unified/zendesk-sell.ts';
 import { zohoCrmCase } from '../../../test/fakes/unified/zoho-crm.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
@@ -31,6 +32,7 @@ const cases: UnifiedCase[] = [
   zendeskSellCase,
   freshsalesCase,
   capsuleCase,
+  webexCase,
 ];
 
 let t: TestApp;

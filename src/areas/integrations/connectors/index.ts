@@ -19,6 +19,7 @@ import { salesforce } from './salesforce.ts';
 import { slack } from './slack.ts';
 import { smartsheet } from './smartsheet.ts';
 import type { Category, Connector, ConnectorCode } from './types.ts';
+import { webex } from './webex.ts';
 import { zendeskSell } from './zendesk-sell.ts';
 import { zohoCrm } from './zoho-crm.ts';
 
@@ -45,6 +46,7 @@ const code: Record<string, ConnectorCode> = {
   'zendesk-sell': zendeskSell,
   freshsales,
   capsule,
+  webex,
 };
 
 const UNIFIED_FEATURES: Record<Category, string[]> = {
