@@ -64,7 +64,7 @@ const FUSIONS: [string, Tuning][] = [
   ['fusion rrf k=10 wv=0.5', { fusion: 'rrf', rrfK: 10, wv: 0.5 }],
   // The keyword leg divided by its best score: each of its matches keeps a share (decision 140).
   [
-    'fusion keyword÷max wv=0 (keyword order, vector fills)',
+    'fusion keyword÷max wv=0 (keyword order, vector fills: the default, decision 140)',
     { fusion: 'relative', rrfK: 10, wv: 0, scale: 'max' },
   ],
   ['fusion keyword÷max wv=0.25', { fusion: 'relative', rrfK: 10, wv: 0.25, scale: 'max' }],
