@@ -83,7 +83,7 @@ export const getCdnAssetForCli = defineFn({
 export const createCdnUploadForCli = defineFn({
   name: 'createCdnUploadForCli',
   summary:
-    'Starts an upload as POST /v1/cdn/upload does: PUT the file to uploadUrl with uploadHeaders, then confirmCdnUploadForCli (any member).',
+    'As POST /v1/cdn/upload (any member): PUT the file to uploadUrl with uploadHeaders, then confirmCdnUploadForCli.',
   auth: { kind: 'user' },
   input: z.strictObject({
     ...scoped,
@@ -92,6 +92,7 @@ export const createCdnUploadForCli = defineFn({
     size: S.uploadBody.shape.size,
     folder: S.folderSchema.optional(),
     projectSlug: projectSlug.optional(),
+    resumable: S.uploadBody.shape.resumable,
   }),
   output: S.uploadResponse,
   errors: ['ORG_NOT_FOUND', 'PROJECT_NOT_FOUND'],

@@ -24,8 +24,7 @@ export const cdnV1 = defineV1Routes({
       url: '/upload',
       name: 'cdn.upload',
       summary: 'Request a presigned upload URL',
-      description:
-        'PUT the file to uploadUrl (with uploadHeaders), then confirm. At most 100 MB; with resumable: true, a tus 1.0 URL (up to 2 GiB).',
+      description: 'PUT the file to uploadUrl (with uploadHeaders), then confirm. At most 100 MB.',
       body: S.uploadBody,
       response: S.uploadResponse,
       errors: ['PROJECT_NOT_FOUND'],

@@ -5,12 +5,15 @@ import { fileTypeFromFile } from 'file-type';
 import type { CliContext } from '../context.ts';
 import { progressBar, uploadArtifact } from '../deploy/upload.ts';
 import { table, toJson, wantsJson } from '../output.ts';
+import { uploadResumable } from '../resumable-upload.ts';
 
 // pier cdn upload | ls | usage — the CDN with the user's own token, through the same functions as the
 // dashboard's Assets page (createCdnUploadForCli + confirmCdnUploadForCli, listCdnAssetsForCli,
 // getCdnStorageUsageForCli). The upload goes straight to the presigned URL, as `pier deploy`'s does.
 
 const ENVIRONMENTS = ['production', 'sandbox'] as const;
+/** The largest file one presigned PUT takes (the v1 contract's limit); larger ones go resumably. */
+const SINGLE_PUT_BYTES = 100 * 1024 * 1024;
 const TYPES = ['image', 'video', 'audio', 'document', 'other'] as const;
 type Env = (typeof ENVIRONMENTS)[number];
 const envOption = (def?: Env) => {
@@ -52,21 +55,23 @@ export function register(program: Command, ctx: CliContext): void {
   cdn
     .command('upload')
     .description('Upload a file as an asset (progress on stderr); prints its CDN URL')
-    .argument('<file>', 'the file (100 MB at most)')
+    .argument('<file>', 'the file (up to 2 GiB; over 100 MB it is sent resumably)')
     .requiredOption('--org <slug>', 'organization slug')
     .addOption(envOption('production'))
     .option('--folder <path>', 'virtual folder, e.g. images/2026')
     .option('--project <slug>', 'count it in this project’s storage usage')
+    .option('--resumable', 'send it in pieces that survive a dropped connection (tus; automatic over 100 MB)')
     .action(
       async (
         file: string,
-        opts: { org: string; env: Env; folder?: string; project?: string },
+        opts: { org: string; env: Env; folder?: string; project?: string; resumable?: boolean },
         cmd: Command,
       ) => {
         const stat = fs.statSync(file, { throwIfNoEntry: false });
         if (!stat?.isFile()) throw new InvalidArgumentError(`${file} is not a file.`);
         const client = ctx.userClient();
         const scope = { orgSlug: opts.org, environment: opts.env };
+        const resumable = opts.resumable || stat.size > SINGLE_PUT_BYTES;
         const started = await client.call('createCdnUploadForCli', {
           ...scope,
           filename: path.basename(file),
@@ -74,16 +79,19 @@ export function register(program: Command, ctx: CliContext): void {
           size: stat.size,
           ...(opts.folder ? { folder: opts.folder } : {}),
           ...(opts.project ? { projectSlug: opts.project } : {}),
+          ...(resumable ? { resumable: true } : {}),
         });
         const err = ctx.io.stderr;
         const tty = Boolean((err as { isTTY?: boolean }).isTTY);
         let lastPct = -1;
-        await uploadArtifact(started, file, (sent, total) => {
+        const progress = (sent: number, total: number) => {
           const pct = Math.floor((sent / total) * 100);
           if (tty) err.write(`\rUploading ${progressBar(sent, total)}`);
           else if (pct >= lastPct + 25 || sent === total) err.write(`Uploaded ${pct}%\n`);
           lastPct = pct;
-        });
+        };
+        if (resumable) await uploadResumable(started, file, progress);
+        else await uploadArtifact(started, file, progress);
         if (tty) err.write('\n');
         const asset = await client.call('confirmCdnUploadForCli', { ...scope, assetId: started.assetId });
         if (wantsJson(cmd)) ctx.io.stdout.write(toJson(asset));
