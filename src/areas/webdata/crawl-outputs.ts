@@ -42,7 +42,7 @@ export async function renderWithShot(
 export async function storeCrawlShot(
   deps: Deps,
   crawl: Crawl,
-  seq: number,
+  n: number,
   url: string,
   shot: { bytes: Buffer; width: number; height: number; truncated: boolean },
 ): Promise<ExtractionShot> {
@@ -50,7 +50,7 @@ export async function storeCrawlShot(
     orgId: crawl.orgId,
     environment: crawl.environment as Environment,
     bytes: shot.bytes,
-    filename: `crawl-${crawl.id}-${seq}.png`,
+    filename: `crawl-${crawl.id}-${n}.png`,
     mimeType: 'image/png',
     folder: 'webdata/crawls',
     origin: 'derived',

@@ -108,6 +108,7 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
   const stored = new Set<string>();
   let reserved = 0; // pages stored or being fetched: never more than maxPages
   let seq = 0; // rows written, stored and failed pages alike: the pages' order
+  let shots = 0; // screenshots stored: their file names
   let crawled = 0;
   let failed = 0;
   let lastStart = 0;
@@ -203,10 +204,19 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
         queue.push({ url: key, depth: item.depth + 1 });
       }
     }
+    let screenshot: Awaited<ReturnType<typeof storeCrawlShot>> | null = null;
+    try {
+      if (page.screenshot)
+        screenshot = await storeCrawlShot(deps, crawl, shots++, page.finalUrl, page.screenshot);
+    } catch (err) {
+      // The picture could not be stored (the CDN's quota or disk): this page fails, the crawl goes on.
+      return pageFailed(
+        item,
+        new PageFailure(`The screenshot could not be stored: ${(err as Error).message}`),
+        page.status,
+      );
+    }
     const pageSeq = seq++;
-    const screenshot = page.screenshot
-      ? await storeCrawlShot(deps, crawl, pageSeq, page.finalUrl, page.screenshot)
-      : null;
     await deps.db.orm.insert(webdataCrawlPages).values({
       crawlId: crawl.id,
       seq: pageSeq,
