@@ -54,8 +54,8 @@ export class FakeKubeApi {
   }[] = [];
   /** Requests as method + path, for assertions on what the driver did. */
   readonly requests: string[] = [];
-  /** Lines each pod "printed", served by the log API. */
-  readonly podLogs = new Map<string, string[]>();
+  /** Lines each pod "printed" and when, served by the log API. */
+  readonly podLogs = new Map<string, { ts: string; line: string }[]>();
   #server = http.createServer((req, res) => void this.#handle(req, res));
   #watchers = new Set<{ prefix: string; name?: string; res: http.ServerResponse }>();
   #rv = 1;
@@ -130,9 +130,15 @@ export class FakeKubeApi {
     if (sub === 'log') {
       if (req.method !== 'GET' || !existing) return status(res, 404, 'NotFound', `pods "${name}" not found`);
       const tail = Number(url.searchParams.get('tailLines') ?? 0);
-      const lines = this.podLogs.get(name) ?? [];
+      const since = Number(url.searchParams.get('sinceSeconds') ?? 0);
+      const stamped = url.searchParams.get('timestamps') === 'true';
+      const lines = (this.podLogs.get(name) ?? []).filter(
+        (l) => !since || Date.parse(l.ts) >= Date.now() - since * 1000,
+      );
       res.writeHead(200, { 'content-type': 'text/plain' });
-      return void res.end((tail ? lines.slice(-tail) : lines).map((l) => `${l}\n`).join(''));
+      return void res.end(
+        (tail ? lines.slice(-tail) : lines).map((l) => `${stamped ? `${l.ts} ` : ''}${l.line}\n`).join(''),
+      );
     }
     if (req.method === 'GET') {
       if (!existing) return status(res, 404, 'NotFound', `${resource} "${name}" not found`);
@@ -292,7 +298,7 @@ export class FakeKubeApi {
         },
         status: podStatus,
       });
-      this.podLogs.set(pod, [`listening on 8080 (${to})`]);
+      this.podLogs.set(pod, [{ ts: new Date().toISOString(), line: `listening on 8080 (${to})` }]);
       if (outcome !== 'ready') {
         setStatus({
           updatedReplicas: 1,

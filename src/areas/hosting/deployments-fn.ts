@@ -24,6 +24,7 @@ import {
   START_ERRORS,
   toDeployment,
 } from './deployments.ts';
+import { syncKubeLogs } from './kubernetes/deploy.ts';
 import { readAppLogs } from './runtime/app-logs.ts';
 import { deployments } from './runtime/tables.ts';
 
@@ -180,6 +181,10 @@ export const getAppLogsForCli = defineFn({
   errors: ['PROJECT_NOT_FOUND'],
   handler: async ({ deps, caller }, { projectSlug, limit, since, afterId, deploymentId, phase }) => {
     const { project } = await projectForUser(deps, caller.userId, projectSlug);
+    // A Kubernetes region's app prints into its pods: their new lines are copied in first.
+    await syncKubeLogs(deps, project).catch((err) =>
+      deps.log.warn({ err, project: project.slug }, 'could not read the pods’ logs'),
+    );
     const rows = await readAppLogs(deps, project.id, {
       limit: limit ?? 100,
       since: since ? new Date(since) : undefined,

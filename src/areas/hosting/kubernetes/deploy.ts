@@ -1,8 +1,8 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { and, desc, eq, inArray, ne } from 'drizzle-orm';
+import { and, desc, eq, inArray, max, ne } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
 import { orgs, PLANS, type Project, projectSecretEnv, projects } from '../../orgs/index.ts';
-import { appDatabases, deployments } from '../runtime/tables.ts';
+import { appDatabases, appLogs, deployments } from '../runtime/tables.ts';
 import { type KubeAppInput, KubeDriver } from './kube-driver.ts';
 
 // The deploy pipeline of a project in a Kubernetes region: the `hosting.deploy` job on any worker applies the
@@ -184,4 +184,38 @@ export async function destroyKubeApp(deps: Deps, p: Project): Promise<boolean> {
   if (!driver) return false;
   await driver.destroy(p.id);
   return true;
+}
+
+const KEEP_LOG_LINES = 5000;
+
+/**
+ * Copies the project's pod logs that are newer than its newest stored line into `app_logs`, so `pier logs` and
+ * the dashboard read a Kubernetes app as they read a local one (ids for `--follow`, the same trimming). The log
+ * API merges stdout and stderr: the lines are stored as stdout.
+ */
+export async function syncKubeLogs(deps: Deps, p: Project): Promise<void> {
+  const driver = kubeDriverFor(deps, p.region);
+  if (!driver) return;
+  const [last] = await deps.db.orm
+    .select({ ts: max(appLogs.ts) })
+    .from(appLogs)
+    .where(and(eq(appLogs.projectId, p.id), eq(appLogs.phase, 'runtime')));
+  const lines = await driver.logs(p.id, 1000, last?.ts ? new Date(last.ts) : undefined);
+  if (!lines.length) return;
+  lines.sort((a, b) => a.ts.getTime() - b.ts.getTime());
+  await deps.db.orm.insert(appLogs).values(
+    lines.map((l) => ({
+      projectId: p.id,
+      deploymentId: l.deploymentId,
+      ts: l.ts,
+      stream: 'stdout' as const,
+      phase: 'runtime' as const,
+      line: l.line.length > 4000 ? `${l.line.slice(0, 4000)}…` : l.line,
+    })),
+  );
+  await deps.db.query(
+    `delete from app_logs where project_id = $1 and id < (
+       select coalesce(min(id), 0) from (select id from app_logs where project_id = $1 order by id desc limit ${KEEP_LOG_LINES}) k)`,
+    [p.id],
+  );
 }

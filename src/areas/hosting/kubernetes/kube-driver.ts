@@ -35,7 +35,7 @@ const OWNED = [
 
 export type KubeAppInput = Omit<KubeAppSpec, 'namespace'>;
 export type RolloutResult = { ok: true } | { ok: false; reason: string };
-export type KubeLogLine = { pod: string; line: string };
+export type KubeLogLine = { pod: string; deploymentId: string | null; ts: Date; line: string };
 
 export class KubeDriver {
   readonly #kc: KubeConfig;
@@ -169,8 +169,8 @@ export class KubeDriver {
     return gone;
   }
 
-  /** The last lines of each of the project's pods, through the log API. */
-  async logs(projectId: string, tailLines = 200): Promise<KubeLogLine[]> {
+  /** The last lines of each of the project's pods (after sinceTime when given), through the log API. */
+  async logs(projectId: string, tailLines = 200, sinceTime?: Date): Promise<KubeLogLine[]> {
     const pods = await this.#core.listNamespacedPod({
       namespace: this.namespace,
       labelSelector: ownerSelector(projectId),
@@ -183,8 +183,27 @@ export class KubeDriver {
         namespace: this.namespace,
         container: 'app',
         tailLines,
+        timestamps: true,
+        // The log API takes whole seconds back from now; lines at or before sinceTime are dropped below.
+        ...(sinceTime
+          ? { sinceSeconds: Math.max(1, Math.ceil((Date.now() - sinceTime.getTime()) / 1000) + 1) }
+          : {}),
       });
-      for (const line of String(text).split('\n')) if (line) out.push({ pod: name, line });
+      for (const raw of String(text).split('\n')) {
+        if (!raw) continue;
+        // timestamps=true: each line starts with its RFC 3339 time and a space.
+        const at = raw.indexOf(' ');
+        const ts = new Date(raw.slice(0, at));
+        if (at > 0 && !Number.isNaN(ts.getTime())) {
+          if (sinceTime && ts <= sinceTime) continue;
+          out.push({
+            pod: name,
+            deploymentId: pod.metadata?.labels?.[DEPLOYMENT_LABEL] ?? null,
+            ts,
+            line: raw.slice(at + 1),
+          });
+        } else out.push({ pod: name, deploymentId: null, ts: new Date(), line: raw });
+      }
     }
     return out;
   }

@@ -96,6 +96,11 @@ describe.skipIf(!onPostgres)('a project in a Kubernetes region, next to one in t
       /^postgres:\/\/pier_app_[^:]+:[^@]+@[^/]+\/pier_app_/,
     );
     expect(template('kshop')['pier.dev/deployment']).toBe(first.id);
+    // `pier logs` reads the pods through the log API, once (a second read adds no copy).
+    const logs = async () =>
+      (await t.call('getAppLogsForCli', { projectSlug: p.slug }, token)).json().lines as { line: string }[];
+    expect((await logs()).map((l) => l.line)).toEqual([expect.stringMatching(/^listening on 8080/)]);
+    expect(await logs()).toHaveLength(1);
 
     const rolls = fra.rollouts.length;
     await t.call('setSecretForCli', { projectSlug: p.slug, key: 'GREETING', value: 'bonjour' }, token);
