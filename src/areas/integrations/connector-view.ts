@@ -32,7 +32,7 @@ export function connectorView(d: Deps, c: Connector) {
     supports: {
       unified: c.unified,
       passthrough: true,
-      syncs: c.unified.includes('crm'),
+      syncs: c.unified.includes('crm') || c.unified.includes('storage'),
       webhooks: supportsWebhooks(c.slug),
     },
     variables: Object.entries(c.entry.variables).map(([name, v]) => ({

@@ -24,13 +24,17 @@ export const SYNC_PAGE_SIZE = 100;
 const LEASE_MS = 5 * 60_000;
 
 type Item = { id: string } & Record<string, unknown>;
-type Lister = (ops: Ops['crm'], call: ProviderCall, a: ListArgs) => Promise<Page<Item>>;
+type Lister<C extends 'crm' | 'storage'> = {
+  category: C;
+  list: (ops: Ops[C], call: ProviderCall, a: ListArgs) => Promise<Page<Item>>;
+};
 
-/** The unified list each model is synced from. */
-export const SYNC_LISTS: Record<SyncModel, Lister> = {
-  contacts: (ops, call, a) => ops.listContacts(call, a),
-  companies: (ops, call, a) => ops.listCompanies(call, a),
-  deals: (ops, call, a) => ops.listDeals(call, a),
+/** The unified list each model is synced from, and its category. Files: the root folder's. */
+export const SYNC_LISTS: { [M in SyncModel]: Lister<'crm'> | Lister<'storage'> } = {
+  contacts: { category: 'crm', list: (ops, call, a) => ops.listContacts(call, a) },
+  companies: { category: 'crm', list: (ops, call, a) => ops.listCompanies(call, a) },
+  deals: { category: 'crm', list: (ops, call, a) => ops.listDeals(call, a) },
+  files: { category: 'storage', list: (ops, call, a) => ops.listFiles(call, a) },
 };
 export const SYNC_MODELS = Object.keys(SYNC_LISTS) as SyncModel[];
 
@@ -168,10 +172,14 @@ export async function runSync(d: IntegrationDeps, syncId: string): Promise<RunRo
   let failure: { code: string; message: string } | null = null;
   try {
     const scope = { orgId: sync.orgId, environment: sync.environment };
-    await withOps(d, scope, sync.connectionId, 'crm', async (ops, call) => {
+    const source = SYNC_LISTS[sync.model];
+    const pass = async (
+      list: (call: ProviderCall, a: ListArgs) => Promise<Page<Item>>,
+      call: ProviderCall,
+    ) => {
       let cursor = sync.passCursor ?? undefined;
       for (;;) {
-        const page = await SYNC_LISTS[sync.model](ops, call, { cursor, limit: SYNC_PAGE_SIZE });
+        const page = await list(call, { cursor, limit: SYNC_PAGE_SIZE });
         const c = await applyPage(d, sync, passId, page.items);
         counts.pages++;
         counts.added += c.added;
@@ -184,7 +192,15 @@ export async function runSync(d: IntegrationDeps, syncId: string): Promise<RunRo
         if (!page.next) break;
         cursor = page.next;
       }
-    });
+    };
+    if (source.category === 'crm')
+      await withOps(d, scope, sync.connectionId, 'crm', (ops, call) =>
+        pass((c, a) => source.list(ops, c, a), call),
+      );
+    else
+      await withOps(d, scope, sync.connectionId, 'storage', (ops, call) =>
+        pass((c, a) => source.list(ops, c, a), call),
+      );
     counts.deleted = await markDeletes(d, sync, passId);
   } catch (err) {
     failure =

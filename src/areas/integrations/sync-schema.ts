@@ -3,7 +3,7 @@ import { z } from 'zod';
 // The zod contract of syncs and synced records (docs/integrations.md, "Syncs"; decision 134).
 
 const id = z.string().min(1).max(300);
-export const syncModel = z.enum(['contacts', 'companies', 'deals']);
+export const syncModel = z.enum(['contacts', 'companies', 'deals', 'files']);
 const frequencyMinutes = z.number().int().min(5).max(10_080);
 
 export const createSyncBody = z.object({
@@ -67,7 +67,7 @@ export const syncedRecord = z.object({
   /** When Pier saw it added, changed or deleted: what modifiedAfter compares. */
   modifiedAt: z.string(),
   deletedAt: z.string().nullable(),
-  /** The unified record (contact, company or deal) as last read from the provider, with rawData. */
+  /** The unified record (contact, company, deal or file) as last read from the provider, with rawData. */
   record: z.record(z.string(), z.unknown()),
 });
 export const recordPage = z.object({ data: z.array(syncedRecord), nextCursor: z.string().nullable() });

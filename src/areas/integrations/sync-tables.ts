@@ -18,7 +18,7 @@ import { integrationConnections } from './tables.ts';
 // pass's cursor and the next run resumes there). Records the pass did not see are deletes, found once the
 // pass is complete (full-refresh compare: the unified lists have no change feed).
 
-export type SyncModel = 'contacts' | 'companies' | 'deals';
+export type SyncModel = 'contacts' | 'companies' | 'deals' | 'files';
 export type SyncRunStatus = 'running' | 'succeeded' | 'failed';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true });

@@ -223,6 +223,46 @@ describe('syncs', () => {
     expect(runs.map((r: { status: string }) => r.status)).toEqual(['succeeded', 'failed']);
   }, 60_000);
 
+  it("syncs a Drive's root files: a renamed file is updated, a removed one deleted", async () => {
+    const { api } = await tenant(t);
+    const conn = await connect(t, api, p.drive, 'google-drive');
+    const at = new Date(Date.UTC(2026, 0, 1)).toISOString();
+    const file = (id: string, parents = ['root'], mimeType = 'text/plain') => ({
+      id,
+      name: `${id}.txt`,
+      mimeType,
+      parents,
+      createdTime: at,
+      modifiedTime: at,
+      size: '10',
+    });
+    for (let i = 1; i <= 150; i++) p.drive.store.files.push(file(`d${i}`));
+    // A folder and a file inside it are not root files.
+    p.drive.store.files.push(
+      file('folder1', ['root'], 'application/vnd.google-apps.folder'),
+      file('deep', ['folder1']),
+    );
+    const sync = (await api.post('/integrations/syncs', { connectionId: conn, model: 'files' })).json();
+    expect(sync.model).toBe('files');
+    expect(await runSync(t.deps, sync.id)).toMatchObject({ status: 'succeeded', pages: 2, added: 150 });
+    const renamed = p.drive.store.files.find((f) => f.id === 'd10')!;
+    renamed.name = 'renamed.txt';
+    renamed.modifiedTime = new Date().toISOString();
+    p.drive.store.files = p.drive.store.files.filter((f) => f.id !== 'd20' && f.id !== 'd30');
+    clock().advance(1000);
+    const since = clock().now().toISOString();
+    expect(await runSync(t.deps, sync.id)).toMatchObject({ added: 0, updated: 1, deleted: 2 });
+    const changed = (
+      await api.get('/integrations/records', { connectionId: conn, model: 'files', modifiedAfter: since })
+    ).json().data;
+    expect(changed).toEqual([
+      expect.objectContaining({ id: 'd10', record: expect.objectContaining({ name: 'renamed.txt' }) }),
+    ]);
+    const hubspot = await connect(t, api, p.hubspot, 'hubspot');
+    const refused = await api.post('/integrations/syncs', { connectionId: hubspot, model: 'files' });
+    expect(refused.json().error.code).toBe('OPERATION_NOT_SUPPORTED');
+  }, 60_000);
+
   it('refuses bad input, keeps other organizations out, and goes with its connection', async () => {
     const { api } = await tenant(t);
     const conn = await connect(t, api, p.hubspot, 'hubspot');

@@ -7,7 +7,7 @@ import type { IntegrationDeps, Scope } from './connection-tokens.ts';
 import { findConnection } from './connections.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import { integrationsErrors } from './errors.ts';
-import type { RunRow } from './sync-run.ts';
+import { type RunRow, SYNC_LISTS } from './sync-run.ts';
 import type { SyncModel } from './sync-tables.ts';
 import {
   integrationRecords as records,
@@ -91,8 +91,9 @@ export async function createSync(
   input: { connectionId: string; model: SyncModel; frequencyMinutes: number },
 ) {
   const conn = await findConnection(d, s, input.connectionId);
-  if (!connectorBySlug(conn.connectorSlug)?.crm)
-    throw integrationsErrors.operationNotSupported(conn.connectorSlug, 'crm');
+  const category = SYNC_LISTS[input.model].category;
+  if (!connectorBySlug(conn.connectorSlug)?.[category])
+    throw integrationsErrors.operationNotSupported(conn.connectorSlug, category);
   const now = d.clock.now();
   try {
     const [r] = await d.db.orm
