@@ -314,15 +314,24 @@ export type PageDigest = {
 /** What a crawl asks of each page beyond title, canonical URL and links. */
 export type DigestWants = { markdown: boolean; html?: boolean; images?: boolean };
 
-/** What a crawl keeps of a page, from one parse (run in a conversion thread, convert-pool.ts). */
-export function digestPage(html: string, url: string, want: DigestWants): PageDigest {
+/**
+ * What a crawl keeps of a page, from one parse (run in a conversion thread, convert-pool.ts): title,
+ * canonical URL, links and images read from the whole page first, then the content (which changes the
+ * document) by `contentOf` — the main content unless the crawl's scrapeOptions say otherwise.
+ */
+export function digestPage(
+  html: string,
+  url: string,
+  want: DigestWants,
+  contentOf: (doc: Doc) => { html: string; markdown: string } = (doc) => toContent(doc, url),
+): PageDigest {
   const doc = parseDocument(html);
   const title = pageMetadata(doc, url).title;
   const canonical = canonicalUrl(doc, url);
   const links = pageLinks(doc, url);
   const images = want.images ? pageImages(doc, url) : null;
   if (!want.markdown && !want.html) return { title, canonical, links, markdown: null, html: null, images };
-  const content = toContent(doc, url);
+  const content = contentOf(doc);
   return {
     title,
     canonical,

@@ -1,9 +1,8 @@
-import type { Environment } from '../../core/auth/caller.ts';
 import type { Deps } from '../../deps.ts';
-import { storeAsset } from '../cdn/index.ts';
 import type { DigestWants } from './content.ts';
 import { getPage } from './fetch-page.ts';
-import type { CrawlOptions, ExtractionShot, webdataCrawls } from './tables.ts';
+import { storeShot } from './store-shot.ts';
+import type { CrawlOptions, webdataCrawls } from './tables.ts';
 
 // A crawl's formats beyond markdown and links: what each page's conversion is asked for, and the
 // screenshot formats, for which every page is loaded in the browser (one page gives the rendered HTML
@@ -39,28 +38,17 @@ export async function renderWithShot(
   return { html: page.html, finalUrl: page.finalUrl, status: page.status, screenshot: page.screenshot };
 }
 
-export async function storeCrawlShot(
+export function storeCrawlShot(
   deps: Deps,
   crawl: Crawl,
   n: number,
   url: string,
   shot: { bytes: Buffer; width: number; height: number; truncated: boolean },
-): Promise<ExtractionShot> {
-  const asset = await storeAsset(deps, {
-    orgId: crawl.orgId,
-    environment: crawl.environment as Environment,
-    bytes: shot.bytes,
-    filename: `crawl-${crawl.id}-${n}.png`,
-    mimeType: 'image/png',
+) {
+  const file = {
+    name: `crawl-${crawl.id}-${n}.png`,
     folder: 'webdata/crawls',
-    origin: 'derived',
     metadata: { crawlId: crawl.id, url },
-  });
-  return {
-    assetId: asset.assetId,
-    url: asset.cdnUrl,
-    width: shot.width,
-    height: shot.height,
-    truncated: shot.truncated,
   };
+  return storeShot(deps, crawl, shot, file);
 }

@@ -5,7 +5,6 @@ import { errors } from '../../core/errors.ts';
 import { isUuid } from '../../core/ids.ts';
 import { cursorPage, decodeCursor, keysetSchema } from '../../core/pagination.ts';
 import type { Deps } from '../../deps.ts';
-import { storeAsset } from '../cdn/index.ts';
 import { pageImages, pageLinks, pageMetadata, parseDocument } from './content.ts';
 import { webdataErrors } from './errors.ts';
 import { describeFetchError, failureCode, getPage } from './fetch-page.ts';
@@ -13,6 +12,7 @@ import { extractFields } from './options/fields.ts';
 import type { ScrapeFormat } from './options/schema.ts';
 import { scopedContent } from './options/scope.ts';
 import type { CreateExtraction, ExtractionOut, ListQuery } from './schema.ts';
+import { storeShot } from './store-shot.ts';
 import { AUTO_SCHEMA, extractStructured, schemaProblem } from './structured.ts';
 import { type ExtractionRequest, webdataExtractions } from './tables.ts';
 
@@ -146,7 +146,13 @@ async function extract(deps: Deps, row: Row, signal?: AbortSignal): Promise<Part
     links: want.has('links') ? pageLinks(doc, page.finalUrl) : null,
     images: want.has('images') ? pageImages(doc, page.finalUrl) : null,
     rawHtml: want.has('rawHtml') ? page.html : null,
-    screenshot: page.screenshot ? await storeShot(deps, row, page.screenshot) : null,
+    screenshot: page.screenshot
+      ? await storeShot(deps, row, page.screenshot, {
+          name: `extraction-${row.id}.png`,
+          folder: 'webdata/extractions',
+          metadata: { extractionId: row.id, url: row.url },
+        })
+      : null,
     extractedData: {},
     markdown: null,
   };
@@ -170,30 +176,6 @@ async function extract(deps: Deps, row: Row, signal?: AbortSignal): Promise<Part
     signal,
   });
   return { ...kept, extractedData: s.data, extractedBy: s.extractedBy, tokensUsed: s.tokens };
-}
-
-async function storeShot(
-  deps: Deps,
-  row: Row,
-  shot: { bytes: Buffer; width: number; height: number; truncated: boolean },
-) {
-  const asset = await storeAsset(deps, {
-    orgId: row.orgId,
-    environment: row.environment as Environment,
-    bytes: shot.bytes,
-    filename: `extraction-${row.id}.png`,
-    mimeType: 'image/png',
-    folder: 'webdata/extractions',
-    origin: 'derived',
-    metadata: { extractionId: row.id, url: row.url },
-  });
-  return {
-    assetId: asset.assetId,
-    url: asset.cdnUrl,
-    width: shot.width,
-    height: shot.height,
-    truncated: shot.truncated,
-  };
 }
 
 const REUSED: (keyof Row)[] = [

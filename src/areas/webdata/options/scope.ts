@@ -1,14 +1,4 @@
-import {
-  canonicalUrl,
-  type DigestWants,
-  digestPage,
-  type PageDigest,
-  pageImages,
-  pageLinks,
-  pageMetadata,
-  parseDocument,
-  toContent,
-} from '../content.ts';
+import { type DigestWants, digestPage, type PageDigest, type parseDocument, toContent } from '../content.ts';
 
 // Which part of a page is its content, as the caller chose: `excludeTags` elements are removed first;
 // `includeTags` makes the content exactly the elements they match (outermost, page order), with no
@@ -43,19 +33,6 @@ const isDefault = (o?: ScopeOptions) =>
  * page (the crawl follows every link whatever the content is), the markdown from the chosen part.
  */
 export function digestScoped(html: string, url: string, want: DigestWants, o?: ScopeOptions): PageDigest {
-  if ((!want.markdown && !want.html) || isDefault(o)) return digestPage(html, url, want);
-  const doc = parseDocument(html);
-  const title = pageMetadata(doc, url).title;
-  const canonical = canonicalUrl(doc, url);
-  const links = pageLinks(doc, url);
-  const images = want.images ? pageImages(doc, url) : null;
-  const content = scopedContent(doc, url, o!);
-  return {
-    title,
-    canonical,
-    links,
-    markdown: want.markdown ? content.markdown : null,
-    html: want.html ? content.html : null,
-    images,
-  };
+  if (isDefault(o)) return digestPage(html, url, want);
+  return digestPage(html, url, want, (doc) => scopedContent(doc, url, o!));
 }
