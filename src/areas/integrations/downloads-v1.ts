@@ -20,8 +20,7 @@ export const downloadUrlRoute = defineRoute({
   url: '/storage/files/:id/download-url',
   name: 'integrations.storage.files.downloadUrl',
   summary: 'A short-lived URL that streams a file',
-  description:
-    'Anyone holding `url` can fetch the file until `expiresAt` (default 5 minutes, `expiresIn` up to 3600 s), without an API key; Pier streams the bytes from the provider.',
+  description: "Fetchable without an API key until `expiresAt`; Pier streams the provider's bytes.",
   query: downloadUrlQuery,
   params: itemParams,
   response: downloadUrl,

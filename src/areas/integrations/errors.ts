@@ -32,6 +32,10 @@ export const integrationsCatalogue = defineCatalogue({
     status: 401,
     message: "The provider webhook's signature does not verify with the operator's secret.",
   },
+  CONNECT_SESSION_INVALID: {
+    status: 403,
+    message: 'This Connect link is not valid (altered or expired); the app must start again.',
+  },
   PROVIDER_FORBIDDEN: { status: 403, message: 'The provider does not allow this for the connected account.' },
   CONNECTOR_NOT_FOUND: { status: 404, message: 'No connector has that name.' },
   CONNECTION_NOT_FOUND: { status: 404, message: 'Connection not found.' },
@@ -92,6 +96,8 @@ export const integrationsErrors = {
   providerError: (slug: string, status: number | undefined, message: string) =>
     error('PROVIDER_ERROR', `${slug} failed${status ? ` (HTTP ${status})` : ''}: ${message}`),
   passthroughPathInvalid: () => error('PASSTHROUGH_PATH_INVALID'),
+  connectSessionInvalid: (why: string) =>
+    error('CONNECT_SESSION_INVALID', `This Connect link is not valid: ${why}; the app must start again.`),
   downloadUrlInvalid: (why: string) =>
     error('DOWNLOAD_URL_INVALID', `This download link is not valid: ${why}; ask Pier for a new one.`),
   syncNotFound: () => error('SYNC_NOT_FOUND'),

@@ -47,6 +47,8 @@ export const integrationsArea = defineArea({
     // A connection's provider-call log is for people debugging it (API and dashboard), not an agent's action.
     'integrations.connections.logs',
     'listIntegrationCallLogsForDashboard',
+    // The app's backend makes these for its end users' browsers (the hosted Connect page).
+    'integrations.connectSessions.create',
   ],
 });
 

@@ -9,6 +9,7 @@ import {
   type V1Context,
 } from '../../http/v1-kit.ts';
 import { callLogsRoute } from './call-logs-v1.ts';
+import { connectSessionRoute, registerConnect } from './connect-v1.ts';
 import { completeAuthorization, createConnection } from './connection-authorize.ts';
 import type { Scope } from './connection-tokens.ts';
 import { deleteConnection, getConnection, listConnections, testConnection } from './connections.ts';
@@ -214,6 +215,7 @@ export const integrationsV1 = defineV1Routes({
     downloadUrlRoute,
     ...syncRoutes,
     callLogsRoute,
+    connectSessionRoute,
   ],
 });
 
@@ -222,4 +224,5 @@ export async function integrationsHandRoutes(app: FastifyInstance, opts: { deps:
   registerCallback(app, opts.deps);
   registerPassthrough(app, opts.deps);
   registerDownloads(app, opts.deps);
+  registerConnect(app, opts.deps);
 }
