@@ -5,7 +5,7 @@ import { getCdn, uploadAsset } from '../../../test/cdn-kit.ts';
 import { type TestApp, testApp } from '../../../test/harness.ts';
 import { seedV1Tenant } from '../../../test/seed.ts';
 import type { V1Tenant } from '../../../test/v1-security.ts';
-import { heifExtent } from './heic.ts';
+import { heifExtent, heifIcc } from './heic.ts';
 
 // HEIC in: an iPhone-like photo (HEVC, made by Debian's heif-enc and committed, so CI needs no encoder) is
 // confirmed with its upright size and a placeholder, transforms like any photo, keeps its orientation, and
@@ -98,6 +98,20 @@ describe('CDN: HEIC/HEIF input', () => {
     expect([meta.format, meta.width, meta.height, meta.hasAlpha]).toEqual(['webp', 30, 30, false]);
     const auto = await transform(id, { width: 12, format: 'auto' }, 'image/avif,image/webp,*/*');
     expect(auto.headers['content-type']).toBe('image/avif');
+  });
+
+  it('converts a Display P3 HEIC to sRGB (its colr ICC profile applied): P3 red stays full red', async () => {
+    // 64×48 of sRGB #ff0000 stored as Display P3 numbers (234, 51, 35) with the P3 profile in `colr`.
+    const p3 = fs.readFileSync(new URL('../../../test/fixtures/cdn/display-p3-red.heic', import.meta.url));
+    expect(heifIcc(p3)?.length).toBeGreaterThan(100);
+    const up = await uploadAsset(t, a.live, { filename: 'red.heic', mimeType: 'image/heic', bytes: p3 });
+    const r = await transform(up.confirm!.json().assetId, { width: 32, format: 'png' });
+    const { data } = await sharp(r.rawPayload).raw().toBuffer({ resolveWithObject: true });
+    const [red, green, blue] = [data[0]!, data[1]!, data[2]!];
+    // Read as sRGB without the profile it would be (234, 51, 35): visibly duller.
+    expect(red).toBeGreaterThan(245);
+    expect(green).toBeLessThan(20);
+    expect(blue).toBeLessThan(20);
   });
 
   it('refuses a HEIC decompression bomb by its header: 413, no decode', async () => {

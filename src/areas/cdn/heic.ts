@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import zlib from 'node:zlib';
 import sharp, { type Sharp } from 'sharp';
 
 // HEIC/HEIF input (iPhone photos). sharp's prebuilt libvips has libheif with the AV1 codec only, so HEVC-coded
@@ -51,6 +52,48 @@ export function heifExtent(bytes: Uint8Array): { width: number; height: number }
   };
   walk(0, view.byteLength);
   return best;
+}
+
+/**
+ * The ICC profile of a `colr` box (`prof`/`rICC`), or null. iPhones write Display P3 here; without it the
+ * decoded numbers would be read as sRGB and saturated colours would come out dull.
+ */
+export function heifIcc(bytes: Uint8Array): Buffer | null {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, Math.min(bytes.byteLength, META_SCAN_BYTES));
+  let found: Buffer | null = null;
+  const walk = (start: number, end: number) => {
+    for (let at = start; at + 8 <= end && !found; ) {
+      const size = buf.readUInt32BE(at);
+      const type = buf.toString('latin1', at + 4, at + 8);
+      if (size < 8 || at + size > end) return;
+      if (CONTAINERS.has(type)) walk(at + 8 + (type === 'meta' ? 4 : 0), at + size);
+      if (type === 'colr' && size > 12) {
+        const kind = buf.toString('latin1', at + 8, at + 12);
+        if (kind === 'prof' || kind === 'rICC') found = Buffer.from(buf.subarray(at + 12, at + size));
+      }
+      at += size;
+    }
+  };
+  walk(0, buf.length);
+  return found;
+}
+
+/**
+ * Raw RGB(A) pixels that are in the given ICC profile's space, as a sharp pipeline that knows it (sharp has
+ * no way to state a raw input's profile): an uncompressed PNG with the profile in an `iCCP` chunk, which
+ * sharp reads like any tagged image and converts to sRGB on output.
+ */
+async function tagged(img: Sharp, icc: Buffer): Promise<Sharp> {
+  const png = await img.png({ compressionLevel: 0, adaptiveFiltering: false }).toBuffer();
+  const data = Buffer.concat([Buffer.from('icc\0\0', 'latin1'), zlib.deflateSync(icc)]);
+  const head = Buffer.alloc(8);
+  head.writeUInt32BE(data.length);
+  head.write('iCCP', 4, 'latin1');
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(zlib.crc32(Buffer.concat([head.subarray(4), data])));
+  // Right after IHDR (8-byte signature, then IHDR's 25 bytes), where PNG wants colour information.
+  const withIcc = Buffer.concat([png.subarray(0, 33), head, data, crc, png.subarray(33)]);
+  return sharp(withIcc, { limitInputPixels: false });
 }
 
 export type RawImage = { width: number; height: number; alpha: boolean; data: Uint8Array };
@@ -128,7 +171,9 @@ export async function sharpFromHeic(bytes: Uint8Array, maxPixels: number): Promi
     throw new HeicError('undecodable');
   });
   const img = sharp(raw.data, { raw: { width: raw.width, height: raw.height, channels: 4 } });
-  return raw.alpha ? img : img.removeAlpha();
+  const opaque = raw.alpha ? img : img.removeAlpha();
+  const icc = heifIcc(bytes);
+  return icc ? tagged(opaque, icc) : opaque;
 }
 
 export class HeicError extends Error {
