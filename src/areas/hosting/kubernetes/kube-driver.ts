@@ -82,7 +82,12 @@ export class KubeDriver {
     const result = await this.waitRollout(app, generation);
     if (!result.ok && previous) {
       const back = await this.apply(previous);
-      await this.waitRollout(previous, back);
+      const restored = await this.waitRollout(previous, back);
+      if (!restored.ok)
+        return {
+          ok: false,
+          reason: `${result.reason} Putting the previous version back failed too: ${restored.reason}`,
+        };
     }
     return result;
   }
