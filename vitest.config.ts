@@ -7,6 +7,7 @@ import { defineConfig } from 'vitest/config';
 // (test/no-database.ts) instead of silently skipping PostgreSQL. See docs/testing.md.
 const dbFree = [
   'src/areas/hosting/kubernetes/objects.test.ts',
+  'src/areas/hosting/kubernetes/regions-check.test.ts',
   'src/config-runtime.test.ts',
   'src/areas/hosting/kubernetes/kube-driver.test.ts',
   'src/cli/browser-login.test.ts',

@@ -13,6 +13,7 @@ import {
   startDeploymentForCli,
 } from './deployments-fn.ts';
 import { hostingCatalogue } from './errors.ts';
+import { checkKubernetesRegions } from './kubernetes/deploy.ts';
 import { provisionProject } from './project-hosting.ts';
 import { destroyProjectForCli } from './project-hosting-fn.ts';
 import { redeployDeploymentForCli, rollbackDeploymentForCli } from './releases-fn.ts';
@@ -47,6 +48,7 @@ export const hostingArea = defineArea({
   migrations: [{ area: 'hosting', schema: ['src/areas/hosting/runtime/tables.ts'] }],
   // The runtime (router role) is up before the job workers, so deploy jobs find it.
   start: async (deps, { router }) => {
+    checkKubernetesRegions(deps);
     announceSecretChanges(deps);
     if (!router) return undefined;
     const runtime = await startHostingRuntime(deps);

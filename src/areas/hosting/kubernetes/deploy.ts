@@ -27,11 +27,30 @@ export function kubeDriverFor(deps: Deps, region: string): KubeDriver | null {
     const file = deps.config.runtime.kubernetes.kubeconfig;
     if (file) kc.loadFromFile(file);
     else kc.loadFromDefault();
+    if (d.context && !kc.getContexts().some((c) => c.name === d.context))
+      throw new Error(`no context '${d.context}' in ${file ?? 'the default kubeconfig'}`);
     if (d.context) kc.setCurrentContext(d.context);
+    if (!kc.getCurrentCluster())
+      throw new Error(`no cluster for the current context in ${file ?? 'the default kubeconfig'}`);
     driver = new KubeDriver(kc, d.namespace);
     byRegion.set(region, driver);
   }
   return driver;
+}
+
+/**
+ * At start-up: every Kubernetes region's kubeconfig and context can be loaded, so a typo stops Pier with the
+ * region named instead of failing its first deploy.
+ */
+export function checkKubernetesRegions(deps: Deps): void {
+  for (const [region, d] of Object.entries(deps.config.runtime.drivers)) {
+    if (d.kind !== 'kubernetes') continue;
+    try {
+      kubeDriverFor(deps, region);
+    } catch (err) {
+      throw new Error(`Region ${region} (Kubernetes): ${(err as Error).message}`);
+    }
+  }
 }
 
 /** DATABASE_URL as pods reach it: the project's role on the shared PostgreSQL server. */
