@@ -173,27 +173,21 @@ export async function runKubeDeployment(deps: Deps, deploymentId: string): Promi
 
 /**
  * A restart or a secrets change of a project in a Kubernetes region: the live version applied again with the
- * current environment (a rolling restart, no failed request). False when the region runs apps locally.
+ * current environment (a rolling restart, no failed request). False when the region runs apps locally. The
+ * rollout goes on in the background (`pier restart` answers at once, as with the local driver); a failure is
+ * logged, and the old pods keep serving.
  */
-export async function restartKubeApp(
-  deps: Deps,
-  projectId: string,
-  reason: 'restart' | 'secrets',
-): Promise<boolean> {
+export async function restartKubeApp(deps: Deps, projectId: string): Promise<boolean> {
   const [p] = await deps.db.orm.select().from(projects).where(eq(projects.id, projectId));
   const driver = p ? kubeDriverFor(deps, p.region) : null;
   if (!p || !driver) return false;
-  const live = await liveDeployment(deps, projectId);
-  if (!live || live.status !== 'live') return true;
-  const input = await appInput(
-    deps,
-    p,
-    live,
-    reason === 'restart' ? deps.clock.now().toISOString() : undefined,
-  );
-  const result = await driver.deploy(input, null);
-  if (!result.ok)
-    deps.log.error({ project: p.slug, reason: result.reason }, 'the rolling restart did not complete');
+  void (async () => {
+    const live = await liveDeployment(deps, projectId);
+    if (!live || live.status !== 'live') return;
+    const result = await driver.deploy(await appInput(deps, p, live, deps.clock.now().toISOString()), null);
+    if (!result.ok)
+      deps.log.error({ project: p.slug, reason: result.reason }, 'the rolling restart did not complete');
+  })().catch((err) => deps.log.error({ err, project: p.slug }, 'the rolling restart could not start'));
   return true;
 }
 

@@ -43,7 +43,7 @@ export function hostingRuntime(deps: Deps): HostingRuntime | undefined {
 /** Tells every node running the project's app to restart it (new environment) or stop it. */
 export async function signalApp(deps: Deps, msg: HostingMessage): Promise<void> {
   // Kubernetes regions: the cluster rolls the pods; no node of Pier runs the app.
-  if (msg.op === 'restart' && (await restartKubeApp(deps, msg.projectId, 'restart'))) return;
+  if (msg.op === 'restart' && (await restartKubeApp(deps, msg.projectId))) return;
   await notify(deps.db, CHANNEL, JSON.stringify(msg));
 }
 
