@@ -136,6 +136,7 @@ async function storePiece(deps: Deps, req: TusReq, row: AssetRow, offset: number
     req.raw.resume();
     throw err;
   } finally {
+    // The 'error' listener stays: a request erroring later must not find none (an unhandled 'error').
     req.raw.off('close', cut);
   }
   if (size === 0) {
