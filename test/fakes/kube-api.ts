@@ -203,6 +203,35 @@ export class FakeKubeApi {
       this.#rollout(ns, next, prevTemplate);
   }
 
+  /** A live app starts crash-looping: its pods keep exiting, the Deployment loses its available replica. */
+  crash(ns: string, deployment: string, exitCode = 1): void {
+    for (const p of this.#pods(ns, deployment)) {
+      const pod = this.objects.get(podKey(ns, p))!;
+      this.#changed(podKey(ns, p), {
+        ...pod,
+        status: {
+          phase: 'Running',
+          containerStatuses: [
+            {
+              name: 'app',
+              ready: false,
+              restartCount: 5,
+              state: { waiting: { reason: 'CrashLoopBackOff' } },
+              lastState: { terminated: { reason: 'Error', exitCode } },
+            },
+          ],
+        },
+      });
+    }
+    const key = `apps/v1/deployments/${ns}/${deployment}`;
+    const d = this.objects.get(key);
+    if (d)
+      this.#changed(key, {
+        ...d,
+        status: { ...d.status, availableReplicas: 0, readyReplicas: 0, unavailableReplicas: 1 },
+      });
+  }
+
   #watch(res: http.ServerResponse, prefix: string, name?: string): void {
     res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
     const w = { prefix, name, res };

@@ -13,7 +13,7 @@ import {
   startDeploymentForCli,
 } from './deployments-fn.ts';
 import { hostingCatalogue } from './errors.ts';
-import { checkKubernetesRegions } from './kubernetes/deploy.ts';
+import { checkKubernetesRegions, watchKubeCrashes } from './kubernetes/deploy.ts';
 import { provisionProject } from './project-hosting.ts';
 import { destroyProjectForCli } from './project-hosting-fn.ts';
 import { redeployDeploymentForCli, rollbackDeploymentForCli } from './releases-fn.ts';
@@ -50,9 +50,13 @@ export const hostingArea = defineArea({
   start: async (deps, { router }) => {
     checkKubernetesRegions(deps);
     announceSecretChanges(deps);
-    if (!router) return undefined;
+    const stopCrashWatch = watchKubeCrashes(deps);
+    if (!router) return async () => stopCrashWatch();
     const runtime = await startHostingRuntime(deps);
-    return () => runtime.stop();
+    return () => {
+      stopCrashWatch();
+      return runtime.stop();
+    };
   },
   provides: { provisionProject },
   // The partner functions (createDeployment, startDeployment, getDeployment) are tools for a platform

@@ -142,7 +142,9 @@ export async function runKubeDeployment(deps: Deps, deploymentId: string): Promi
     await deps.db.orm.update(deployments).set({ status: 'starting' }).where(eq(deployments.id, d.id));
     const live = await liveDeployment(deps, p.id, d.id);
     const previous = live ? await appInput(deps, p, live).catch(() => null) : null;
-    result = await driver.deploy(await appInput(deps, p, d), previous);
+    // A version that was live before (`pier restart` of a crashed app) restarts its pods.
+    const restartedAt = d.liveAt ? deps.clock.now().toISOString() : undefined;
+    result = await driver.deploy(await appInput(deps, p, d, restartedAt), previous);
   } catch (err) {
     await fail(err instanceof Error ? err.message : String(err));
     return true;
@@ -231,4 +233,40 @@ export async function syncKubeLogs(deps: Deps, p: Project): Promise<void> {
        select coalesce(min(id), 0) from (select id from app_logs where project_id = $1 order by id desc limit ${KEEP_LOG_LINES}) k)`,
     [p.id],
   );
+}
+
+/** One pass: every Kubernetes region's crash-looping live apps marked `crashed` with the reason. */
+export async function checkKubeCrashes(deps: Deps): Promise<void> {
+  for (const [region, d] of Object.entries(deps.config.runtime.drivers)) {
+    if (d.kind !== 'kubernetes') continue;
+    const driver = kubeDriverFor(deps, region);
+    if (!driver) continue;
+    for (const c of await driver.crashLooping()) {
+      if (!c.deploymentId) continue;
+      await deps.db.orm
+        .update(deployments)
+        .set({ status: 'crashed', errorMessage: c.reason, finishedAt: deps.clock.now() })
+        .where(
+          and(
+            eq(deployments.id, c.deploymentId),
+            eq(deployments.projectId, c.projectId),
+            eq(deployments.status, 'live'),
+          ),
+        );
+    }
+  }
+}
+
+/** Checks the clusters for crash-looping apps every 30 s (only when a region runs on Kubernetes). */
+export function watchKubeCrashes(deps: Deps): () => void {
+  if (!Object.values(deps.config.runtime.drivers).some((d) => d.kind === 'kubernetes')) return () => {};
+  const timer = setInterval(
+    () =>
+      void checkKubeCrashes(deps).catch((err) =>
+        deps.log.warn({ err }, 'could not check the clusters for crashes'),
+      ),
+    30_000,
+  );
+  timer.unref();
+  return () => clearInterval(timer);
 }

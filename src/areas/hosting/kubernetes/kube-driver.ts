@@ -14,7 +14,9 @@ import {
   appObjects,
   DEPLOYMENT_LABEL,
   type KubeAppSpec,
+  MANAGED_BY,
   ownerSelector,
+  PROJECT_LABEL,
 } from './objects.ts';
 import { clientModel } from './wire.ts';
 
@@ -149,6 +151,32 @@ export class KubeDriver {
       if (words) return words;
     }
     return `The new version did not become ready before the progress deadline (health check GET ${app.healthPath}).`;
+  }
+
+  /**
+   * Pods of live apps that keep exiting (CrashLoopBackOff after `restarts` restarts): the kubelet goes on
+   * restarting them with back-off; Pier marks the deployment `crashed`, as the local driver does (decision 069).
+   */
+  async crashLooping(restarts = 5): Promise<{ projectId: string; deploymentId: string; reason: string }[]> {
+    const pods = await this.#core.listNamespacedPod({
+      namespace: this.namespace,
+      labelSelector: `${MANAGED_BY}=pier`,
+    });
+    const out: { projectId: string; deploymentId: string; reason: string }[] = [];
+    for (const pod of pods.items) {
+      const labels = pod.metadata?.labels ?? {};
+      const c = pod.status?.containerStatuses?.find((s) => s.name === 'app');
+      if (!c || c.state?.waiting?.reason !== 'CrashLoopBackOff' || (c.restartCount ?? 0) < restarts) continue;
+      const last = c.lastState?.terminated;
+      const why =
+        last?.reason === 'OOMKilled' ? 'out of memory, OOMKilled' : `exit code ${last?.exitCode ?? '?'}`;
+      out.push({
+        projectId: labels[PROJECT_LABEL] ?? '',
+        deploymentId: labels[DEPLOYMENT_LABEL] ?? '',
+        reason: `The app kept exiting after it went live (${why}; ${c.restartCount} restarts, CrashLoopBackOff).`,
+      });
+    }
+    return out;
   }
 
   /** Deletes every object Pier labelled as the project's; returns `Kind/name` of each. */

@@ -7,6 +7,7 @@ import { onPostgres, type TestApp, testApp } from '../../../../test/harness.ts';
 import { deploy, nodeAppDir, packDir, settle } from '../../../../test/hosting.ts';
 import { seedOrg } from '../../../../test/seed.ts';
 import { createProject } from '../../orgs/index.ts';
+import { checkKubeCrashes } from './deploy.ts';
 import { ownerSelector } from './objects.ts';
 
 // A project in a Kubernetes region through Pier's own pipeline: the function API deploys it, the
@@ -124,6 +125,18 @@ describe.skipIf(!onPostgres)('a project in a Kubernetes region, next to one in t
     expect(back.statusCode).toBe(200);
     expect((await settle(t, token, back.json().id)).status).toBe('live');
     expect(template('kshop')['pier.dev/deployment']).toBe(back.json().id);
+
+    // Crash-looping after going live: marked crashed with the reason; `pier restart` rolls it back to live.
+    fra.crash('pier-fra', 'app-kshop', 3);
+    await checkKubeCrashes(t.deps);
+    const crashed = (await t.call('getDeploymentForCli', { deploymentId: back.json().id }, token)).json();
+    expect(crashed).toMatchObject({ status: 'crashed' });
+    expect(crashed.errorMessage).toMatch(
+      /kept exiting after it went live \(exit code 3; 5 restarts, CrashLoopBackOff\)/,
+    );
+    const restarted = await t.call('restartAppForCli', { projectSlug: p.slug }, token);
+    expect(restarted.json()).toMatchObject({ status: 'starting' });
+    expect((await settle(t, token, back.json().id)).status).toBe('live');
 
     expect((await t.call('destroyProjectForCli', { slug: p.slug }, token)).statusCode).toBe(200);
     expect(fra.labelled(ownerSelector(p.id))).toEqual([]);
