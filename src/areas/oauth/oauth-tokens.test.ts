@@ -173,9 +173,12 @@ describe('granted clients', () => {
     const { code, verifier } = await approvedCode(s);
     const tokens = (await exchangeCode(s, code, verifier)).json();
     expect(await t.deps.credentials.verifyCaller(tokens.access_token)).not.toBeNull();
-    // The verification above marked the token used (written off the request path).
-    await new Promise((r) => setTimeout(r, 50));
-    const list = await s.session.call('listOauthGrantsForCli', {});
+    // The verification above marks the token used, written off the request path: read until it shows.
+    let list = await s.session.call('listOauthGrantsForCli', {});
+    for (let i = 0; i < 100 && list.json()[0]?.lastUsedAt == null; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      list = await s.session.call('listOauthGrantsForCli', {});
+    }
     expect(list.statusCode).toBe(200);
     const [grant] = list.json();
     expect(grant).toMatchObject({
