@@ -3,6 +3,7 @@ import { defineArea } from '../manifest.ts';
 import { integrationsDashboardFns } from './dashboard-fn.ts';
 import { integrationsCatalogue } from './errors.ts';
 import { INTEGRATIONS_REFRESH_CRON, INTEGRATIONS_REFRESH_JOB, integrationsRefreshJob } from './jobs.ts';
+import { adminListProviderWebhookTokens } from './provider-webhook-tokens-fn.ts';
 import { providerWebhookRoutes } from './provider-webhooks.ts';
 import { syncDashboardFns } from './sync-dashboard-fn.ts';
 import { integrationsSyncJob, integrationsSyncsDueJob, SYNCS_DUE_CRON, SYNCS_DUE_JOB } from './sync-jobs.ts';
@@ -20,7 +21,12 @@ export const integrationsArea = defineArea({
     { prefix: '/integrations', plugin: integrationsHandRoutes },
     { prefix: '/integrations', plugin: providerWebhookRoutes },
   ],
-  fns: [...integrationsDashboardFns, ...syncDashboardFns, getIntegrationUsageByDayForCli],
+  fns: [
+    ...integrationsDashboardFns,
+    ...syncDashboardFns,
+    getIntegrationUsageByDayForCli,
+    adminListProviderWebhookTokens,
+  ],
   jobs: [integrationsRefreshJob, integrationsSyncsDueJob, integrationsSyncJob],
   schedules: [
     { job: INTEGRATIONS_REFRESH_JOB, cron: INTEGRATIONS_REFRESH_CRON },
@@ -40,6 +46,8 @@ export const integrationsArea = defineArea({
   notTools: [
     'integrations.passthrough',
     'getIntegrationUsageByDayForCli',
+    // The operator's: secrets a provider sent to its webhook URL (docs/integrations.md).
+    'adminListProviderWebhookTokens',
     // Syncs are set up once by the app's developer and read by the app's code (docs/mcp.md).
     ...SYNC_SETUP_OPERATIONS,
     'listIntegrationSyncsForDashboard',

@@ -11,7 +11,8 @@ import {
   startProviders,
   tenant,
 } from '../../../test/integrations-kit.ts';
-import { integrationConnections } from './tables.ts';
+import { seedOperator, seedV1Tenant } from '../../../test/seed.ts';
+import { integrationConnections, integrationProviderWebhookTokens } from './tables.ts';
 
 // Provider webhooks: one public URL per connector, each request signed the provider's way (HubSpot v3 with
 // the app's client secret, Slack's signing secret, Notion's verification token), mapped to the connections
@@ -232,13 +233,71 @@ describe('provider webhooks', () => {
       });
       expect(res.statusCode).toBe(401);
       expect(res.json().error.message).toContain('INTEGRATIONS_SLACK_WEBHOOK_SECRET');
+    } finally {
+      await bare.close();
+    }
+  }, 60_000);
+
+  it("keeps Notion's verification token out of the log, encrypted, for the operator alone to read", async () => {
+    const bareLogs: string[] = [];
+    const logStream = new PassThrough();
+    logStream.on('data', (c: Buffer) => bareLogs.push(...c.toString().split('\n').filter(Boolean)));
+    const bare = await integrationsApp(p, { logStream });
+    try {
+      const token = `secret_${crypto.randomBytes(16).toString('hex')}`;
       const verification = await bare.app.inject({
         method: 'POST',
         url: '/v1/integrations/webhooks/notion',
         headers: { 'content-type': 'application/json' },
-        payload: JSON.stringify({ verification_token: 'secret_abc' }),
+        payload: JSON.stringify({ verification_token: token }),
       });
       expect(verification.statusCode).toBe(200);
+      expect(verification.body).not.toContain(token);
+      const said = bareLogs.filter((l) => l.includes('sent its webhook verification token'));
+      expect(said).toHaveLength(1);
+      expect(JSON.parse(said[0]!).msg).toContain('pier admin integrations webhook-tokens --connector notion');
+      expect(bareLogs.join('\n')).not.toContain(token);
+      // At rest only its ciphertext.
+      const [row] = await bare.deps.db.orm.select().from(integrationProviderWebhookTokens);
+      expect(row!.tokenEnc).not.toContain(token);
+
+      const op = (await seedOperator(bare.deps)).token;
+      const read = await bare.call('adminListProviderWebhookTokens', { connector: 'notion' }, op);
+      expect(read.statusCode, read.body).toBe(200);
+      expect(read.json().items).toEqual([{ connector: 'notion', token, receivedAt: expect.any(String) }]);
+      expect(
+        (await bare.call('adminListProviderWebhookTokens', { connector: 'slack' }, op)).json().items,
+      ).toEqual([]);
+      // A signed-in person, even an organization's owner, or a v1 API key: refused.
+      const { owner, live } = await seedV1Tenant(bare.deps);
+      const user = await bare.call('adminListProviderWebhookTokens', {}, owner.token);
+      expect(user.statusCode).toBe(403);
+      expect(user.body).not.toContain(token);
+      expect((await bare.call('adminListProviderWebhookTokens', {}, live)).statusCode).toBeGreaterThanOrEqual(
+        401,
+      );
+      expect((await bare.call('adminListProviderWebhookTokens', {})).statusCode).toBe(401);
+      // The public URL proves nothing: a stored token does not verify a webhook (the env secret does).
+      const event = JSON.stringify({ workspace_id: 'ws-1', type: 'page.created' });
+      const forged = await bare.app.inject({
+        method: 'POST',
+        url: '/v1/integrations/webhooks/notion',
+        headers: { 'content-type': 'application/json', ...notionSigned(event, token) },
+        payload: event,
+      });
+      expect(forged.statusCode).toBe(401);
+      expect(forged.json().error.message).toContain('INTEGRATIONS_NOTION_WEBHOOK_SECRET');
+      // Anyone may post one, so a flood keeps only the newest ten.
+      for (let i = 0; i < 12; i++)
+        await bare.app.inject({
+          method: 'POST',
+          url: '/v1/integrations/webhooks/notion',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify({ verification_token: `stray_${i}` }),
+        });
+      const kept = (await bare.call('adminListProviderWebhookTokens', {}, op)).json().items;
+      expect(kept).toHaveLength(10);
+      expect(kept.map((k: { token: string }) => k.token)).toContain('stray_11');
     } finally {
       await bare.close();
     }

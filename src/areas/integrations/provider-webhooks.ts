@@ -7,6 +7,7 @@ import { sendAppWebhook } from './connection-events.ts';
 import { envPrefix, type IntegrationDeps, operatorConfig } from './connection-tokens.ts';
 import { connectorBySlug } from './connectors/index.ts';
 import { integrationsErrors } from './errors.ts';
+import { storeVerificationToken, WEBHOOK_TOKENS_COMMAND } from './provider-webhook-tokens.ts';
 import { integrationConnections as conns } from './tables.ts';
 
 // Provider webhooks (decision 135): one public URL per connector, POST /v1/integrations/webhooks/{slug}.
@@ -111,8 +112,8 @@ export const SCHEMES: Record<string, Scheme> = {
         events: [{ account: String(o.workspace_id ?? ''), type: String(o.type ?? 'event'), payload: o }],
       };
     },
-    // Notion's first request carries the token that will sign the rest, unsigned, for the operator to paste
-    // into Notion's settings and into INTEGRATIONS_NOTION_WEBHOOK_SECRET.
+    // Notion's first request carries the token that will sign the rest, unsigned, for the operator to read
+    // (`pier admin integrations webhook-tokens`) and paste into Notion and INTEGRATIONS_NOTION_WEBHOOK_SECRET.
     unsigned: (req, body) =>
       !req.headers['x-notion-signature'] &&
       typeof asObject(body).verification_token === 'string' &&
@@ -139,9 +140,11 @@ export async function receiveProviderWebhook(
   }
   const secret = scheme.secret(operatorConfig(d, slug));
   if (!secret && scheme.unsigned?.(req, body)) {
+    // The token signs every later webhook: kept encrypted for the operator, never logged.
+    await storeVerificationToken(d, slug, String(asObject(body).verification_token));
     d.log.warn(
-      { connector: slug, verificationToken: asObject(body).verification_token },
-      `integrations: ${slug} sent its webhook verification token; set ${envPrefix(slug)}_WEBHOOK_SECRET to it`,
+      { connector: slug },
+      `integrations: ${slug} sent its webhook verification token; read it with \`${WEBHOOK_TOKENS_COMMAND(slug)}\` and set ${envPrefix(slug)}_WEBHOOK_SECRET to it`,
     );
     return { status: 200, body: { received: true } };
   }

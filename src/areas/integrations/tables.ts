@@ -1,4 +1,5 @@
 import {
+  bigserial,
   index,
   integer,
   jsonb,
@@ -77,4 +78,21 @@ export const integrationWebhookSettings = pgTable(
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.orgId, t.environment] })],
+);
+
+/**
+ * Verification tokens a provider sent unsigned to its webhook URL (Notion's one-time `verification_token`),
+ * encrypted, for the operator to read with `pier admin integrations webhook-tokens` (never logged). The URL
+ * is public, so a row says only that something arrived there: it is never trusted to verify anything.
+ */
+export const integrationProviderWebhookTokens = pgTable(
+  'integration_provider_webhook_tokens',
+  {
+    /** Arrival order (two may arrive in the same millisecond). */
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    connectorSlug: text('connector_slug').notNull(),
+    tokenEnc: text('token_enc').notNull(),
+    receivedAt: ts('received_at').notNull(),
+  },
+  (t) => [index('integration_provider_webhook_tokens_idx').on(t.connectorSlug, t.id)],
 );

@@ -19,6 +19,7 @@ export function register(program: Command, ctx: CliContext): void {
   registerUsers(admin, ctx, print);
   registerOrgs(admin, ctx, print);
   registerCredentials(admin, ctx, print);
+  registerIntegrations(admin, ctx, print);
 }
 
 type Print = (cmd: Command, data: unknown, human: string) => void;
@@ -208,4 +209,21 @@ function registerCredentials(admin: Command, ctx: CliContext, print: Print): voi
         );
       },
     );
+}
+
+/** pier admin integrations webhook-tokens: what a provider sent its webhook URL to be pasted back (Notion). */
+function registerIntegrations(admin: Command, ctx: CliContext, print: Print): void {
+  admin
+    .command('integrations')
+    .description('Integrations')
+    .command('webhook-tokens')
+    .description("Verification tokens providers sent to their webhook URL (Notion's), newest first")
+    .option('--connector <slug>', 'only this connector (e.g. notion)')
+    .action(async (opts: { connector?: string }, cmd: Command) => {
+      const r = await ctx
+        .operatorClient()
+        .call('adminListProviderWebhookTokens', opts.connector ? { connector: opts.connector } : {});
+      const lines = r.items.map((t) => `${t.receivedAt}  ${t.connector}  ${t.token}\n`).join('');
+      print(cmd, r, lines || 'No verification token has arrived.\n');
+    });
 }
