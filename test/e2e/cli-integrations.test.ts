@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestApp } from '../harness.ts';
 import { connect, integrationsApp, type Providers, startProviders, tenant } from '../integrations-kit.ts';
-import { seedMember } from '../seed.ts';
+import { seedMember, seedOperator } from '../seed.ts';
 import { json, pier, removeScratchHomes, scratchHome } from './cli-helpers.ts';
 
 // `pier integrations connectors | connections | test` against a real server and the provider fakes, as a
@@ -62,3 +62,26 @@ it('lists connectors and connections and tests a connection', async () => {
   expect(missing.stderr).toContain('CONNECTION_NOT_FOUND');
   expect((await run(['integrations', 'connections'])).code).toBe(2);
 }, 180_000); // twelve CLI processes, each a Node start-up
+
+it("the operator reads Notion's webhook verification token with pier admin integrations webhook-tokens", async () => {
+  const token = 'secret_cli_verification';
+  const sent = await t.app.inject({
+    method: 'POST',
+    url: '/v1/integrations/webhooks/notion',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify({ verification_token: token }),
+  });
+  expect(sent.statusCode).toBe(200);
+  const home = scratchHome();
+  const op = await seedOperator(t.deps);
+  const run = (env: Record<string, string>) =>
+    pier(['admin', 'integrations', 'webhook-tokens', '--connector', 'notion'], { url: t.url, home, env });
+  const read = await run({ PIER_OPERATOR_KEY: op.token });
+  expect(read.code, read.stderr).toBe(0);
+  expect(read.stdout).toMatch(new RegExp(`^\\S+  notion  ${token}\\n$`));
+  const { tenant: tn } = await tenant(t);
+  const refused = await run({ PIER_OPERATOR_KEY: tn.owner.token });
+  expect(refused.code).toBe(1);
+  expect(refused.stdout + refused.stderr).not.toContain(token);
+  expect(refused.stderr).toContain('FORBIDDEN');
+}, 60_000);
