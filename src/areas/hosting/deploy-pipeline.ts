@@ -5,6 +5,7 @@ import { ApiError } from '../../core/errors.ts';
 import type { Deps } from '../../deps.ts';
 import type { Org, Project } from '../orgs/index.ts';
 import { orgs, orgsErrors, PLANS, projects } from '../orgs/index.ts';
+import { markDeploymentLive } from './deployment-live.ts';
 import { hostingErrors } from './errors.ts';
 import { pruneReleases, releaseDirOf } from './release-folders.ts';
 import {
@@ -163,23 +164,7 @@ export async function runDeployment(deps: Deps, supervisor: Supervisor, deployme
     await pruneReleases(deps, p.id);
     return;
   }
-  const now = deps.clock.now();
-  await deps.db.orm.transaction(async (tx) => {
-    await tx
-      .update(deployments)
-      .set({ status: 'superseded', finishedAt: now })
-      .where(
-        and(
-          eq(deployments.projectId, p.id),
-          inArray(deployments.status, ['live', 'crashed']),
-          ne(deployments.id, d.id),
-        ),
-      );
-    await tx
-      .update(deployments)
-      .set({ status: 'live', liveAt: now, finishedAt: null })
-      .where(eq(deployments.id, d.id));
-  });
+  await markDeploymentLive(deps, p.id, d.id);
   // The last KEEP_RELEASES builds stay on disk for instant rollbacks; older folders go (release-folders.ts).
   await pruneReleases(deps, p.id);
 }

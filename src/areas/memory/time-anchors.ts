@@ -6,22 +6,9 @@
 
 import type { MemoryContext, Scope } from './context.ts';
 import type { RecallInput } from './schema.ts';
+import { NUMBER_WORDS } from './time-expressions.ts';
 
 const DAY = 86_400_000;
-const NUMBER: Record<string, number> = {
-  a: 1,
-  an: 1,
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-};
 const UNIT_DAYS: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
 
 export type Anchor = {
@@ -45,7 +32,7 @@ export function parseAnchor(query: string): Anchor | null {
   const anchor = m[6]!.trim();
   if (!anchor) return null;
   const unit = (m[2] ?? m[4])!.toLowerCase();
-  const n = m[1] ? 1 : /^\d+$/.test(m[3]!) ? Number(m[3]) : NUMBER[m[3]!.toLowerCase()]!;
+  const n = m[1] ? 1 : /^\d+$/.test(m[3]!) ? Number(m[3]) : NUMBER_WORDS[m[3]!.toLowerCase()]!;
   return {
     anchor,
     direction: m[5]!.toLowerCase() as 'after' | 'before',

@@ -2,6 +2,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { and, desc, eq, inArray, max, ne } from 'drizzle-orm';
 import type { Deps } from '../../../deps.ts';
 import { orgs, PLANS, type Project, projectSecretEnv, projects } from '../../orgs/index.ts';
+import { markDeploymentLive } from '../deployment-live.ts';
 import { appDatabases, appLogs, deployments } from '../runtime/tables.ts';
 import { type KubeAppInput, KubeDriver } from './kube-driver.ts';
 
@@ -153,23 +154,7 @@ export async function runKubeDeployment(deps: Deps, deploymentId: string): Promi
     await fail(result.reason);
     return true;
   }
-  const now = deps.clock.now();
-  await deps.db.orm.transaction(async (tx) => {
-    await tx
-      .update(deployments)
-      .set({ status: 'superseded', finishedAt: now })
-      .where(
-        and(
-          eq(deployments.projectId, p.id),
-          inArray(deployments.status, ['live', 'crashed']),
-          ne(deployments.id, d.id),
-        ),
-      );
-    await tx
-      .update(deployments)
-      .set({ status: 'live', liveAt: now, finishedAt: null, errorMessage: null })
-      .where(eq(deployments.id, d.id));
-  });
+  await markDeploymentLive(deps, p.id, d.id);
   return true;
 }
 
