@@ -30,7 +30,8 @@ import type { AppManifest } from './tables.ts';
  * thousand files took a second or more of every SvelteKit/Vite build here. Pier moves the folder out of the
  * release once the build ends and deletes it in the background (takeRemovedModules), off the deploy's path.
  */
-const REMOVE_MODULES = `rm -rf ${REMOVED_MODULES} && mv node_modules ${REMOVED_MODULES}`;
+// An app with nothing to install (`npm ci` of an empty lockfile) has no node_modules to move.
+const REMOVE_MODULES = `rm -rf ${REMOVED_MODULES} && if [ -e node_modules ]; then mv node_modules ${REMOVED_MODULES}; fi`;
 
 export { REMOVED_MODULES };
 
