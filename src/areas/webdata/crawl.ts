@@ -256,7 +256,12 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     });
     await deps.db.orm
       .update(webdataCrawls)
-      .set({ pagesCrawled: ++crawled, pagesFailed: failed, pagesQueued: queue.length })
+      // Lanes' updates can commit out of order on a pooled PostgreSQL: progress only moves forward.
+      .set({
+        pagesCrawled: sql`greatest(${webdataCrawls.pagesCrawled}, ${++crawled})`,
+        pagesFailed: sql`greatest(${webdataCrawls.pagesFailed}, ${failed})`,
+        pagesQueued: queue.length,
+      })
       .where(eq(webdataCrawls.id, crawl.id));
   };
 
@@ -292,12 +297,11 @@ async function crawlSite(deps: Deps, crawl: Crawl, pool: ConvertPool, signal?: A
     if (robots.allowed(start)) pump();
     else reject(new PageFailure('Blocked by robots.txt: the start page is disallowed for crawlers.'));
   });
-  if (failed > 0) {
-    await deps.db.orm
-      .update(webdataCrawls)
-      .set({ pagesFailed: failed })
-      .where(eq(webdataCrawls.id, crawl.id));
-  }
+  // Every lane has ended: the final counts, whatever order their updates committed in.
+  await deps.db.orm
+    .update(webdataCrawls)
+    .set({ pagesCrawled: crawled, pagesFailed: failed })
+    .where(eq(webdataCrawls.id, crawl.id));
 }
 
 async function fetchPage(deps: Deps, url: string, signal?: AbortSignal) {
