@@ -9,12 +9,10 @@
 // Pier runs in this process on PGlite (as the test harness builds it) with the fake HubSpot beside it; the
 // sync first copies 1,000 contacts.
 import { createRequire } from 'node:module';
-import { systemClock } from '../src/core/clock.ts';
-import { startHubspot } from '../test/fakes/integration-providers.ts';
-import { testApp } from '../test/harness.ts';
-import { connect, providerEnv } from '../test/integrations-kit.ts';
+import { connect } from '../test/integrations-kit.ts';
 import { seedV1Tenant } from '../test/seed.ts';
 import { v1Client } from '../test/v1-client.ts';
+import { startIntegrationsBench } from './integrations-pier.ts';
 
 const require = createRequire(import.meta.url);
 type Result = { requests: { average: number }; latency: { p50: number; p99: number }; non2xx: number };
@@ -23,29 +21,7 @@ const autocannon = require('autocannon') as (opts: Record<string, unknown>) => P
 const duration = Number(process.env.BENCH_DURATION ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
 
-const hubspot = await startHubspot();
-const stamp = new Date().toISOString();
-for (let i = 1; i <= 1000; i++)
-  hubspot.store.contacts.push({
-    id: String(i),
-    properties: {
-      firstname: `F${i}`,
-      lastname: `L${i}`,
-      email: `c${i}@acme.test`,
-      phone: null,
-      jobtitle: null,
-    },
-    createdAt: stamp,
-    updatedAt: stamp,
-    archived: false,
-  });
-const stub = { url: hubspot.url };
-const env = {
-  ...providerEnv({ hubspot: stub, slack: stub, drive: stub, notion: stub } as never),
-  V1_RATE_LIMIT_PER_SEC: '100000',
-  V1_RATE_LIMIT_BURST: '1000000',
-};
-const t = await testApp({ env, clock: systemClock, listen: true });
+const { hubspot, t } = await startIntegrationsBench(1000);
 try {
   const tenant = await seedV1Tenant(t.deps);
   const api = v1Client(t, tenant.live);
