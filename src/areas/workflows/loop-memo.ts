@@ -40,7 +40,10 @@ export async function saveLoopItem(
   );
 }
 
-/** completedItems/totalItems on the loop's step state, for the run's readers. */
+/**
+ * completedItems/totalItems on the loop's step state, for the run's readers. Items' writes can commit out of
+ * order on a pooled PostgreSQL, and completed items only grow (they are memoised): the count never moves back.
+ */
 export async function saveLoopProgress(
   deps: Deps,
   runId: string,
@@ -49,7 +52,7 @@ export async function saveLoopProgress(
   total: number,
 ): Promise<void> {
   await deps.db.query(
-    `update workflow_step_states set completed_items = $3, total_items = $4
+    `update workflow_step_states set completed_items = greatest(coalesce(completed_items, 0), $3), total_items = $4
       where run_id = $1 and step_id = $2 and status = 'running'`,
     [runId, stepId, completed, total],
   );
