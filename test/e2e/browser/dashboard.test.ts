@@ -308,7 +308,8 @@ describe('dashboard in a browser', () => {
     await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
     await p.getByRole('heading', { name: 'Projects', level: 1 }).waitFor();
-    expect(await p.getByRole('link', { name: 'Members' }).isVisible()).toBe(false);
+    // The menu closes on the next render after the navigation: polled, not read once.
+    await expect.poll(() => p.getByRole('link', { name: 'Members' }).isVisible()).toBe(false);
     await p.getByText('Menu', { exact: true }).click();
     await p.getByRole('link', { name: 'Projects' }).click();
     await p.getByRole('link', { name: 'Shop' }).click();
