@@ -132,6 +132,9 @@ async function consent(
   await shot(page, shotName);
   await page.getByRole('button', { name: 'Allow access' }).click();
   const back = await arrived;
+  // The callback server has the request; the browser's own navigation there may still be loading, and the
+  // test's next goto would interrupt it.
+  await page.waitForURL(/\/callback\?/);
   expect(back.searchParams.get('state')).toBe('sdk-state-1');
   expect(back.searchParams.get('iss')).toBe(base);
   return back.searchParams.get('code')!;
